@@ -1,0 +1,56 @@
+/**
+ * Checks and normalises an append before any adapter writes it: every event gets a UUID, streams are named once
+ * and sorted (so concurrent multi-stream appends lock in one order and cannot deadlock), versions are whole.
+ */
+import { Effect } from "effect"
+import type { StreamAppend } from "./EventStore.ts"
+import { InvalidAppend } from "./EventStoreError.ts"
+import type { ExpectedVersion } from "./ExpectedVersion.ts"
+import type { EventMetadata } from "./RecordedEvent.ts"
+
+export interface PreparedEvent {
+  readonly eventId: string
+  readonly type: string
+  readonly data: unknown
+  readonly metadata: EventMetadata
+}
+
+export interface PreparedStream {
+  readonly stream: string
+  readonly expected: ExpectedVersion
+  readonly events: ReadonlyArray<PreparedEvent>
+}
+
+const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+const invalid = (reason: string) => Effect.fail(new InvalidAppend({ reason }))
+
+export const prepare = (
+  appends: ReadonlyArray<StreamAppend>
+): Effect.Effect<ReadonlyArray<PreparedStream>, InvalidAppend> =>
+  Effect.suspend(() => {
+    const seenStreams = new Set<string>()
+    const seenIds = new Set<string>()
+    const prepared: Array<PreparedStream> = []
+    for (const append of appends) {
+      if (append.stream.length === 0) return invalid("a stream name is empty")
+      if (seenStreams.has(append.stream)) return invalid(`stream ${append.stream} is named twice`)
+      seenStreams.add(append.stream)
+      if (append.expected._tag === "Exact" && !(Number.isSafeInteger(append.expected.version) && append.expected.version >= 0)) {
+        return invalid(`expected version ${append.expected.version} is not a whole number >= 0`)
+      }
+      const events: Array<PreparedEvent> = []
+      for (const event of append.events) {
+        const eventId = (event.eventId ?? crypto.randomUUID()).toLowerCase()
+        if (!uuid.test(eventId)) return invalid(`event id ${event.eventId} is not a UUID`)
+        if (seenIds.has(eventId)) return invalid(`event id ${eventId} appears twice`)
+        if (event.type.length === 0) return invalid("an event type is empty")
+        if (event.data === undefined) return invalid(`event ${eventId} has no data`)
+        seenIds.add(eventId)
+        events.push({ eventId, type: event.type, data: event.data, metadata: event.metadata ?? {} })
+      }
+      prepared.push({ stream: append.stream, expected: append.expected, events })
+    }
+    prepared.sort((a, b) => (a.stream < b.stream ? -1 : a.stream > b.stream ? 1 : 0))
+    return Effect.succeed(prepared)
+  })

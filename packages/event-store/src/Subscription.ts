@@ -1,0 +1,96 @@
+/**
+ * Catch-up consumers of the global log, the same for every adapter. `subscribe` streams every event after a
+ * position and then follows new ones. `runProjection` feeds an asynchronous projection in batches, committing
+ * each batch's read-model writes and its checkpoint in one transaction, so every event is applied exactly once
+ * even across restarts and competing consumers.
+ */
+import { Effect, Stream } from "effect"
+import { EventStore } from "./EventStore.ts"
+import { type EventStoreUnavailable, ProjectionFailed } from "./EventStoreError.ts"
+import type { Projection } from "./Projection.ts"
+import type { LogPosition, RecordedEvent } from "./RecordedEvent.ts"
+
+export interface FollowOptions {
+  readonly batchSize?: number
+  /** How long to wait for an in-process append before reading again (appends of other processes). */
+  readonly pollMillis?: number
+}
+
+const defaults = { batchSize: 500, pollMillis: 250 }
+
+/** Every event after `after`, in log order, then new events as they commit. Never ends by itself. */
+export const subscribe = (
+  after: LogPosition,
+  options: FollowOptions = {}
+): Stream.Stream<RecordedEvent, EventStoreUnavailable, EventStore> =>
+  Stream.unwrap(Effect.gen(function*() {
+    const store = yield* EventStore
+    const { batchSize, pollMillis } = { ...defaults, ...options }
+    let cursor = after
+    const nextBatch = Effect.gen(function*() {
+      for (;;) {
+        const seen = yield* store.appendCount
+        const events = yield* store.readAll({ after: cursor, limit: batchSize })
+        if (events.length > 0) {
+          cursor = events[events.length - 1]!.position
+          return events
+        }
+        yield* store.awaitAppend(seen, pollMillis)
+      }
+    })
+    return Stream.fromEffectRepeat(nextBatch).pipe(Stream.flatMap(Stream.fromIterable))
+  }))
+
+/**
+ * Applies one batch past the projection's checkpoint. Returns how many events it applied (0 when caught up).
+ * A batch that another consumer committed first is dropped and reported as 0 events applied by this one.
+ */
+export const stepProjection = <R>(projection: Projection<R>, batchSize = defaults.batchSize) =>
+  Effect.gen(function*() {
+    const store = yield* EventStore
+    const from = yield* store.loadCheckpoint(projection.name)
+    const events = yield* store.readAll({ after: from, limit: batchSize })
+    if (events.length === 0) return 0
+    const to = events[events.length - 1]!.position
+    const apply = projection.apply(events).pipe(
+      Effect.mapError((cause) => new ProjectionFailed({ projection: projection.name, cause }))
+    )
+    return yield* store.commitCheckpoint(projection.name, from, to, apply).pipe(
+      Effect.as(events.length),
+      Effect.catchTag("CheckpointConflict", () => Effect.succeed(0))
+    )
+  })
+
+/** Applies batches until the projection has caught up with the readable log. Returns the events applied. */
+export const catchUp = <R>(projection: Projection<R>, batchSize = defaults.batchSize) =>
+  Effect.gen(function*() {
+    let total = 0
+    for (;;) {
+      const applied = yield* stepProjection(projection, batchSize)
+      if (applied === 0) return total
+      total += applied
+    }
+  })
+
+/** Keeps an asynchronous projection up to date for as long as it runs. */
+export const runProjection = <R>(projection: Projection<R>, options: FollowOptions = {}) =>
+  Effect.gen(function*() {
+    const store = yield* EventStore
+    const { batchSize, pollMillis } = { ...defaults, ...options }
+    for (;;) {
+      const seen = yield* store.appendCount
+      const applied = yield* stepProjection(projection, batchSize)
+      if (applied === 0) yield* store.awaitAppend(seen, pollMillis)
+    }
+  })
+
+/** Empties an asynchronous projection and its checkpoint together, then catches it up from the start. */
+export const rebuildProjection = <R>(projection: Projection<R>, batchSize = defaults.batchSize) =>
+  Effect.gen(function*() {
+    const store = yield* EventStore
+    yield* store.resetCheckpoint(
+      projection.name,
+      projection.reset.pipe(Effect.mapError((cause) => new ProjectionFailed({ projection: projection.name, cause })))
+    )
+    return yield* catchUp(projection, batchSize)
+  })

@@ -1,0 +1,10 @@
+/** The event store port, its errors, the in-memory adapter and the consumers shared by every adapter. */
+export * as Append from "./Append.ts"
+export * as AppendSignal from "./AppendSignal.ts"
+export * from "./EventStore.ts"
+export * from "./EventStoreError.ts"
+export * as ExpectedVersion from "./ExpectedVersion.ts"
+export * as MemoryEventStore from "./MemoryEventStore.ts"
+export type { Projection } from "./Projection.ts"
+export * from "./RecordedEvent.ts"
+export * as Subscription from "./Subscription.ts"

@@ -1,0 +1,4 @@
+import { MemoryEventStore } from "@cairn/event-store"
+import { eventStoreContract } from "@cairn/event-store/testing"
+
+eventStoreContract("MemoryEventStore", MemoryEventStore.layer())
