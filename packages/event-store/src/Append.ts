@@ -13,6 +13,9 @@ export interface PreparedEvent {
   readonly type: string
   readonly data: unknown
   readonly metadata: EventMetadata
+  /** `data` as JSON text, serialised once here so every adapter rejects the same values. */
+  readonly dataJson: string
+  readonly metadataJson: string
 }
 
 export interface PreparedStream {
@@ -22,6 +25,15 @@ export interface PreparedStream {
 }
 
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/** JSON text for a value, or undefined when it has none (undefined, a function, a BigInt, a cycle). */
+const toJson = (value: unknown): string | undefined => {
+  try {
+    return JSON.stringify(value)
+  } catch {
+    return undefined
+  }
+}
 
 const invalid = (reason: string) => Effect.fail(new InvalidAppend({ reason }))
 
@@ -45,9 +57,11 @@ export const prepare = (
         if (!uuid.test(eventId)) return invalid(`event id ${event.eventId} is not a UUID`)
         if (seenIds.has(eventId)) return invalid(`event id ${eventId} appears twice`)
         if (event.type.length === 0) return invalid("an event type is empty")
-        if (event.data === undefined) return invalid(`event ${eventId} has no data`)
+        const dataJson = toJson(event.data)
+        if (dataJson === undefined) return invalid(`event ${eventId} data is not JSON`)
+        const metadata = event.metadata ?? {}
         seenIds.add(eventId)
-        events.push({ eventId, type: event.type, data: event.data, metadata: event.metadata ?? {} })
+        events.push({ eventId, type: event.type, data: JSON.parse(dataJson), metadata, dataJson, metadataJson: JSON.stringify(metadata) })
       }
       prepared.push({ stream: append.stream, expected: append.expected, events })
     }

@@ -77,8 +77,11 @@ export const make = (options: Options = {}) =>
         let position = globalPosition
         const recordedAt = now()
         const written = prepared.flatMap(({ stream, events }) =>
-          events.map((event, index): RecordedEvent => ({
-            ...event,
+          events.map(({ eventId, type, data, metadata }, index): RecordedEvent => ({
+            eventId,
+            type,
+            data,
+            metadata,
             stream,
             version: versionOf(stream) + index + 1,
             position: { transactionId: tx, globalPosition: ++position },

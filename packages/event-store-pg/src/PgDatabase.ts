@@ -1,0 +1,48 @@
+/**
+ * The SqlClient every Postgres-backed adapter shares: a real server when `DATABASE_URL` is set, otherwise an
+ * embedded PGlite database in a local directory (or in memory). Both speak through `@effect/sql-pg`.
+ */
+import { PGlite } from "@electric-sql/pglite"
+import { PgClient } from "@effect/sql-pg"
+import { Config, Effect, Layer, Option, Redacted } from "effect"
+import type { SqlClient } from "effect/sql"
+import { makePgliteStream } from "./PgliteStream.ts"
+
+export type Database =
+  | { readonly _tag: "Postgres"; readonly url: Redacted.Redacted<string>; readonly maxConnections?: number }
+  | { readonly _tag: "Pglite"; readonly dataDir: string | undefined }
+
+/** PGlite serves one session, so the pool holds exactly one connection. */
+export const layerPglite = (dataDir: string | undefined): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, unknown> =>
+  Layer.unwrap(Effect.gen(function*() {
+    const db = yield* Effect.acquireRelease(
+      Effect.tryPromise(() => PGlite.create(dataDir)),
+      (db) => Effect.promise(() => db.close()).pipe(Effect.ignore)
+    )
+    return PgClient.layer({ stream: makePgliteStream(db), username: "postgres", database: "postgres", maxConnections: 1 })
+  }))
+
+export const layerPostgres = (url: Redacted.Redacted<string>, maxConnections = 10) =>
+  PgClient.layer({ url, maxConnections, applicationName: "cairn" })
+
+export const layer = (database: Database) =>
+  database._tag === "Postgres" ? layerPostgres(database.url, database.maxConnections) : layerPglite(database.dataDir)
+
+/** `DATABASE_URL` when set; otherwise PGlite in `<DATA_DIR>/pg` (DATA_DIR defaults to ./data). */
+export const fromConfig = Config.all({
+  url: Config.option(Config.Redacted("DATABASE_URL")),
+  dataDir: Config.String("DATA_DIR").pipe(Config.withDefault("./data"))
+}).pipe(
+  Config.map(({ url, dataDir }): Database =>
+    Option.match(url, {
+      onSome: (url) => ({ _tag: "Postgres", url }),
+      onNone: () => ({ _tag: "Pglite", dataDir: `${dataDir}/pg` })
+    })
+  )
+)
+
+/** Where the database lives, for logs: never the password. */
+export const describe = (database: Database): string =>
+  database._tag === "Pglite"
+    ? `embedded PGlite at ${database.dataDir ?? "memory"}`
+    : `PostgreSQL at ${Redacted.value(database.url).replace(/\/\/[^@/]*@/, "//")}`
