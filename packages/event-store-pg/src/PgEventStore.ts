@@ -88,6 +88,14 @@ export const make = (options: Options = {}) =>
     yield* Schema.migrate.pipe(Effect.mapError((cause) => new EventStoreUnavailable({ operation: "migrate", retryable: false, cause })))
     const inline = options.inlineProjections ?? []
     const signal = yield* AppendSignal.make
+    for (const projection of inline) {
+      if (projection.setup) {
+        yield* projection.setup.pipe(
+          Effect.provideService(SqlClient.SqlClient, sql),
+          Effect.mapError((cause) => new ProjectionFailed({ projection: projection.name, cause }))
+        )
+      }
+    }
 
     const callAppend = (prepared: ReadonlyArray<Append.PreparedStream>) => {
       const events = prepared.flatMap((s) => s.events.map((e) => ({ stream: s.stream, ...e })))
@@ -281,6 +289,7 @@ export const make = (options: Options = {}) =>
       commitCheckpoint,
       resetCheckpoint,
       rebuildInline,
+      ping: sql`SELECT 1`.pipe(Effect.asVoid, Effect.mapError(unavailable("ping"))),
       inlineProjections: inline.map((p) => p.name)
     })
   })

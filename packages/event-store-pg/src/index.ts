@@ -2,3 +2,4 @@
 export * as EventStoreSchema from "./EventStoreSchema.ts"
 export * as PgDatabase from "./PgDatabase.ts"
 export * as PgEventStore from "./PgEventStore.ts"
+export * as CategoryStats from "./CategoryStats.ts"

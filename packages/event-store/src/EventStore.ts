@@ -74,6 +74,8 @@ export class EventStore extends Context.Service<EventStore, {
    * holds every event exactly once. Returns how many events were applied.
    */
   readonly rebuildInline: (name: string) => Effect.Effect<number, EventStoreUnavailable | ProjectionFailed>
+  /** Succeeds when the store answers: the readiness probe. */
+  readonly ping: Effect.Effect<void, EventStoreUnavailable>
   /** The names of the inline projections this store updates on append. */
   readonly inlineProjections: ReadonlyArray<string>
 }>()("cairn/EventStore") {}

@@ -42,6 +42,9 @@ export const make = (options: Options = {}) =>
     let globalPosition = 0n
     const lock = yield* Semaphore.make(1)
     const signal = yield* AppendSignal.make
+    for (const projection of inline) {
+      if (projection.setup) yield* projection.setup.pipe(Effect.mapError((cause) => new ProjectionFailed({ projection: projection.name, cause })))
+    }
 
     const versionOf = (stream: string) => streams.get(stream)?.length ?? 0
 
@@ -137,6 +140,7 @@ export const make = (options: Options = {}) =>
           yield* applyInline([projection], log)
           return log.length
         }).pipe(Semaphore.withPermit(lock)),
+      ping: Effect.void,
       inlineProjections: inline.map((p) => p.name)
     })
   })

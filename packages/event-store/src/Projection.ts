@@ -12,4 +12,6 @@ export interface Projection<R = never> {
   readonly apply: (events: ReadonlyArray<RecordedEvent>) => Effect.Effect<void, unknown, R>
   /** Empties the read model, before a rebuild from the start of the log. */
   readonly reset: Effect.Effect<void, unknown, R>
+  /** Creates the read model's storage if it is missing; run before the projection is first used. */
+  readonly setup?: Effect.Effect<void, unknown, R>
 }

@@ -41,23 +41,27 @@ export const subscribe = (
     return Stream.fromEffectRepeat(nextBatch).pipe(Stream.flatMap(Stream.fromIterable))
   }))
 
-/**
- * Applies one batch past the projection's checkpoint. Returns how many events it applied (0 when caught up).
- * A batch that another consumer committed first is dropped and reported as 0 events applied by this one.
- */
+/** What one step of a checkpointed consumer did. */
+export type Step =
+  | { readonly _tag: "CaughtUp" }
+  | { readonly _tag: "Applied"; readonly events: number }
+  /** Another consumer of the same name committed this batch first; this one's writes were rolled back. */
+  | { readonly _tag: "LostRace" }
+
+/** Applies one batch past the projection's checkpoint, atomically with moving the checkpoint. */
 export const stepProjection = <R>(projection: Projection<R>, batchSize = defaults.batchSize) =>
   Effect.gen(function*() {
     const store = yield* EventStore
     const from = yield* store.loadCheckpoint(projection.name)
     const events = yield* store.readAll({ after: from, limit: batchSize })
-    if (events.length === 0) return 0
+    if (events.length === 0) return { _tag: "CaughtUp" } as Step
     const to = events[events.length - 1]!.position
     const apply = projection.apply(events).pipe(
       Effect.mapError((cause) => new ProjectionFailed({ projection: projection.name, cause }))
     )
     return yield* store.commitCheckpoint(projection.name, from, to, apply).pipe(
-      Effect.as(events.length),
-      Effect.catchTag("CheckpointConflict", () => Effect.succeed(0))
+      Effect.as<Step>({ _tag: "Applied", events: events.length }),
+      Effect.catchTag("CheckpointConflict", () => Effect.succeed<Step>({ _tag: "LostRace" }))
     )
   })
 
@@ -66,21 +70,27 @@ export const catchUp = <R>(projection: Projection<R>, batchSize = defaults.batch
   Effect.gen(function*() {
     let total = 0
     for (;;) {
-      const applied = yield* stepProjection(projection, batchSize)
-      if (applied === 0) return total
-      total += applied
+      const step = yield* stepProjection(projection, batchSize)
+      if (step._tag === "CaughtUp") return total
+      if (step._tag === "Applied") total += step.events
     }
   })
+
+const setup = <R>(projection: Projection<R>) =>
+  (projection.setup ?? Effect.void).pipe(
+    Effect.mapError((cause) => new ProjectionFailed({ projection: projection.name, cause }))
+  )
 
 /** Keeps an asynchronous projection up to date for as long as it runs. */
 export const runProjection = <R>(projection: Projection<R>, options: FollowOptions = {}) =>
   Effect.gen(function*() {
     const store = yield* EventStore
+    yield* setup(projection)
     const { batchSize, pollMillis } = { ...defaults, ...options }
     for (;;) {
       const seen = yield* store.appendCount
-      const applied = yield* stepProjection(projection, batchSize)
-      if (applied === 0) yield* store.awaitAppend(seen, pollMillis)
+      const step = yield* stepProjection(projection, batchSize)
+      if (step._tag === "CaughtUp") yield* store.awaitAppend(seen, pollMillis)
     }
   })
 
@@ -88,6 +98,7 @@ export const runProjection = <R>(projection: Projection<R>, options: FollowOptio
 export const rebuildProjection = <R>(projection: Projection<R>, batchSize = defaults.batchSize) =>
   Effect.gen(function*() {
     const store = yield* EventStore
+    yield* setup(projection)
     yield* store.resetCheckpoint(
       projection.name,
       projection.reset.pipe(Effect.mapError((cause) => new ProjectionFailed({ projection: projection.name, cause })))
