@@ -32,17 +32,19 @@ const summarise = (events: ReadonlyArray<RecordedEvent>) => {
   return [...byCategory.entries()]
 }
 
+const setup = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`CREATE TABLE IF NOT EXISTS cairn_category_stats (
+    category text PRIMARY KEY,
+    streams bigint NOT NULL,
+    events bigint NOT NULL,
+    last_recorded_at timestamptz NOT NULL
+  )`
+})
+
 export const projection: Projection<SqlClient.SqlClient> = {
   name: "category-stats",
-  setup: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    yield* sql`CREATE TABLE IF NOT EXISTS cairn_category_stats (
-      category text PRIMARY KEY,
-      streams bigint NOT NULL,
-      events bigint NOT NULL,
-      last_recorded_at timestamptz NOT NULL
-    )`
-  }),
+  setup,
   apply: (events) =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
@@ -66,8 +68,10 @@ export const projection: Projection<SqlClient.SqlClient> = {
   })
 }
 
+/** The read model as it stands (empty before the projection first ran). */
 export const read = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  yield* setup
   const rows = yield* sql<{ category: string; streams: bigint; events: bigint; last_recorded_at: Date }>`
     SELECT category, streams, events, last_recorded_at FROM cairn_category_stats ORDER BY category`
   return rows.map((row): CategoryStat => ({

@@ -6,15 +6,17 @@ import { PGlite } from "@electric-sql/pglite"
 import { PgClient } from "@effect/sql-pg"
 import { Config, Effect, Layer, Option, Redacted } from "effect"
 import type { SqlClient } from "effect/sql"
+import * as DataDirLock from "./DataDirLock.ts"
 import { makePgliteStream } from "./PgliteStream.ts"
 
 export type Database =
   | { readonly _tag: "Postgres"; readonly url: Redacted.Redacted<string>; readonly maxConnections?: number }
   | { readonly _tag: "Pglite"; readonly dataDir: string | undefined }
 
-/** PGlite serves one session, so the pool holds exactly one connection. */
+/** PGlite serves one session, so the pool holds exactly one connection. `undefined` keeps it in memory. */
 export const layerPglite = (dataDir: string | undefined): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, unknown> =>
   Layer.unwrap(Effect.gen(function*() {
+    if (dataDir !== undefined) yield* DataDirLock.acquire(dataDir)
     const db = yield* Effect.acquireRelease(
       Effect.tryPromise(() => PGlite.create(dataDir)),
       (db) => Effect.promise(() => db.close()).pipe(Effect.ignore)

@@ -1,4 +1,5 @@
 /** The Postgres adapters: the event store, its schema, and the database layers (server or embedded PGlite). */
+export * as DataDirLock from "./DataDirLock.ts"
 export * as EventStoreSchema from "./EventStoreSchema.ts"
 export * as PgDatabase from "./PgDatabase.ts"
 export * as PgEventStore from "./PgEventStore.ts"

@@ -1,0 +1,61 @@
+import { afterAll, assert, describe, it } from "@effect/vitest"
+import { existsSync, mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { startServer, waitUntilServing } from "./ServerProcess.ts"
+
+const dataDir = mkdtempSync(join(tmpdir(), "cairn-server-"))
+const embedded = process.env["DATABASE_URL"] === undefined
+
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
+
+describe("the Node server", () => {
+  it("serves /healthz and /readyz, and stops cleanly on SIGTERM", async () => {
+    const server = await startServer({ DATA_DIR: dataDir })
+    try {
+      await waitUntilServing(server)
+      const health = await fetch(`${server.url}/healthz`)
+      assert.strictEqual(health.status, 200)
+      assert.deepStrictEqual(await health.json(), { status: "ok" })
+      const ready = await fetch(`${server.url}/readyz`)
+      assert.strictEqual(ready.status, 200)
+      assert.deepStrictEqual(await ready.json(), { status: "ready" })
+      assert.strictEqual((await fetch(`${server.url}/no-such-route`)).status, 404)
+    } finally {
+      server.child.kill("SIGTERM")
+    }
+    assert.strictEqual(await server.exited, 0, server.output())
+    if (embedded) assert.isFalse(existsSync(`${dataDir}/pg.lock`), "the data directory lock is released")
+  })
+
+  it.runIf(embedded)("refuses to open a data directory another server is using, and starts again after it stops", async () => {
+    const first = await startServer({ DATA_DIR: dataDir })
+    await waitUntilServing(first)
+    const second = await startServer({ DATA_DIR: dataDir })
+    assert.strictEqual(await second.exited, 1)
+    assert.include(second.output(), `The data directory ${dataDir}/pg is in use by process ${first.child.pid}`)
+    assert.notInclude(second.output(), "    at ", "an expected failure prints no stack trace")
+    first.child.kill("SIGINT")
+    assert.strictEqual(await first.exited, 0, first.output())
+    const again = await startServer({ DATA_DIR: dataDir })
+    try {
+      await waitUntilServing(again)
+      assert.strictEqual((await fetch(`${again.url}/readyz`)).status, 200)
+    } finally {
+      again.child.kill("SIGTERM")
+    }
+    assert.strictEqual(await again.exited, 0)
+  })
+
+  it.runIf(embedded)("takes over a lock left by a process that no longer runs", async () => {
+    const { writeFileSync } = await import("node:fs")
+    writeFileSync(`${dataDir}/pg.lock`, "999999999")
+    const server = await startServer({ DATA_DIR: dataDir })
+    try {
+      await waitUntilServing(server)
+    } finally {
+      server.child.kill("SIGTERM")
+    }
+    assert.strictEqual(await server.exited, 0)
+  })
+})

@@ -1,0 +1,55 @@
+/** Runs the real server entry point as a child process on a free loopback port, for end-to-end tests. */
+import { type ChildProcess, spawn } from "node:child_process"
+import { once } from "node:events"
+import { createServer } from "node:net"
+import { fileURLToPath } from "node:url"
+
+const main = fileURLToPath(new URL("../src/main.ts", import.meta.url))
+
+export const freePort = async (): Promise<number> => {
+  const server = createServer()
+  server.listen(0, "127.0.0.1")
+  await once(server, "listening")
+  const { port } = server.address() as { port: number }
+  server.close()
+  await once(server, "close")
+  return port
+}
+
+export interface ServerProcess {
+  readonly url: string
+  readonly child: ChildProcess
+  readonly output: () => string
+  /** Resolves with the exit code. */
+  readonly exited: Promise<number | null>
+}
+
+export const startServer = async (env: Record<string, string | undefined>): Promise<ServerProcess> => {
+  const port = await freePort()
+  let output = ""
+  const child = spawn(process.execPath, [main], {
+    env: { ...process.env, HOST: "127.0.0.1", PORT: String(port), ...env },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  child.stdout!.on("data", (chunk) => (output += chunk))
+  child.stderr!.on("data", (chunk) => (output += chunk))
+  const exited = once(child, "exit").then(([code]) => code as number | null)
+  return { url: `http://127.0.0.1:${port}`, child, output: () => output, exited }
+}
+
+/** Waits until the server answers /healthz, or fails with its output. */
+export const waitUntilServing = async (server: ServerProcess, timeoutMillis = 60_000) => {
+  const deadline = Date.now() + timeoutMillis
+  while (Date.now() < deadline) {
+    if (server.child.exitCode !== null) throw new Error(`server exited early:\n${server.output()}`)
+    try {
+      // A request that arrives while the server is still starting can go unanswered: give each try a deadline.
+      const response = await fetch(`${server.url}/healthz`, { signal: AbortSignal.timeout(1000) })
+      if (response.ok) return
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  throw new Error(`server did not start in time:\n${server.output()}`)
+}

@@ -1,0 +1,29 @@
+/**
+ * How entry points end on a failure. A typed failure (a busy data directory, an unknown projection, an
+ * unreachable database) carries a message written for the operator: print it alone and exit 1. Defects keep
+ * their full report from the runtime.
+ */
+import { Cause, Console, Effect, Runtime } from "effect"
+import { CliError } from "effect/cli"
+
+const messageOf = (error: unknown): string =>
+  error instanceof Error ? error.message : typeof error === "string" ? error : JSON.stringify(error)
+
+export const reportFailure = <A, E, R>(program: Effect.Effect<A, E, R>): Effect.Effect<A | void, never, R> =>
+  program.pipe(
+    Effect.catch((error) =>
+      // The CLI parser has already printed its own errors and help.
+      (CliError.isCliError(error) ? Effect.void : Console.error(`cairn: ${messageOf(error)}`)).pipe(
+        Effect.andThen(Effect.sync(() => {
+          process.exitCode = 1
+        }))
+      )
+    )
+  )
+
+/**
+ * A server stopped by SIGTERM or SIGINT ends in an interruption once it has shut down gracefully: that is a clean
+ * stop, so exit 0 (the default would be 130) and let orchestrators tell it from a crash.
+ */
+export const serverTeardown: Runtime.Teardown = (exit, onExit) =>
+  exit._tag === "Failure" && Cause.hasInterruptsOnly(exit.cause) ? onExit(0) : Runtime.defaultTeardown(exit, onExit)

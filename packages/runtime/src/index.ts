@@ -1,0 +1,4 @@
+/** The composition shared by Cairn's entry points (servers and CLI). */
+export * as CairnRuntime from "./CairnRuntime.ts"
+export * as ReadModels from "./ReadModels.ts"
+export * as Main from "./Main.ts"
