@@ -6,6 +6,7 @@
 import {
   Append,
   AppendSignal,
+  type AppendResult,
   CheckpointConflict,
   EventStore,
   EventStoreUnavailable,
@@ -20,7 +21,7 @@ import {
   ExpectedVersion,
   start
 } from "@cairn/event-store"
-import { Effect, Layer } from "effect"
+import { Data, Effect, Layer } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import * as Schema from "./EventStoreSchema.ts"
 
@@ -41,13 +42,16 @@ interface EventRow {
   readonly recorded_at: Date
 }
 
-interface AppendRow {
-  readonly r_global_position: bigint
-  readonly r_transaction_id: bigint
-  readonly r_version: bigint
-  readonly r_recorded_at: Date
-  readonly r_duplicate: boolean
+interface WriteRow {
+  readonly stream_version: bigint
+  readonly global_position: bigint | null
+  readonly transaction_id: bigint | null
+  readonly version: bigint | null
+  readonly recorded_at: Date | null
 }
+
+/** The stream's version guard refused a write; internal, it rolls a multi-stream append back. */
+class Refused extends Data.TaggedError("Refused")<{ readonly stream: string }> {}
 
 const toRecorded = (row: EventRow): RecordedEvent => ({
   eventId: row.event_id,
@@ -59,19 +63,6 @@ const toRecorded = (row: EventRow): RecordedEvent => ({
   data: row.data,
   metadata: row.metadata
 })
-
-const encodeExpected = (expected: ExpectedVersion.ExpectedVersion): bigint => {
-  switch (expected._tag) {
-    case "Any":
-      return Schema.EXPECT_ANY
-    case "StreamExists":
-      return Schema.EXPECT_STREAM_EXISTS
-    case "NoStream":
-      return 0n
-    case "Exact":
-      return BigInt(expected.version)
-  }
-}
 
 /** The Postgres error fields sql-pg keeps on the reason's cause. */
 const pgFields = (error: SqlError.SqlError): { code?: string; detail?: string; constraint?: string } =>
@@ -97,95 +88,175 @@ export const make = (options: Options = {}) =>
       }
     }
 
-    const callAppend = (prepared: ReadonlyArray<Append.PreparedStream>) => {
-      const events = prepared.flatMap((s) => s.events.map((e) => ({ stream: s.stream, ...e })))
-      return sql<AppendRow>`SELECT * FROM cairn_append(
-        ${prepared.map((s) => s.stream)}::text[],
-        ${prepared.map((s) => encodeExpected(s.expected))}::int8[],
-        ${prepared.map((s) => s.events.length)}::int4[],
-        ${events.map((e) => e.stream)}::text[],
-        ${events.map((e) => e.eventId)}::uuid[],
-        ${events.map((e) => e.type)}::text[],
-        ${events.map((e) => e.dataJson)}::jsonb[],
-        ${events.map((e) => e.metadataJson)}::jsonb[],
-        ${inline.length > 0}
-      )`.pipe(Effect.map((rows) => ({ rows, events })))
+    /**
+     * One statement per stream: bump the stream's version under its guard (the row lock this takes serialises
+     * writers of one stream, so `Any` never fails on contention), then insert the events at the versions it
+     * freed. A refused guard inserts nothing and returns no row.
+     */
+    const guardOf = (expected: ExpectedVersion.ExpectedVersion) => {
+      switch (expected._tag) {
+        case "Any":
+          return sql`true`
+        case "NoStream":
+          return sql`s.version = 0`
+        case "StreamExists":
+          return sql`s.version > 0`
+        case "Exact":
+          return sql`s.version = ${expected.version}`
+      }
     }
+
+    const writeStream = ({ stream, expected, events }: Append.PreparedStream) => {
+      const count = events.length
+      // A stream that may not exist yet is created by the upsert; one that must exist is only ever updated.
+      const creates = expected._tag === "Any" || expected._tag === "NoStream" || (expected._tag === "Exact" && expected.version === 0)
+      const bump = creates
+        ? sql`INSERT INTO cairn_streams AS s (stream_id, version) VALUES (${stream}, ${count}::int8)
+            ON CONFLICT (stream_id) DO UPDATE SET version = s.version + ${count}::int8 WHERE ${guardOf(expected)}
+            RETURNING s.version`
+        : sql`UPDATE cairn_streams AS s SET version = s.version + ${count}::int8
+            WHERE s.stream_id = ${stream} AND ${guardOf(expected)}
+            RETURNING s.version`
+      return sql<WriteRow>`WITH bumped AS (${bump}),
+        inserted AS (
+          INSERT INTO cairn_events (stream_id, version, event_id, type, data, metadata)
+          SELECT ${stream}, b.version - ${count}::int8 + x.ord, x.event_id, x.type, x.data, x.metadata
+            FROM bumped b, unnest(
+              ${events.map((e) => e.eventId)}::uuid[],
+              ${events.map((e) => e.type)}::text[],
+              ${events.map((e) => e.dataJson)}::jsonb[],
+              ${events.map((e) => e.metadataJson)}::jsonb[]
+            ) WITH ORDINALITY AS x(event_id, type, data, metadata, ord)
+            ORDER BY x.ord
+          RETURNING global_position, transaction_id, version, recorded_at
+        )
+        SELECT b.version AS stream_version, i.global_position, i.transaction_id::text::int8 AS transaction_id, i.version, i.recorded_at
+          FROM bumped b LEFT JOIN inserted i ON true
+          ORDER BY i.version`.pipe(
+        Effect.flatMap((rows) => rows.length === 0 ? Effect.fail(new Refused({ stream })) : Effect.succeed(rows))
+      )
+    }
+
+    const write = (prepared: ReadonlyArray<Append.PreparedStream>) =>
+      Effect.gen(function*() {
+        const recorded: Array<RecordedEvent> = []
+        const versions = new Map<string, number>()
+        for (const append of prepared) {
+          const rows = yield* writeStream(append)
+          versions.set(append.stream, Number(rows[0]!.stream_version))
+          for (const [i, event] of append.events.entries()) {
+            const row = rows[i]!
+            recorded.push({
+              eventId: event.eventId,
+              type: event.type,
+              stream: append.stream,
+              version: Number(row.version),
+              position: { transactionId: row.transaction_id!, globalPosition: row.global_position! },
+              recordedAt: row.recorded_at!,
+              data: event.data,
+              metadata: event.metadata
+            })
+          }
+        }
+        for (const projection of inline) {
+          yield* projection.apply(recorded).pipe(
+            Effect.provideService(SqlClient.SqlClient, sql),
+            Effect.mapError((cause) => new ProjectionFailed({ projection: projection.name, cause }))
+          )
+        }
+        return { events: recorded as ReadonlyArray<RecordedEvent>, versions, duplicate: false }
+      })
+
+    // A lone statement commits by itself; several streams, or inline projections, need one transaction.
+    const writeAtomically = (prepared: ReadonlyArray<Append.PreparedStream>) =>
+      prepared.length === 1 && inline.length === 0
+        ? write(prepared)
+        : sql.withTransaction(
+          Effect.andThen(
+            inline.length > 0 ? Effect.asVoid(sql`SELECT pg_advisory_xact_lock_shared(${Schema.INLINE_PROJECTIONS_LOCK})`) : Effect.void,
+            write(prepared)
+          )
+        )
 
     const readByIds = (ids: ReadonlyArray<string>) =>
       sql<EventRow>`SELECT ${sql.literal(columns)} FROM cairn_events WHERE event_id = ANY(${ids}::uuid[])`.pipe(
-        Effect.map((rows) => {
-          const byId = new Map(rows.map((row) => [row.event_id, toRecorded(row)]))
-          return ids.map((id) => byId.get(id)!)
-        })
+        Effect.map((rows) => rows.map(toRecorded))
       )
 
-    const translate = (error: SqlError.SqlError, prepared: ReadonlyArray<Append.PreparedStream>) => {
-      const { code, detail = "" } = pgFields(error)
-      if (code === Schema.WRONG_EXPECTED_VERSION) {
-        const { stream, actual } = JSON.parse(detail) as { stream: string; actual: number }
-        const expected = prepared.find((s) => s.stream === stream)!.expected
-        return new WrongExpectedVersion({ stream, expected: ExpectedVersion.describe(expected), actual: Number(actual) })
-      }
-      if (code === Schema.IDEMPOTENCY_CONFLICT) return new IdempotencyConflict({ eventIds: detail.split(",") })
-      return unavailable("append")(error)
-    }
+    const currentVersions = (streams: ReadonlyArray<string>) =>
+      sql<{ stream_id: string; version: bigint }>`SELECT stream_id, version FROM cairn_streams WHERE stream_id = ANY(${streams}::text[])`.pipe(
+        Effect.map((rows) => new Map(rows.map((row) => [row.stream_id, Number(row.version)])))
+      )
 
-    const appendOnce = (prepared: ReadonlyArray<Append.PreparedStream>) =>
+    type Classified =
+      | { readonly _tag: "Duplicate"; readonly events: ReadonlyArray<RecordedEvent>; readonly versions: Map<string, number> }
+      | { readonly _tag: "Failed"; readonly error: IdempotencyConflict | WrongExpectedVersion }
+      | { readonly _tag: "Retry" }
+
+    /**
+     * Why a write was refused, decided after it rolled back (so the common path never pays for it): events that
+     * are all committed already make a retried append, acknowledged; some committed is a partial overlap; none
+     * means the version guard refused. A guard that the stream now satisfies lost a race: try again.
+     */
+    const classify = (prepared: ReadonlyArray<Append.PreparedStream>, refused: string | undefined) =>
       Effect.gen(function*() {
-        const { rows, events } = yield* callAppend(prepared)
-        const duplicate = rows.length > 0 && rows[0]!.r_duplicate
-        const recorded: ReadonlyArray<RecordedEvent> = duplicate
-          ? yield* readByIds(events.map((e) => e.eventId))
-          : rows.map((row, i) => ({
-            eventId: events[i]!.eventId,
-            type: events[i]!.type,
-            stream: events[i]!.stream,
-            version: Number(row.r_version),
-            position: { transactionId: row.r_transaction_id, globalPosition: row.r_global_position },
-            recordedAt: row.r_recorded_at,
-            data: events[i]!.data,
-            metadata: events[i]!.metadata
-          }))
-        if (!duplicate && recorded.length > 0) {
-          for (const projection of inline) {
-            yield* projection.apply(recorded).pipe(
-              Effect.provideService(SqlClient.SqlClient, sql),
-              Effect.mapError((cause) => new ProjectionFailed({ projection: projection.name, cause }))
-            )
+        const wanted = prepared.flatMap((s) => s.events.map((e) => ({ stream: s.stream, eventId: e.eventId })))
+        const committed = yield* readByIds(wanted.map((w) => w.eventId))
+        if (committed.length > 0) {
+          const byId = new Map(committed.map((e) => [e.eventId, e]))
+          const sameStreams = wanted.every((w) => byId.get(w.eventId)?.stream === w.stream)
+          if (committed.length === wanted.length && sameStreams) {
+            const versions = yield* currentVersions(prepared.map((s) => s.stream))
+            return { _tag: "Duplicate", events: wanted.map((w) => byId.get(w.eventId)!), versions } as Classified
           }
+          return { _tag: "Failed", error: new IdempotencyConflict({ eventIds: committed.map((e) => e.eventId) }) } as Classified
         }
-        return { recorded, duplicate }
-      })
+        if (refused === undefined) return { _tag: "Retry" } as Classified
+        const actual = (yield* currentVersions([refused])).get(refused) ?? 0
+        const expected = prepared.find((s) => s.stream === refused)!.expected
+        if (ExpectedVersion.isSatisfiedBy(expected, actual)) return { _tag: "Retry" } as Classified
+        return {
+          _tag: "Failed",
+          error: new WrongExpectedVersion({ stream: refused, expected: ExpectedVersion.describe(expected), actual })
+        } as Classified
+      }).pipe(Effect.mapError(unavailable("append")))
+
+    const isEventIdClash = (e: SqlError.SqlError): boolean => pgFields(e).constraint === Schema.EVENT_ID_CONSTRAINT
+
+    const onFailedWrite = (
+      prepared: ReadonlyArray<Append.PreparedStream>,
+      error: Refused | SqlError.SqlError | ProjectionFailed
+    ): Effect.Effect<Classified, EventStoreUnavailable | ProjectionFailed> => {
+      switch (error._tag) {
+        case "Refused":
+          return classify(prepared, error.stream)
+        case "SqlError":
+          return isEventIdClash(error) ? classify(prepared, undefined) : Effect.fail(unavailable("append")(error))
+        default:
+          return Effect.fail(error)
+      }
+    }
 
     const append = (appends: ReadonlyArray<StreamAppend>) =>
       Effect.gen(function*() {
         const prepared = yield* Append.prepare(appends)
-        const attempt = inline.length > 0 ? sql.withTransaction(appendOnce(prepared)) : appendOnce(prepared)
-        const { recorded, duplicate } = yield* attempt.pipe(
-          // A concurrent retry of the same events committed between our check and our insert: the second
-          // attempt finds them and acknowledges (or reports the partial overlap).
-          Effect.catchIf(
-            (e): e is SqlError.SqlError => e._tag === "SqlError" && pgFields(e).constraint === "cairn_events_event_id_key",
-            () => inline.length > 0 ? sql.withTransaction(appendOnce(prepared)) : appendOnce(prepared)
-          ),
-          Effect.catchTag("SqlError", (error) => Effect.fail(translate(error, prepared)))
-        )
-        if (!duplicate) yield* signal.notify
-        const versions = new Map<string, number>()
-        for (const s of prepared) {
-          const last = recorded.filter((e) => e.stream === s.stream).at(-1)
-          versions.set(s.stream, last?.version ?? 0)
-        }
-        if (prepared.some((s) => s.events.length === 0)) {
-          const empty = prepared.filter((s) => s.events.length === 0).map((s) => s.stream)
-          const rows = yield* sql<{ stream_id: string; version: bigint }>`
-            SELECT stream_id, version FROM cairn_streams WHERE stream_id = ANY(${empty}::text[])`.pipe(
-            Effect.mapError(unavailable("append"))
+        for (let attempt = 1;; attempt++) {
+          const outcome: Classified | { readonly _tag: "Written"; readonly written: AppendResult } = yield* writeAtomically(prepared).pipe(
+            Effect.map((written) => ({ _tag: "Written" as const, written })),
+            Effect.catch((e) => onFailedWrite(prepared, e))
           )
-          for (const row of rows) versions.set(row.stream_id, Number(row.version))
+          switch (outcome._tag) {
+            case "Written":
+              yield* signal.notify
+              return outcome.written
+            case "Duplicate":
+              return { events: outcome.events, versions: outcome.versions, duplicate: true }
+            case "Failed":
+              return yield* outcome.error
+            case "Retry":
+              if (attempt >= 3) return yield* new EventStoreUnavailable({ operation: "append", retryable: true, cause: "append kept losing races" })
+          }
         }
-        return { events: recorded, versions, duplicate }
       })
 
     const readStream = (stream: string, { fromVersion = 1, limit }: { fromVersion?: number; limit?: number } = {}) =>
