@@ -1,0 +1,44 @@
+/**
+ * Signs and verifies the JWTs Cairn issues (API keys, later platform tokens) with an asymmetric key pair; the
+ * public keys are published as a JWKS at `/.well-known/jwks.json`. Revocation is not this module's concern:
+ * the application checks the key's id against its revocation read model.
+ */
+import { Context, type Effect, Schema } from "effect"
+
+export interface ApiKeyClaims {
+  /** The user the key acts for (`sub`). */
+  readonly userId: string
+  readonly workspaceId: string
+  /** The key's own id (`jti`), what revocation names. */
+  readonly keyId: string
+  readonly scopes: ReadonlyArray<string>
+}
+
+export interface IssueOptions {
+  /** Seconds from now; no expiry when omitted. */
+  readonly expiresInSeconds?: number
+}
+
+/** Why a token was not accepted; every reason maps to 401 at the HTTP layer. */
+export class InvalidToken extends Schema.TaggedError<InvalidToken>()("InvalidToken", {
+  reason: Schema.Literals(["malformed", "bad-signature", "expired", "wrong-issuer", "missing-claims"])
+}) {
+  override get message() {
+    return `Invalid token: ${this.reason}`
+  }
+}
+
+export interface Jwks {
+  readonly keys: ReadonlyArray<Record<string, unknown>>
+}
+
+export class TokenSigner extends Context.Service<TokenSigner, {
+  readonly issueApiKey: (claims: ApiKeyClaims, options?: IssueOptions) => Effect.Effect<string>
+  /**
+   * The claims of a valid API key. A token with a valid signature but no user (`sub`) fails with
+   * `missing-claims` only when the workspace or key id is missing; a missing user yields `userId: ""` so the
+   * caller can answer `Missing userId`.
+   */
+  readonly verifyApiKey: (token: string) => Effect.Effect<ApiKeyClaims, InvalidToken>
+  readonly jwks: Effect.Effect<Jwks>
+}>()("cairn/TokenSigner") {}
