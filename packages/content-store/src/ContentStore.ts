@@ -1,8 +1,8 @@
 /**
  * The content store port: IPFS content addressed by CID, kept apart per network. Public content may be served
  * by the gateway; private content is only ever read on behalf of its owner (the application checks ownership
- * before it calls `cat`). Adapters: MemoryContentStore (here), HeliaContentStore (embedded @helia/unixfs on a
- * filesystem blockstore), KuboContentStore (a Kubo node's RPC API).
+ * before it calls `cat`). Adapters: HeliaContentStore (embedded @helia/unixfs on a filesystem blockstore, or in
+ * memory with `layerMemory` for tests), KuboContentStore (a Kubo node's RPC API).
  */
 import { Context, type Effect, Schema, type Stream } from "effect"
 

@@ -1,0 +1,2 @@
+/** The content store port and the errors its callers may handle. Adapters live in their own packages. */
+export * from "./ContentStore.ts"

@@ -1,0 +1,179 @@
+/**
+ * The behaviour every ContentStore adapter must show, written once against the port. Each adapter's test file calls
+ * `contentStoreContract` with a layer; an adapter is done when the whole suite passes on it. CIDs are pinned to what
+ * Kubo gives for the same bytes, so an adapter that chunks or lays out files differently fails here.
+ */
+import { assert, describe, layer } from "@effect/vitest"
+import { CarReader } from "@ipld/car"
+import { MemoryBlockstore } from "blockstore-core"
+import { Effect, type Layer, Stream } from "effect"
+import { exporter } from "ipfs-unixfs-exporter"
+import { equals } from "multiformats/bytes"
+import { CID } from "multiformats/cid"
+import * as raw from "multiformats/codecs/raw"
+import { sha256 } from "multiformats/hashes/sha2"
+import { ContentStore, type Network } from "../ContentStore.ts"
+
+/** `length` pseudo-random bytes (xorshift32): the same on every run and machine, and no two 1 MiB chunks alike. */
+export const deterministicBytes = (length: number): Uint8Array => {
+  const bytes = new Uint8Array(length)
+  let x = 0x2545f491
+  for (let i = 0; i < length; i++) {
+    x ^= x << 13
+    x ^= x >>> 17
+    x ^= x << 5
+    bytes[i] = x & 0xff
+  }
+  return bytes
+}
+
+/** The bytes as a stream of unevenly sized chunks, so the importer's 1 MiB boundaries fall inside them. */
+const inOddChunks = (bytes: Uint8Array): Stream.Stream<Uint8Array> => {
+  const sizes = [1, 4093, 65_537, 7, 131_071, 12_289]
+  const chunks: Array<Uint8Array> = []
+  for (let offset = 0, i = 0; offset < bytes.length; i++) {
+    const size = sizes[i % sizes.length]!
+    chunks.push(bytes.subarray(offset, offset + size))
+    offset += size
+  }
+  return Stream.fromIterable(chunks)
+}
+
+const text = (value: string) => new TextEncoder().encode(value)
+
+export interface KuboVector {
+  readonly name: string
+  readonly content: Uint8Array
+  readonly cidVersion: 0 | 1
+  /** What `ipfs add --cid-version=<v> --chunker=size-1048576` (raw leaves for v1 only) prints for the content. */
+  readonly cid: string
+}
+
+const empty = new Uint8Array(0)
+const helloWorld = text("hello world\n")
+/** Three 1 MiB chunks and a short fourth: a dag-pb root linking four leaves. */
+const multiChunk = deterministicBytes(3 * 1_048_576 + 12_345)
+
+// Where the CIDs come from. A single-chunk CIDv1 file is one raw block, so its CID is CIDv1(raw, sha2-256(content));
+// the empty one is the well-known `bafkreihdwdce…`. `QmbFMke1…` and `QmT78zSu…` are the well-known CIDv0s that
+// `ipfs add` prints for an empty file and for `hello world\n`. The multi-chunk CIDs were computed with
+// ipfs-unixfs-importer 17.1.1 (fixed 1 MiB chunks, raw leaves for v1 only, balanced layout of 1024 links per node),
+// apart from any adapter. test/testing/ContentStoreContract.test.ts rebuilds every one by hand from the UnixFS spec.
+export const kuboVectors: ReadonlyArray<KuboVector> = [
+  { name: "an empty file", content: empty, cidVersion: 1, cid: "bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku" },
+  { name: "an empty file", content: empty, cidVersion: 0, cid: "QmbFMke1KXqnYyBBWxB74N4c5SBnJMVAiMNRcGu6x1AwQH" },
+  { name: "hello world", content: helloWorld, cidVersion: 1, cid: "bafkreifjjcie6lypi6ny7amxnfftagclbuxndqonfipmb64f2km2devei4" },
+  { name: "hello world", content: helloWorld, cidVersion: 0, cid: "QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5o" },
+  { name: "a 3 MiB file", content: multiChunk, cidVersion: 1, cid: "bafybeihrc3432zf4l7ybaaizmoit5vxuiri23ppawoxidht22n4teuajke" },
+  { name: "a 3 MiB file", content: multiChunk, cidVersion: 0, cid: "QmWxSZCQ5MWWiK89akzJc4M3c2cLiPHjT3gNxPRkUkXpmv" }
+]
+
+export interface ContractOptions {
+  /** False when both networks are one store (a single Kubo node under test): the separation test is skipped. */
+  readonly networksAreSeparate?: boolean
+}
+
+// CIDv1 vectors leave `cidVersion` out, so the default is tested too.
+const add = (network: Network, vector: KuboVector) =>
+  ContentStore.use((store) =>
+    store.add(inOddChunks(vector.content), vector.cidVersion === 1 ? { network } : { network, cidVersion: 0 })
+  )
+
+const hashesTo = (bytes: Uint8Array, cid: CID) =>
+  Effect.promise(async () => equals((await sha256.digest(bytes)).bytes, cid.multihash.bytes))
+
+/** The store answers as if it had never seen `cid` on `network`. */
+const assertAbsent = (cid: string, network: Network) =>
+  Effect.gen(function*() {
+    const store = yield* ContentStore
+    assert.isFalse(yield* store.has(cid, network), `has ${cid} on ${network}`)
+    const failures = [
+      yield* Effect.flip(Stream.runDrain(store.cat(cid, network))),
+      yield* Effect.flip(store.block(cid, network)),
+      yield* Effect.flip(Stream.runDrain(store.car(cid, network)))
+    ]
+    for (const failure of failures) assert.deepInclude(failure, { _tag: "ContentNotFound", cid, network })
+  })
+
+const readCar = (car: Uint8Array) =>
+  Effect.promise(async () => {
+    const reader = await CarReader.fromBytes(car)
+    const blocks: Array<{ readonly cid: CID; readonly bytes: Uint8Array }> = []
+    for await (const block of reader.blocks()) blocks.push(block)
+    return { version: reader.version, roots: (await reader.getRoots()).map(String), blocks }
+  })
+
+/** The file under `root`, read back from nothing but `blocks`: it fails if the DAG misses any block. */
+const fileFrom = (root: string, blocks: ReadonlyArray<{ readonly cid: CID; readonly bytes: Uint8Array }>) =>
+  Effect.gen(function*() {
+    const store = new MemoryBlockstore()
+    for (const { cid, bytes } of blocks) yield* Effect.promise(async () => store.put(cid, bytes))
+    const entry = yield* Effect.promise(() => exporter(root, store))
+    if (entry.type !== "file" && entry.type !== "raw") return assert.fail(`${root} is a ${entry.type}, not a file`)
+    return yield* Stream.mkUint8Array(Stream.fromAsyncIterable(entry.content(), (cause) => cause))
+  })
+
+export const contentStoreContract = <E>(
+  adapter: string,
+  store: Layer.Layer<ContentStore, E>,
+  options: ContractOptions = {}
+) =>
+  describe(`${adapter} honours the ContentStore contract`, () =>
+    layer(store)((it) => {
+      for (const vector of kuboVectors) {
+        it.effect(`adds ${vector.name} as ${vector.cid}, as Kubo does, and reads the same bytes back`, () =>
+          Effect.gen(function*() {
+            const store = yield* ContentStore
+            const added = yield* add("public", vector)
+            assert.deepStrictEqual(added, { cid: vector.cid, size: vector.content.length })
+            const read = yield* Stream.mkUint8Array(store.cat(added.cid, "public"))
+            assert.isTrue(equals(read, vector.content), `cat ${added.cid} gave ${read.length} other bytes`)
+          }))
+      }
+
+      it.effect.runIf(options.networksAreSeparate ?? true)("keeps each network's content out of the other", () =>
+        Effect.gen(function*() {
+          const store = yield* ContentStore
+          for (const [network, other] of [["private", "public"], ["public", "private"]] as const) {
+            const { cid } = yield* store.add(Stream.make(text(`only ever added to the ${network} network`)), { network })
+            assert.isTrue(yield* store.has(cid, network))
+            yield* assertAbsent(cid, other)
+          }
+        }))
+
+      it.effect("returns a file's root block, whose sha2-256 digest is the CID's multihash", () =>
+        Effect.gen(function*() {
+          const store = yield* ContentStore
+          for (const vector of kuboVectors) {
+            const cid = CID.parse((yield* add("public", vector)).cid)
+            const block = yield* store.block(cid.toString(), "public")
+            assert.isTrue(yield* hashesTo(block, cid), `the block of ${cid} does not hash to it`)
+            if (cid.code === raw.code) assert.isTrue(equals(block, vector.content), `${cid} is not its content`)
+          }
+        }))
+
+      it.effect("exports a file as a CARv1 rooted at its CID that holds every block of its DAG", () =>
+        Effect.gen(function*() {
+          const store = yield* ContentStore
+          for (const vector of kuboVectors) {
+            const { cid } = yield* add("public", vector)
+            const car = yield* readCar(yield* Stream.mkUint8Array(store.car(cid, "public")))
+            assert.strictEqual(car.version, 1)
+            assert.deepStrictEqual(car.roots, [cid])
+            for (const block of car.blocks) {
+              assert.isTrue(yield* hashesTo(block.bytes, block.cid), `block ${block.cid} does not hash to its CID`)
+            }
+            assert.isTrue(equals(yield* fileFrom(cid, car.blocks), vector.content), `the CAR of ${cid} is not the file`)
+          }
+        }))
+
+      it.effect("treats a malformed or unknown CID as content it does not have", () =>
+        Effect.gen(function*() {
+          const digest = yield* Effect.promise(async () => sha256.digest(text("never added by the contract")))
+          const unknown = CID.create(1, raw.code, digest).toString()
+          for (const cid of ["not-a-cid", unknown]) {
+            yield* assertAbsent(cid, "public")
+            yield* assertAbsent(cid, "private")
+          }
+        }))
+    }))

@@ -1,0 +1,2 @@
+/** Test kits for adapters of the ContentStore port: `@cairn/content-store/testing`. */
+export * from "./ContentStoreContract.ts"
