@@ -1,13 +1,14 @@
 /**
- * Cairn's admin CLI. `replay [projection]` rebuilds read models from the log; `stats` prints what the log
- * holds per stream category. It opens the database itself (DATABASE_URL, or the PGlite in DATA_DIR, which must
- * not be in use by a running server).
+ * Cairn's admin CLI. `workspace create`, `key create` and `key revoke` are clients of the running server's admin
+ * API (CAIRN_URL). `replay [projection]` and `stats` open the database themselves (DATABASE_URL, or the PGlite
+ * in DATA_DIR, which must not be in use by a running server).
  */
 import { CategoryStats } from "@cairn/event-store-pg"
 import { CairnRuntime, Main, ReadModels } from "@cairn/runtime"
 import { NodeRuntime, NodeServices } from "@effect/platform-node"
 import { Console, Effect, Layer, Logger, Option } from "effect"
-import { Argument, Command } from "effect/cli"
+import { Argument, Command, Flag } from "effect/cli"
+import * as AdminClient from "./AdminClient.ts"
 
 const Store = Layer.unwrap(Effect.map(CairnRuntime.databaseFromConfig, CairnRuntime.layerStore))
 
@@ -36,9 +37,71 @@ const stats = Command.make("stats", {}, () =>
   }).pipe(Effect.provide(Store))
 ).pipe(Command.withDescription("Print streams and events per stream category"))
 
+const workspaceCreate = Command.make(
+  "create",
+  {
+    name: Flag.String("name").pipe(Flag.withDescription("The workspace's name")),
+    plan: Flag.Literals("plan", ["free", "pro"]).pipe(Flag.withDefault("free")),
+    agentLimit: Flag.Int("agent-limit").pipe(Flag.withDescription("How many agents it may run"), Flag.optional),
+    internal: Flag.Boolean("internal").pipe(Flag.withDescription("An internal account (may use the issues endpoints)"), Flag.withDefault(false))
+  },
+  ({ name, plan, agentLimit, internal }) =>
+    Effect.gen(function*() {
+      const workspace = (yield* AdminClient.request("POST", "/admin/workspaces", {
+        name,
+        plan,
+        internal,
+        ...Option.match(agentLimit, { onNone: () => ({}), onSome: (n) => ({ agentLimit: n }) })
+      })) as { id: string; agentLimit: number }
+      yield* Console.log(`Created workspace ${name} (${plan}, agent limit ${workspace.agentLimit}${internal ? ", internal" : ""})`)
+      yield* Console.log(workspace.id)
+    })
+).pipe(Command.withDescription("Create a workspace; prints its id as the last line"))
+
+/** `90s`, `30m`, `1h`, `7d` in seconds. */
+const durationSeconds = (text: string) => {
+  const match = /^(\d+)\s*(s|m|h|d)$/.exec(text.trim())
+  if (!match) return Effect.fail(new AdminClient.AdminRequestFailed({ detail: `--expires takes a duration such as 90s, 30m, 1h or 7d, not "${text}"` }))
+  return Effect.succeed(Number(match[1]) * { s: 1, m: 60, h: 3600, d: 86_400 }[match[2] as "s" | "m" | "h" | "d"])
+}
+
+const keyCreate = Command.make(
+  "create",
+  {
+    workspace: Flag.String("workspace").pipe(Flag.withDescription("The workspace id")),
+    user: Flag.String("user").pipe(Flag.withDescription("The user the key acts for")),
+    scopes: Flag.String("scopes").pipe(Flag.withDescription("Comma-separated: org:files:read, org:files:write, org:agents")),
+    expires: Flag.String("expires").pipe(Flag.withDescription("Lifetime such as 1h or 30d; no expiry when omitted"), Flag.optional)
+  },
+  ({ workspace, user, scopes, expires }) =>
+    Effect.gen(function*() {
+      const expiresInSeconds = Option.isSome(expires) ? yield* durationSeconds(expires.value) : undefined
+      const created = (yield* AdminClient.request("POST", "/admin/keys", {
+        workspaceId: workspace,
+        userId: user,
+        scopes: scopes.split(",").map((s) => s.trim()).filter((s) => s !== ""),
+        ...(expiresInSeconds === undefined ? {} : { expiresInSeconds })
+      })) as { keyId: string; token: string }
+      yield* Console.log(`Created key ${created.keyId} for ${user} in ${workspace}`)
+      yield* Console.log(created.token)
+    })
+).pipe(Command.withDescription("Issue an API key; prints the JWT as the last line"))
+
+const keyRevoke = Command.make(
+  "revoke",
+  { keyId: Argument.String("keyId") },
+  ({ keyId }) =>
+    AdminClient.request("POST", `/admin/keys/${encodeURIComponent(keyId)}/revoke`).pipe(
+      Effect.andThen(Console.log(`Revoked key ${keyId}`))
+    )
+).pipe(Command.withDescription("Revoke an API key"))
+
+const workspace = Command.make("workspace").pipe(Command.withSubcommands([workspaceCreate]))
+const key = Command.make("key").pipe(Command.withSubcommands([keyCreate, keyRevoke]))
+
 Command.make("cairn").pipe(
   Command.withDescription("Administer a Cairn installation"),
-  Command.withSubcommands([replay, stats]),
+  Command.withSubcommands([workspace, key, replay, stats]),
   Command.run({ version: "0.1.0" }),
   Effect.provide(NodeServices.layer),
   // stdout carries the command's output; logs go to stderr.

@@ -1,11 +1,11 @@
 /**
  * Cairn's Node server: configuration in, layers wired, HTTP served until SIGTERM or SIGINT, when the server
- * stops accepting, in-flight requests finish and the database closes.
- * PORT (3000), HOST (0.0.0.0), DATA_DIR (./data), DATABASE_URL (unset: embedded PGlite).
+ * stops accepting, the read-model runners stop and the database closes.
+ * PORT (3000), HOST (0.0.0.0), DATA_DIR (./data), DATABASE_URL (unset: embedded PGlite); see docs/operations.md.
  */
 import { CairnHttp } from "@cairn/http"
 import { CairnRuntime, Main } from "@cairn/runtime"
-import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
+import { NodeHttpServer, NodeRuntime, NodeServices } from "@effect/platform-node"
 import { Config, Effect, Layer } from "effect"
 import { HttpRouter } from "effect/http"
 import { createServer } from "node:http"
@@ -16,10 +16,11 @@ const HttpServerLive = Layer.unwrap(Effect.gen(function*() {
   return NodeHttpServer.layer(createServer, { port, host })
 }))
 
-const StoreLive = Layer.unwrap(Effect.map(CairnRuntime.databaseFromConfig, CairnRuntime.layerServer))
+const ApplicationLive = Layer.unwrap(Effect.map(CairnRuntime.databaseFromConfig, CairnRuntime.layerServer))
 
 HttpRouter.serve(CairnHttp.routes).pipe(
-  Layer.provide(StoreLive),
+  Layer.provide(ApplicationLive),
+  Layer.provide(NodeServices.layer),
   Layer.provide(HttpServerLive),
   Layer.launch,
   Main.reportFailure,

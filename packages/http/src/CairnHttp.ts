@@ -1,7 +1,31 @@
 /**
  * Every route Cairn serves, as one layer for `HttpRouter.serve` (Node) or `HttpRouter.toWebHandler` (Bun, Deno,
- * embedding). It needs the EventStore and whatever the routes' services need.
+ * embedding). It needs the application services, the content store, the token signer, the admin token, and a
+ * FileSystem and Path for staging uploads.
  */
+import type { ApiKeys, Files, Signatures, Workspaces } from "@cairn/application"
+import type { AdminToken, TokenSigner } from "@cairn/auth"
+import type { ContentStore } from "@cairn/content-store"
+import type { EventStore } from "@cairn/event-store"
+import { type Config, type FileSystem, Layer, type Path } from "effect"
+import type { HttpRouter } from "effect/http"
+import * as AdminRoutes from "./AdminRoutes.ts"
+import * as GatewayRoutes from "./GatewayRoutes.ts"
 import * as HealthRoutes from "./HealthRoutes.ts"
+import * as AuthRoutes from "./v3/AuthRoutes.ts"
+import * as FilesRoutes from "./v3/FilesRoutes.ts"
+import * as SignatureRoutes from "./v3/SignatureRoutes.ts"
 
-export const routes = HealthRoutes.layer
+/** What the routes need from the application around them. */
+export type Requirements =
+  | ApiKeys | Files | Signatures | Workspaces | ContentStore | EventStore | TokenSigner | AdminToken.AdminToken
+  | FileSystem.FileSystem | Path.Path | HttpRouter.HttpRouter
+
+export const routes: Layer.Layer<never, Config.ConfigError, Requirements> = Layer.mergeAll(
+  HealthRoutes.layer,
+  AuthRoutes.layer,
+  FilesRoutes.layer,
+  SignatureRoutes.layer,
+  GatewayRoutes.layer,
+  AdminRoutes.layer
+)

@@ -1,21 +1,66 @@
 /**
  * The layers every Cairn process is built from, chosen by configuration: the database (Postgres when
- * `DATABASE_URL` is set, embedded PGlite in `DATA_DIR` otherwise), the event store with its inline read models
- * and, for servers, the asynchronous read-model runners. Entry points add only how they serve.
+ * `DATABASE_URL` is set, embedded PGlite in `DATA_DIR` otherwise), the event store with its inline read models,
+ * the content store (embedded IPFS, or Kubo when `KUBO_API_URL` is set), the signature verifier, the API-key
+ * signer and the admin token, and the application services over them. Entry points add only how they serve.
  */
+import { ApiKeys, Files, Signatures, Workspaces } from "@cairn/application"
+import { AdminToken, JoseTokenSigner } from "@cairn/auth"
+import { HeliaContentStore } from "@cairn/content-store-helia"
+import { KuboContentStore } from "@cairn/content-store-kubo"
 import { PgDatabase, PgEventStore } from "@cairn/event-store-pg"
-import { Effect, Layer } from "effect"
+import { Eip1271SignatureVerifier, EoaSignatureVerifier } from "@cairn/signatures"
+import { Config, Effect, Layer, Option } from "effect"
 import * as ReadModels from "./ReadModels.ts"
 
-/** The database and the event store over it, migrated. */
+/** The database and the event store over it, migrated, with every inline read model. */
 export const layerStore = (database: PgDatabase.Database) =>
   PgEventStore.layer({ inlineProjections: ReadModels.inline }).pipe(
     Layer.provideMerge(PgDatabase.layer(database))
   )
 
-/** What a server runs: the store, plus the runners that keep asynchronous read models current. */
+const dataDir = Config.String("DATA_DIR").pipe(Config.withDefault("./data"))
+
+/** `KUBO_API_URL` (both networks) or `KUBO_PUBLIC_API_URL` + `KUBO_PRIVATE_API_URL`; embedded IPFS otherwise. */
+const layerContentStore = Layer.unwrap(Effect.gen(function*() {
+  const both = yield* Config.option(Config.String("KUBO_API_URL"))
+  const publicApiUrl = yield* Config.option(Config.String("KUBO_PUBLIC_API_URL"))
+  const privateApiUrl = yield* Config.option(Config.String("KUBO_PRIVATE_API_URL"))
+  const kubo = Option.isSome(publicApiUrl) && Option.isSome(privateApiUrl)
+    ? Option.some({ publicApiUrl: publicApiUrl.value, privateApiUrl: privateApiUrl.value })
+    : Option.map(both, (url) => ({ publicApiUrl: url, privateApiUrl: url }))
+  if (Option.isSome(kubo)) {
+    yield* Effect.logInfo(`Content store: Kubo at ${kubo.value.publicApiUrl} (public), ${kubo.value.privateApiUrl} (private)`)
+    return KuboContentStore.layer(kubo.value)
+  }
+  const dir = yield* dataDir
+  yield* Effect.logInfo(`Content store: embedded IPFS in ${dir}/ipfs`)
+  return HeliaContentStore.layer({ dataDir: dir })
+}))
+
+/** EOA signatures by default; `SIGNATURE_RPC_URL` also accepts contract wallets (ERC-1271) through that node. */
+const layerSignatureVerifier = Layer.unwrap(Effect.map(
+  Config.option(Config.String("SIGNATURE_RPC_URL")),
+  Option.match({
+    onNone: () => EoaSignatureVerifier.layer,
+    onSome: (rpcUrl) => Eip1271SignatureVerifier.layer({ rpcUrl })
+  })
+))
+
+const layerCredentials = Layer.unwrap(Effect.map(dataDir, (dir) =>
+  Layer.mergeAll(JoseTokenSigner.layerConfig({ dataDir: dir }), AdminToken.layerConfig({ dataDir: dir }))
+))
+
+/** The application services and everything they stand on, except the database (given by the caller). */
+export const layerApplication = (database: PgDatabase.Database) =>
+  Layer.mergeAll(Workspaces.layer, ApiKeys.layer, Files.layer, Signatures.layer).pipe(
+    Layer.provideMerge(Layer.mergeAll(layerContentStore, layerSignatureVerifier, layerCredentials)),
+    Layer.provideMerge(layerStore(database))
+  )
+
+/** What a server runs: the application, plus the runners that keep asynchronous read models current. */
 export const layerServer = (database: PgDatabase.Database) =>
-  ReadModels.layerRunners.pipe(Layer.provideMerge(layerStore(database)))
+  ReadModels.layerRunners.pipe(Layer.provideMerge(layerApplication(database)))
 
 /** Reads the database choice from the environment and logs it (never a password). */
 export const databaseFromConfig = Effect.gen(function*() {

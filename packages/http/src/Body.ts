@@ -1,0 +1,19 @@
+/**
+ * Request bodies that must be JSON whatever their Content-Type says: the pinata SDK sometimes sends JSON labelled
+ * `text/plain`. A body that is not JSON, or not the expected shape, is 400 `Validation failed: <detail>`.
+ */
+import { ValidationFailed } from "@cairn/domain"
+import { Effect, Schema } from "effect"
+import type { HttpServerRequest } from "effect/http"
+
+export const json = <S extends Schema.Codec<unknown, unknown>>(request: HttpServerRequest.HttpServerRequest, schema: S) =>
+  Effect.gen(function*() {
+    const text = yield* request.text
+    let value: unknown
+    try {
+      value = JSON.parse(text)
+    } catch {
+      return yield* new ValidationFailed({ detail: "the request body is not valid JSON" })
+    }
+    return yield* Schema.decodeUnknownEffect(schema)(value)
+  })

@@ -1,0 +1,41 @@
+/**
+ * The one place failures become responses: a documented error gives `{error: <its message>}` with its status;
+ * input that does not decode gives 400 `Validation failed: <detail>`; anything else is a 500 with a generic
+ * message, and the cause goes to the log, never to the client.
+ */
+import { isDocumentedError } from "@cairn/domain"
+import { Cause, Effect } from "effect"
+import type { HttpServerResponse } from "effect/http"
+import { json } from "./Respond.ts"
+
+const schemaDetail = (error: { readonly message: string }) => error.message.replace(/\s+/g, " ").trim()
+
+export const fromError = (error: unknown): Effect.Effect<HttpServerResponse.HttpServerResponse> => {
+  if (isDocumentedError(error)) return Effect.succeed(json({ error: error.message }, error.status))
+  const tag = (error as { _tag?: unknown })?._tag
+  if (tag === "SchemaError") return Effect.succeed(json({ error: `Validation failed: ${schemaDetail(error as Error)}` }, 400))
+  if (tag === "MultipartError") {
+    const reason = (error as { reason?: { _tag?: string } }).reason?._tag
+    if (reason === "FileTooLarge" || reason === "BodyTooLarge") return Effect.succeed(json({ error: "File too large" }, 413))
+  }
+  if (tag === "RequestError" || tag === "MultipartError") {
+    return Effect.succeed(json({ error: `Validation failed: the request body could not be read (${schemaDetail(error as Error)})` }, 400))
+  }
+  if (tag === "ContentStoreUnavailable" || tag === "EventStoreUnavailable" || tag === "VerifierUnavailable") {
+    return Effect.logError("Backend unavailable", error).pipe(Effect.as(json({ error: "Service unavailable" }, 503)))
+  }
+  return Effect.logError("Unexpected failure", error).pipe(Effect.as(json({ error: "Internal server error" }, 500)))
+}
+
+/** Makes a handler total: its failures and defects become responses. */
+export const handled = <E, R>(
+  handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+): Effect.Effect<HttpServerResponse.HttpServerResponse, never, R> =>
+  handler.pipe(
+    Effect.catchCause((cause) => {
+      const failure = Cause.findErrorOption(cause)
+      return failure._tag === "Some"
+        ? fromError(failure.value)
+        : Effect.logError("Defect in handler", cause).pipe(Effect.as(json({ error: "Internal server error" }, 500)))
+    })
+  )

@@ -1,0 +1,67 @@
+/**
+ * `GET /ipfs/{cid}`: the public gateway. It serves only CIDs that some workspace holds on the public network:
+ * the file's bytes with a sniffed content type, or the trustless formats (`application/vnd.ipld.raw`: the root
+ * block; `application/vnd.ipld.car`: the whole DAG), chosen by `Accept` or `?format=raw|car`. A signed CID carries
+ * its signature in `pinata-signature`.
+ */
+import { Files, Signatures } from "@cairn/application"
+import { ContentStore } from "@cairn/content-store"
+import { Cid } from "@cairn/domain"
+import { Effect, Option, Schema, Stream } from "effect"
+import { HttpRouter, HttpServerResponse } from "effect/http"
+import { fileTypeFromBuffer } from "file-type"
+import { handled } from "./ErrorResponse.ts"
+import { json, standardHeaders } from "./Respond.ts"
+
+const isText = (sample: Uint8Array) => {
+  if (sample.includes(0)) return false
+  try {
+    new TextDecoder("utf-8", { fatal: true }).decode(sample.subarray(0, Math.min(sample.length, 4096)))
+    return true
+  } catch {
+    // A multi-byte character cut at the sample's end is still text.
+    return sample.length >= 4096
+  }
+}
+
+const sniff = (sample: Uint8Array) =>
+  Effect.promise(() => fileTypeFromBuffer(sample)).pipe(
+    Effect.map((type) => type?.mime ?? (sample.length > 0 && isText(sample) ? "text/plain; charset=utf-8" : "application/octet-stream"))
+  )
+
+const formatOf = (accept: string | undefined, format: string | null) => {
+  if (format === "raw" || accept?.includes("application/vnd.ipld.raw")) return "raw"
+  if (format === "car" || accept?.includes("application/vnd.ipld.car")) return "car"
+  return "file"
+}
+
+export const layer = HttpRouter.use((router) =>
+  Effect.gen(function*() {
+    const files = yield* Files
+    const signatures = yield* Signatures
+    const content = yield* ContentStore
+
+    yield* router.add("GET", "/ipfs/:cid", (request) =>
+      handled(Effect.gen(function*() {
+        const cid = yield* Effect.flatMap(HttpRouter.params, (params) => Schema.decodeUnknownEffect(Cid)(params["cid"]))
+        if (!(yield* files.isPublic(cid))) return json({ error: "Content not found" }, 404)
+        const signature = yield* signatures.publicSignature(cid)
+        const headers = standardHeaders({
+          etag: `"${cid}"`,
+          "cache-control": "public, max-age=29030400, immutable",
+          "x-ipfs-path": `/ipfs/${cid}`,
+          ...Option.match(signature, { onNone: () => ({}), onSome: (s) => ({ "pinata-signature": s.signature }) })
+        })
+        const format = formatOf(request.headers["accept"], new URL(request.url, "http://cairn").searchParams.get("format"))
+        if (format === "raw") {
+          return HttpServerResponse.uint8Array(yield* content.block(cid, "public"), { contentType: "application/vnd.ipld.raw", headers })
+        }
+        if (format === "car") {
+          return HttpServerResponse.stream(content.car(cid, "public"), { contentType: "application/vnd.ipld.car; version=1", headers })
+        }
+        const first = yield* content.cat(cid, "public").pipe(Stream.take(1), Stream.runCollect)
+        const contentType = yield* sniff(first[0] ?? new Uint8Array())
+        return HttpServerResponse.stream(content.cat(cid, "public"), { contentType, headers })
+      })))
+  })
+)

@@ -1,0 +1,170 @@
+/**
+ * Resumable uploads as the pinata SDK drives them for files over 90 MiB (TUS-like, without requiring a
+ * `Tus-Resumable` header): `POST /v3/files` with `Upload-Length` and `Upload-Metadata` answers 201 and an absolute
+ * `Location`; `PATCH <Location>` appends at `Upload-Offset`; the PATCH that completes the upload imports the file
+ * and answers 204 with `upload-cid`; `GET <Location>` tells the offset to resume from (in `Upload-Offset`). Sessions are staged on
+ * disk under `DATA_DIR/uploads/<id>` (bytes plus a JSON description), so they survive a restart of this node.
+ */
+import { ApiKeys, Files } from "@cairn/application"
+import { ValidationFailed } from "@cairn/domain"
+import { Effect, type FileSystem, Schema, Semaphore, Stream } from "effect"
+import type { HttpServerRequest } from "effect/http"
+import { requireScope } from "../Authenticate.ts"
+import { json, noContent } from "../Respond.ts"
+import { toWire } from "./FileWire.ts"
+import * as UploadOptions from "./UploadOptions.ts"
+
+/** The largest file Cairn accepts through the resumable protocol. */
+export const maxUploadBytes = 25 * 1024 ** 3
+
+class UploadNotFound extends Schema.TaggedError<UploadNotFound>()("UploadNotFound", {}) {
+  readonly status = 404
+  override get message() {
+    return "Upload not found"
+  }
+}
+
+class UploadTooLarge extends Schema.TaggedError<UploadTooLarge>()("UploadTooLarge", {}) {
+  readonly status = 413
+  override get message() {
+    return "File too large"
+  }
+}
+
+class OffsetMismatch extends Schema.TaggedError<OffsetMismatch>()("OffsetMismatch", { expected: Schema.Number }) {
+  readonly status = 409
+  override get message() {
+    return `Upload-Offset does not match: the upload is at ${this.expected}`
+  }
+}
+
+const Session = Schema.Struct({
+  workspaceId: Schema.String,
+  length: Schema.Number,
+  fields: Schema.Record(Schema.String, Schema.String)
+})
+type Session = typeof Session.Type
+
+const decodeSession = Schema.decodeUnknownEffect(Schema.fromJsonString(Session))
+
+const wholeNumber = (value: string | undefined) => (value !== undefined && /^\d+$/.test(value) ? Number(value) : undefined)
+
+/** `Upload-Metadata: key base64,key base64`: values are base64; a key may have no value. */
+const parseMetadata = (header: string | undefined) =>
+  Effect.try({
+    try: () => {
+      const fields: Record<string, string> = {}
+      for (const pair of (header ?? "").split(",")) {
+        const [key, value = ""] = pair.trim().split(/\s+/, 2)
+        if (!key) continue
+        if (value !== "" && !/^[A-Za-z0-9+/]*={0,2}$/.test(value)) throw new Error(key)
+        fields[key] = new TextDecoder("utf-8", { fatal: true }).decode(Uint8Array.from(atob(value), (c) => c.charCodeAt(0)))
+      }
+      return fields
+    },
+    catch: () => new ValidationFailed({ detail: "Upload-Metadata must be comma-separated keys with base64 values" })
+  })
+
+/** The public address of this request's origin, for an absolute `Location` (the SDK passes it to fetch). */
+const origin = (request: HttpServerRequest.HttpServerRequest) => {
+  const proto = request.headers["x-forwarded-proto"]?.split(",")[0]?.trim() ?? "http"
+  const host = request.headers["x-forwarded-host"] ?? request.headers["host"] ?? "localhost"
+  return `${proto}://${host}`
+}
+
+export const make = (options: { readonly directory: string; readonly files: Files["Service"]; readonly fs: FileSystem.FileSystem }) =>
+  Effect.gen(function*() {
+    const { directory, files, fs } = options
+    // One writer per upload at a time; uploads are staged on this node's disk.
+    const locks = new Map<string, Semaphore.Semaphore>()
+    const lockFor = (id: string) => {
+      let lock = locks.get(id)
+      if (lock === undefined) {
+        lock = Semaphore.makeUnsafe(1)
+        locks.set(id, lock)
+      }
+      return lock
+    }
+    const sessionPath = (id: string) => `${directory}/${id}.json`
+    const dataPath = (id: string) => `${directory}/${id}.data`
+    const validId = (id: string) => /^[0-9a-f-]{36}$/.test(id)
+
+    const load = (keys: ApiKeys["Service"], request: HttpServerRequest.HttpServerRequest, id: string) =>
+      Effect.gen(function*() {
+        const principal = yield* requireScope(keys, request, "org:files:write")
+        if (!validId(id)) return yield* new UploadNotFound()
+        const text = yield* fs.readFileString(sessionPath(id)).pipe(Effect.catch(() => Effect.fail(new UploadNotFound())))
+        const session = yield* Effect.orDie(decodeSession(text))
+        if (session.workspaceId !== principal.workspaceId) return yield* new UploadNotFound()
+        const { size } = yield* fs.stat(dataPath(id)).pipe(Effect.orDie)
+        return { principal, session, offset: Number(size) }
+      })
+
+    const create = (keys: ApiKeys["Service"], request: HttpServerRequest.HttpServerRequest) =>
+      Effect.gen(function*() {
+        const principal = yield* requireScope(keys, request, "org:files:write")
+        const length = wholeNumber(request.headers["upload-length"])
+        if (length === undefined) return yield* new ValidationFailed({ detail: "Upload-Length must be a whole number of bytes" })
+        if (length > maxUploadBytes) return yield* new UploadTooLarge()
+        const fields = yield* parseMetadata(request.headers["upload-metadata"])
+        const cidVersion = new URL(request.url, "http://cairn").searchParams.get("X-Upload-Option-Cid-Version")
+        if (cidVersion !== null) fields["cid_version"] = cidVersion
+        yield* UploadOptions.decode(fields) // refuse bad options now, not after gigabytes
+        const id = crypto.randomUUID()
+        yield* fs.makeDirectory(directory, { recursive: true }).pipe(Effect.orDie)
+        yield* fs.writeFile(dataPath(id), new Uint8Array()).pipe(Effect.orDie)
+        const session: Session = { workspaceId: principal.workspaceId, length, fields }
+        yield* fs.writeFileString(sessionPath(id), JSON.stringify(session)).pipe(Effect.orDie)
+        return json({ data: { id } }, 201, { location: `${origin(request)}/v3/files/uploads/${id}`, "upload-offset": "0" })
+      })
+
+    const complete = (id: string, principal: Parameters<Files["Service"]["upload"]>[0], session: Session) =>
+      Effect.gen(function*() {
+        const options = yield* UploadOptions.decode(session.fields)
+        const uploaded = yield* files.upload(principal, {
+          network: options.network,
+          name: options.name ?? "File from SDK",
+          mimeType: options.mimeType ?? "application/octet-stream",
+          groupId: options.groupId,
+          keyvalues: options.keyvalues,
+          cidVersion: options.cidVersion,
+          content: fs.stream(dataPath(id))
+        })
+        yield* Effect.all([fs.remove(dataPath(id)), fs.remove(sessionPath(id))]).pipe(Effect.ignore)
+        locks.delete(id)
+        return uploaded
+      })
+
+    const append = (keys: ApiKeys["Service"], request: HttpServerRequest.HttpServerRequest, id: string) =>
+      Effect.gen(function*() {
+        const { principal, session, offset } = yield* load(keys, request, id)
+        const claimed = wholeNumber(request.headers["upload-offset"])
+        if (claimed === undefined) return yield* new ValidationFailed({ detail: "Upload-Offset must be a whole number of bytes" })
+        if (claimed !== offset) return yield* new OffsetMismatch({ expected: offset })
+        let written = offset
+        yield* Effect.scoped(Effect.gen(function*() {
+          const file = yield* fs.open(dataPath(id), { flag: "a" }).pipe(Effect.orDie)
+          yield* request.stream.pipe(
+            Stream.runForEach((chunk) =>
+              written + chunk.length > session.length
+                ? Effect.fail(new ValidationFailed({ detail: "the chunk goes past Upload-Length" }))
+                : Effect.map(Effect.orDie(file.write(chunk)), () => {
+                  written += chunk.length
+                })
+            )
+          )
+        })).pipe(
+          // A refused or broken chunk leaves the upload where it was, so the client can resume from `offset`.
+          Effect.tapError(() => fs.truncate(dataPath(id), offset).pipe(Effect.ignore))
+        )
+        if (written < session.length) return noContent({ "upload-offset": String(written) })
+        const uploaded = yield* complete(id, principal, session)
+        return noContent({ "upload-offset": String(written), "upload-cid": uploaded.cid, "upload-id": toWire(uploaded).id })
+      }).pipe(Semaphore.withPermit(lockFor(id)))
+
+    const status = (keys: ApiKeys["Service"], request: HttpServerRequest.HttpServerRequest, id: string) =>
+      Effect.map(load(keys, request, id), ({ session, offset }) =>
+        noContent({ "upload-offset": String(offset), "upload-length": String(session.length), "cache-control": "no-store" }))
+
+    return { create, append, status }
+  })

@@ -1,0 +1,58 @@
+/**
+ * `/v3/files/{network}/signature/{cid}`: attach a wallet's EIP-712 signature to a CID the caller's workspace
+ * owns (POST, `org:files:write`), read it (GET, `org:files:read`, a lookup across the network), remove it
+ * (DELETE, by the signing workspace). The body `{signature, address}` is JSON whatever its Content-Type.
+ */
+import { ApiKeys, Signatures } from "@cairn/application"
+import { Cid, Network } from "@cairn/domain"
+import { Effect, Schema } from "effect"
+import { HttpRouter } from "effect/http"
+import { requireScope } from "../Authenticate.ts"
+import * as Body from "../Body.ts"
+import { handled } from "../ErrorResponse.ts"
+import { data, json } from "../Respond.ts"
+
+const Hex = (what: string, pattern: RegExp) =>
+  Schema.String.pipe(Schema.check(Schema.makeFilter((s: string) => pattern.test(s) || `${what} must be ${pattern === address ? "a 0x-prefixed 20-byte hex address" : "0x-prefixed hex bytes"}`)))
+const address = /^0x[0-9a-fA-F]{40}$/
+const signature = /^0x(?:[0-9a-fA-F]{2}){65,}$/
+
+const AddSignature = Schema.Struct({
+  signature: Hex("signature", signature),
+  address: Hex("address", address)
+})
+
+const Target = Schema.Struct({ network: Network, cid: Cid })
+const target = Effect.flatMap(HttpRouter.params, Schema.decodeUnknownEffect(Target))
+
+export const layer = HttpRouter.use((router) =>
+  Effect.gen(function*() {
+    const keys = yield* ApiKeys
+    const signatures = yield* Signatures
+
+    yield* router.add("POST", "/v3/files/:network/signature/:cid", (request) =>
+      handled(Effect.gen(function*() {
+        const principal = yield* requireScope(keys, request, "org:files:write")
+        const { network, cid } = yield* target
+        const body = yield* Body.json(request, AddSignature)
+        const added = yield* signatures.add(principal, network, cid, body)
+        return data({ cid: added.cid, signature: added.signature })
+      })))
+
+    yield* router.add("GET", "/v3/files/:network/signature/:cid", (request) =>
+      handled(Effect.gen(function*() {
+        const principal = yield* requireScope(keys, request, "org:files:read")
+        const { network, cid } = yield* target
+        const found = yield* signatures.get(principal, network, cid)
+        return data({ cid: found.cid, signature: found.signature })
+      })))
+
+    yield* router.add("DELETE", "/v3/files/:network/signature/:cid", (request) =>
+      handled(Effect.gen(function*() {
+        const principal = yield* requireScope(keys, request, "org:files:write")
+        const { network, cid } = yield* target
+        yield* signatures.remove(principal, network, cid)
+        return json({ data: null })
+      })))
+  })
+)
