@@ -1,4 +1,5 @@
 import { EventStore, ExpectedVersion } from "@cairn/event-store"
+import { PgDatabase } from "@cairn/event-store-pg"
 import { CairnRuntime } from "@cairn/runtime"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -25,7 +26,7 @@ beforeAll(async () => {
       yield* store.append([{ stream, expected: ExpectedVersion.NoStream, events: Array.from({ length: count }, (_, i) => ({ type: "Seeded", data: { i } })) }])
     }
   })
-  await Effect.runPromise(seed.pipe(Effect.provide(CairnRuntime.layerStore({ _tag: "Pglite", dataDir: join(dataDir, "pg") })), Effect.scoped))
+  await Effect.runPromise(seed.pipe(Effect.provide(CairnRuntime.layerStore(PgDatabase.layerPglite(join(dataDir, "pg")))), Effect.scoped))
 }, 120_000)
 
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }))

@@ -9,15 +9,18 @@ import { AdminToken, JoseTokenSigner } from "@cairn/auth"
 import { HeliaContentStore } from "@cairn/content-store-helia"
 import { KuboContentStore } from "@cairn/content-store-kubo"
 import { PgDatabase, PgEventStore } from "@cairn/event-store-pg"
+import type { PgClient } from "@effect/sql-pg"
+import type { SqlClient } from "effect/sql"
 import { Eip1271SignatureVerifier, EoaSignatureVerifier } from "@cairn/signatures"
 import { Config, Effect, Layer, Option } from "effect"
 import * as ReadModels from "./ReadModels.ts"
 
+/** A database: `PgDatabase.layer(…)` for configured ones, or any layer giving the same clients (tests, benches). */
+export type DatabaseLayer = Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, unknown>
+
 /** The database and the event store over it, migrated, with every inline read model. */
-export const layerStore = (database: PgDatabase.Database) =>
-  PgEventStore.layer({ inlineProjections: ReadModels.inline }).pipe(
-    Layer.provideMerge(PgDatabase.layer(database))
-  )
+export const layerStore = (database: DatabaseLayer) =>
+  PgEventStore.layer({ inlineProjections: ReadModels.inline }).pipe(Layer.provideMerge(database))
 
 const dataDir = Config.String("DATA_DIR").pipe(Config.withDefault("./data"))
 
@@ -52,19 +55,19 @@ const layerCredentials = Layer.unwrap(Effect.map(dataDir, (dir) =>
 ))
 
 /** The application services and everything they stand on, except the database (given by the caller). */
-export const layerApplication = (database: PgDatabase.Database) =>
+export const layerApplication = (database: DatabaseLayer) =>
   Layer.mergeAll(Workspaces.layer, ApiKeys.layer, Files.layer, Signatures.layer).pipe(
     Layer.provideMerge(Layer.mergeAll(layerContentStore, layerSignatureVerifier, layerCredentials)),
     Layer.provideMerge(layerStore(database))
   )
 
 /** What a server runs: the application, plus the runners that keep asynchronous read models current. */
-export const layerServer = (database: PgDatabase.Database) =>
+export const layerServer = (database: DatabaseLayer) =>
   ReadModels.layerRunners.pipe(Layer.provideMerge(layerApplication(database)))
 
-/** Reads the database choice from the environment and logs it (never a password). */
+/** The database chosen by the environment, logged (never a password). */
 export const databaseFromConfig = Effect.gen(function*() {
   const database = yield* PgDatabase.fromConfig
   yield* Effect.logInfo(`Event store: ${PgDatabase.describe(database)}`)
-  return database
+  return PgDatabase.layer(database)
 })
