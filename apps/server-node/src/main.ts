@@ -1,13 +1,13 @@
 /**
  * Cairn's Node server: configuration in, layers wired, HTTP served until SIGTERM or SIGINT, when the server
  * stops accepting, the read-model runners stop and the database closes.
- * PORT (3000), HOST (0.0.0.0), DATA_DIR (./data), DATABASE_URL (unset: embedded PGlite); see docs/operations.md.
+ * PORT (3000), HOST (0.0.0.0), DATA_DIR (./data), DATABASE_URL (unset: embedded PGlite), ACCESS_LOG (false);
+ * see docs/operations.md.
  */
 import { CairnHttp } from "@cairn/http"
 import { CairnRuntime, Main } from "@cairn/runtime"
 import { NodeHttpServer, NodeRuntime, NodeServices } from "@effect/platform-node"
 import { Config, Effect, Layer } from "effect"
-import { HttpRouter } from "effect/http"
 import { createServer } from "node:http"
 
 const HttpServerLive = Layer.unwrap(Effect.gen(function*() {
@@ -18,10 +18,9 @@ const HttpServerLive = Layer.unwrap(Effect.gen(function*() {
 
 const ApplicationLive = Layer.unwrap(Effect.map(CairnRuntime.databaseFromConfig, CairnRuntime.layerServer))
 
-HttpRouter.serve(CairnHttp.routes).pipe(
+CairnHttp.serve(HttpServerLive).pipe(
   Layer.provide(ApplicationLive),
   Layer.provide(NodeServices.layer),
-  Layer.provide(HttpServerLive),
   Layer.launch,
   Main.reportFailure,
   NodeRuntime.runMain({ teardown: Main.serverTeardown })

@@ -9,6 +9,7 @@ import { Clock, Config, Effect, Layer, Option, Redacted, Schema } from "effect"
 import * as jose from "jose"
 import { join } from "node:path"
 import * as SecretFile from "./SecretFile.ts"
+import * as VerifiedTokens from "./VerifiedTokens.ts"
 import { type ApiKeyClaims, InvalidToken, type IssueOptions, TokenSigner } from "./TokenSigner.ts"
 
 const issuer = "cairn"
@@ -154,10 +155,16 @@ export const make = Effect.fnUntraced(function*(keys: Redacted.Redacted<KeySet>,
     }
   )
 
-  const verifyApiKey = Effect.fn("JoseTokenSigner.verifyApiKey")(
+  const verified = VerifiedTokens.make()
+
+  // On every request's path: untraced.
+  const verifyApiKey = Effect.fnUntraced(
     function*(token: string) {
       // The effect clock rather than jose's `Date.now`, so expiry is testable and agrees with `issueApiKey`.
-      const currentDate = new Date(yield* Clock.currentTimeMillis)
+      const now = yield* Clock.currentTimeMillis
+      const known = verified.get(token, now)
+      if (known !== undefined) return known
+      const currentDate = new Date(now)
       const { payload } = yield* Effect.tryPromise({
         try: () => jose.jwtVerify(token, keyFor, { algorithms: [algorithm], issuer, currentDate }),
         catch: (error) => error
@@ -172,12 +179,14 @@ export const make = Effect.fnUntraced(function*(keys: Redacted.Redacted<KeySet>,
       const claims = yield* decodePayload(payload).pipe(
         Effect.mapError(() => new InvalidToken({ reason: "missing-claims" }))
       )
-      return {
+      const result = {
         userId: claims.sub ?? "",
         workspaceId: claims.wid,
         keyId: claims.jti,
         scopes: claims.scp
       } satisfies ApiKeyClaims
+      verified.remember(token, result, payload.exp === undefined ? Number.POSITIVE_INFINITY : payload.exp * 1000)
+      return result
     }
   )
 

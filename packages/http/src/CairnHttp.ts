@@ -7,8 +7,8 @@ import type { ApiKeys, Files, Signatures, Workspaces } from "@cairn/application"
 import type { AdminToken, TokenSigner } from "@cairn/auth"
 import type { ContentStore } from "@cairn/content-store"
 import type { EventStore } from "@cairn/event-store"
-import { type Config, type FileSystem, Layer, type Path } from "effect"
-import type { HttpRouter } from "effect/http"
+import { Config, Effect, type FileSystem, Layer, type Path, References } from "effect"
+import { HttpRouter, type HttpServer } from "effect/http"
 import * as AdminRoutes from "./AdminRoutes.ts"
 import * as GatewayRoutes from "./GatewayRoutes.ts"
 import * as HealthRoutes from "./HealthRoutes.ts"
@@ -29,3 +29,19 @@ export const routes: Layer.Layer<never, Config.ConfigError, Requirements> = Laye
   GatewayRoutes.layer,
   AdminRoutes.layer
 )
+
+/**
+ * How Cairn serves its routes: one access-log line per request only when `ACCESS_LOG=true` (failures are always
+ * logged, with their cause), and no tracing spans: no trace exporter is wired yet, so every span would be built
+ * per request and dropped (measured: bench:http, docs/performance.md). Servers and benchmarks share this, so
+ * what is measured is what runs.
+ */
+export const serve = <E, R>(server: Layer.Layer<HttpServer.HttpServer, E, R>) =>
+  Layer.unwrap(Effect.map(
+    Config.Boolean("ACCESS_LOG").pipe(Config.withDefault(false)),
+    (accessLog) =>
+      HttpRouter.serve(routes, { disableLogger: !accessLog }).pipe(
+        Layer.provide(server),
+        Layer.provide(Layer.succeed(References.TracerEnabled, false))
+      )
+  ))
