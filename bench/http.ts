@@ -22,6 +22,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import type { LoadSpec } from "./LoadSpec.ts"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 
 const url = process.env["DATABASE_URL"] || undefined
@@ -39,15 +40,6 @@ const app = CairnHttp.serve(NodeHttpServer.layer(createServer, { port: cairnPort
   Layer.provideMerge(CairnRuntime.layerApplication(database)),
   Layer.provideMerge(NodeServices.layer)
 )
-
-interface LoadSpec {
-  readonly url: string
-  readonly method: "GET" | "POST"
-  readonly headers: Record<string, string>
-  readonly items: ReadonlyArray<{ readonly path: string; readonly body?: string }>
-  readonly amount?: number
-  readonly seconds?: number
-}
 
 /** Runs bench/load.ts in its own process: a load generator sharing the servers' event loop skews them. */
 const load = (title: string, spec: LoadSpec) =>

@@ -4,17 +4,9 @@
  */
 import autocannon from "autocannon"
 import { readFileSync } from "node:fs"
+import type { LoadSpec } from "./LoadSpec.ts"
 
-interface Spec {
-  readonly url: string
-  readonly method: "GET" | "POST"
-  readonly headers: Record<string, string>
-  readonly items: ReadonlyArray<{ readonly path: string; readonly body?: string }>
-  readonly amount?: number
-  readonly seconds?: number
-}
-
-const spec = JSON.parse(readFileSync(process.argv[2]!, "utf8")) as Spec
+const spec = JSON.parse(readFileSync(process.argv[2]!, "utf8")) as LoadSpec
 let next = 0
 const started = performance.now()
 const result = await autocannon({
