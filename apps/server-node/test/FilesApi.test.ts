@@ -66,6 +66,9 @@ describe("the v3 API through the official pinata SDK", () => {
     assert.match(uploaded.created_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
     const v0 = await pinata.upload.private.file(new File(["hello world\n"], "hello.txt")).cidVersion("v0")
     assert.strictEqual(v0.cid, "QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5o")
+    assert.strictEqual(v0.mime_type, "text/plain; charset=utf-8", "a file sent with no type is sniffed")
+    const png = Uint8Array.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 0, 0, 0, 1, 0, 0, 0, 1, 8, 6, 0, 0, 0, 0x1f, 0x15, 0xc4, 0x89])
+    assert.strictEqual((await pinata.upload.private.file(new File([png], "pixel", { type: "application/octet-stream" }))).mime_type, "image/png")
     assert.strictEqual(v0.network, "private")
     const got = await pinata.files.private.get(v0.id)
     assert.strictEqual(got.cid, v0.cid)
@@ -95,7 +98,8 @@ describe("the v3 API through the official pinata SDK", () => {
     assert.notStrictEqual(page.next_page_token, "")
     const byCid = await pinata.files.private.list().cid(all[0]!.cid)
     assert.deepStrictEqual(byCid.files.map((f) => f.id), [all[0]!.id])
-    assert.strictEqual((await pinata.files.private.list().mimeType("image/png")).files.length, 0)
+    assert.deepStrictEqual((await pinata.files.private.list().mimeType("image/png")).files.map((f) => f.name), ["pixel"])
+    assert.strictEqual((await pinata.files.private.list().mimeType("image/gif")).files.length, 0)
   })
 
   it("updates a file's name and key-values, then deletes it", async () => {

@@ -7,27 +7,11 @@
 import { Files, Signatures } from "@cairn/application"
 import { ContentStore } from "@cairn/content-store"
 import { Cid } from "@cairn/domain"
-import { Effect, Option, Schema, Stream } from "effect"
+import { Effect, Option, Schema } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
-import { fileTypeFromBuffer } from "file-type"
+import * as ContentType from "./ContentType.ts"
 import { handled } from "./ErrorResponse.ts"
 import { json, standardHeaders } from "./Respond.ts"
-
-const isText = (sample: Uint8Array) => {
-  if (sample.includes(0)) return false
-  try {
-    new TextDecoder("utf-8", { fatal: true }).decode(sample.subarray(0, Math.min(sample.length, 4096)))
-    return true
-  } catch {
-    // A multi-byte character cut at the sample's end is still text.
-    return sample.length >= 4096
-  }
-}
-
-const sniff = (sample: Uint8Array) =>
-  Effect.promise(() => fileTypeFromBuffer(sample)).pipe(
-    Effect.map((type) => type?.mime ?? (sample.length > 0 && isText(sample) ? "text/plain; charset=utf-8" : "application/octet-stream"))
-  )
 
 const formatOf = (accept: string | undefined, format: string | null) => {
   if (format === "raw" || accept?.includes("application/vnd.ipld.raw")) return "raw"
@@ -59,8 +43,7 @@ export const layer = HttpRouter.use((router) =>
         if (format === "car") {
           return HttpServerResponse.stream(content.car(cid, "public"), { contentType: "application/vnd.ipld.car; version=1", headers })
         }
-        const first = yield* content.cat(cid, "public").pipe(Stream.take(1), Stream.runCollect)
-        const contentType = yield* sniff(first[0] ?? new Uint8Array())
+        const contentType = yield* ContentType.sniffStream(content.cat(cid, "public"))
         return HttpServerResponse.stream(content.cat(cid, "public"), { contentType, headers })
       })))
   })

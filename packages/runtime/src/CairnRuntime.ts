@@ -61,9 +61,19 @@ export const layerApplication = (database: DatabaseLayer) =>
     Layer.provideMerge(layerStore(database))
   )
 
+/** Tells the operator where the admin token is (never what it is). */
+const logAdminToken = Layer.effectDiscard(Effect.gen(function*() {
+  const { source } = yield* AdminToken.AdminToken
+  yield* Effect.logInfo(
+    source._tag === "Config"
+      ? "Admin token: from ADMIN_TOKEN"
+      : `Admin token: ${source.created ? "generated into" : "in"} ${source.path} (the CLI reads it from there)`
+  )
+}))
+
 /** What a server runs: the application, plus the runners that keep asynchronous read models current. */
 export const layerServer = (database: DatabaseLayer) =>
-  ReadModels.layerRunners.pipe(Layer.provideMerge(layerApplication(database)))
+  Layer.mergeAll(ReadModels.layerRunners, logAdminToken).pipe(Layer.provideMerge(layerApplication(database)))
 
 /** The database chosen by the environment, logged (never a password). */
 export const databaseFromConfig = Effect.gen(function*() {

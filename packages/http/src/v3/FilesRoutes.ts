@@ -10,6 +10,7 @@ import { requireScope } from "../Authenticate.ts"
 import * as Body from "../Body.ts"
 import { handled } from "../ErrorResponse.ts"
 import { data, json } from "../Respond.ts"
+import * as ContentType from "../ContentType.ts"
 import { toWire } from "./FileWire.ts"
 import * as ResumableUploads from "./ResumableUploads.ts"
 import * as UploadOptions from "./UploadOptions.ts"
@@ -85,10 +86,11 @@ export const layer = HttpRouter.use((router) =>
         }
         if (file === undefined) return yield* new ValidationFailed({ detail: "a file part named \"file\" is required" })
         const options = yield* UploadOptions.decode(fields)
+        const given = options.mimeType ?? file.contentType
         const uploaded = yield* files.upload(principal, {
           network: options.network,
           name: options.name ?? (file.name || "File from SDK"),
-          mimeType: options.mimeType ?? (file.contentType || "application/octet-stream"),
+          mimeType: ContentType.isGeneric(given) ? yield* ContentType.sniffStream(fs.stream(file.path)) : given,
           groupId: options.groupId,
           keyvalues: options.keyvalues,
           cidVersion: options.cidVersion,

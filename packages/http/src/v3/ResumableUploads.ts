@@ -11,6 +11,7 @@ import { Effect, type FileSystem, Schema, Semaphore, Stream } from "effect"
 import type { HttpServerRequest } from "effect/http"
 import { requireScope } from "../Authenticate.ts"
 import { json, noContent } from "../Respond.ts"
+import * as ContentType from "../ContentType.ts"
 import { toWire } from "./FileWire.ts"
 import * as UploadOptions from "./UploadOptions.ts"
 
@@ -124,7 +125,7 @@ export const make = (options: { readonly directory: string; readonly files: File
         const uploaded = yield* files.upload(principal, {
           network: options.network,
           name: options.name ?? "File from SDK",
-          mimeType: options.mimeType ?? "application/octet-stream",
+          mimeType: ContentType.isGeneric(options.mimeType) ? yield* ContentType.sniffStream(fs.stream(dataPath(id))) : options.mimeType!,
           groupId: options.groupId,
           keyvalues: options.keyvalues,
           cidVersion: options.cidVersion,
