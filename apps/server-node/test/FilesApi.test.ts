@@ -8,6 +8,9 @@ import { createHash } from "node:crypto"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { CarReader } from "@ipld/car"
+import { CID } from "multiformats/cid"
+import { sha256 } from "multiformats/hashes/sha2"
 import { PinataSDK } from "pinata"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { cli } from "./Cli.ts"
@@ -79,6 +82,20 @@ describe("the v3 API through the official pinata SDK", () => {
     assert.strictEqual(gateway.status, 200)
     assert.strictEqual(await gateway.text(), "hello world\n")
     assert.match(gateway.headers.get("content-type")!, /^text\/plain/)
+  })
+
+  it("serves public content in the trustless gateway formats", async () => {
+    const file = await pinata.upload.public.file(new File([`trustless ${Date.now()}`], "t.txt"))
+    const raw = await call(`/ipfs/${file.cid}?format=raw`)
+    assert.strictEqual(raw.headers.get("content-type"), "application/vnd.ipld.raw")
+    const block = new Uint8Array(await raw.arrayBuffer())
+    assert.deepStrictEqual((await sha256.digest(block)).bytes, CID.parse(file.cid).multihash.bytes)
+    const car = await call(`/ipfs/${file.cid}`, { headers: { accept: "application/vnd.ipld.car" } })
+    assert.match(car.headers.get("content-type")!, /^application\/vnd\.ipld\.car/)
+    const reader = await CarReader.fromBytes(new Uint8Array(await car.arrayBuffer()))
+    assert.deepStrictEqual((await reader.getRoots()).map(String), [file.cid])
+    assert.isTrue(await reader.has(CID.parse(file.cid)))
+    assert.strictEqual((await call("/ipfs/not-a-cid")).status, 400)
   })
 
   it("lists with filters and pages until next_page_token is empty", async () => {
