@@ -1,4 +1,5 @@
 /** Cairn's pure core: schemas, events, decisions and the documented errors. No I/O; runs on Node, Bun and Deno. */
+export * as Agent from "./agents/Agent.ts"
 export * as ApiKey from "./keys/ApiKey.ts"
 export * as CidRecord from "./cids/CidRecord.ts"
 export * from "./Cid.ts"

@@ -1,0 +1,138 @@
+/**
+ * A hosted agent: an engine gateway Cairn provisions and supervises for one workspace. Stream `agent-<id>`.
+ * Status is `starting` until the gateway answers, then `running`; `not_running` when it failed to start, crashed
+ * or stopped. The gateway token is never stored: it is derived from a server secret and the agent's token
+ * generation, which a rotation bumps, so every older token stops working.
+ */
+import { Result, Schema } from "effect"
+import { ValidationFailed } from "../ValidationFailed.ts"
+
+export const AgentStatus = Schema.Literals(["starting", "running", "not_running"])
+export type AgentStatus = typeof AgentStatus.Type
+
+export class AgentCreated extends Schema.TaggedClass<AgentCreated>()("AgentCreated", {
+  agentId: Schema.String,
+  workspaceId: Schema.String,
+  userId: Schema.String,
+  name: Schema.String,
+  engineVersion: Schema.String,
+  at: Schema.String
+}) {}
+
+export class AgentStarted extends Schema.TaggedClass<AgentStarted>()("AgentStarted", {
+  agentId: Schema.String,
+  engineVersion: Schema.String,
+  at: Schema.String
+}) {}
+
+export class AgentFailedToStart extends Schema.TaggedClass<AgentFailedToStart>()("AgentFailedToStart", {
+  agentId: Schema.String,
+  logTail: Schema.String,
+  at: Schema.String
+}) {}
+
+export class AgentStopped extends Schema.TaggedClass<AgentStopped>()("AgentStopped", {
+  agentId: Schema.String,
+  reason: Schema.Literals(["crashed", "stopped"]),
+  at: Schema.String
+}) {}
+
+export class AgentRestartRequested extends Schema.TaggedClass<AgentRestartRequested>()("AgentRestartRequested", {
+  agentId: Schema.String,
+  engineVersion: Schema.String,
+  at: Schema.String
+}) {}
+
+export class GatewayTokenRotated extends Schema.TaggedClass<GatewayTokenRotated>()("GatewayTokenRotated", {
+  agentId: Schema.String,
+  generation: Schema.Int,
+  at: Schema.String
+}) {}
+
+export class AgentDeleted extends Schema.TaggedClass<AgentDeleted>()("AgentDeleted", {
+  agentId: Schema.String,
+  at: Schema.String
+}) {}
+
+export const AgentEvent = Schema.Union([
+  AgentCreated, AgentStarted, AgentFailedToStart, AgentStopped, AgentRestartRequested, GatewayTokenRotated, AgentDeleted
+])
+export type AgentEvent = typeof AgentEvent.Type
+
+export class AgentNotFound extends Schema.TaggedError<AgentNotFound>()("AgentNotFound", { agentId: Schema.String }) {
+  readonly status = 404
+  override get message() {
+    return "Agent not found"
+  }
+}
+
+export interface Agent {
+  readonly agentId: string
+  readonly workspaceId: string
+  readonly userId: string
+  readonly name: string
+  readonly engineVersion: string
+  readonly status: AgentStatus
+  readonly tokenGeneration: number
+  readonly createdAt: string
+}
+
+export type AgentState =
+  | { readonly _tag: "NoAgent" }
+  | { readonly _tag: "Live"; readonly agent: Agent }
+  | { readonly _tag: "Deleted"; readonly agent: Agent }
+
+export const initial: AgentState = { _tag: "NoAgent" }
+
+const live = (state: AgentState, change: (agent: Agent) => Agent): AgentState =>
+  state._tag === "Live" ? { _tag: "Live", agent: change(state.agent) } : state
+
+export const evolve = (state: AgentState, event: AgentEvent): AgentState => {
+  switch (event._tag) {
+    case "AgentCreated":
+      return {
+        _tag: "Live",
+        agent: {
+          agentId: event.agentId,
+          workspaceId: event.workspaceId,
+          userId: event.userId,
+          name: event.name,
+          engineVersion: event.engineVersion,
+          status: "starting",
+          tokenGeneration: 0,
+          createdAt: event.at
+        }
+      }
+    case "AgentStarted":
+      return live(state, (a) => ({ ...a, status: "running", engineVersion: event.engineVersion }))
+    case "AgentFailedToStart":
+    case "AgentStopped":
+      return live(state, (a) => ({ ...a, status: "not_running" }))
+    case "AgentRestartRequested":
+      return live(state, (a) => ({ ...a, status: "starting" }))
+    case "GatewayTokenRotated":
+      return live(state, (a) => ({ ...a, tokenGeneration: event.generation }))
+    case "AgentDeleted":
+      return state._tag === "Live" ? { _tag: "Deleted", agent: state.agent } : state
+  }
+}
+
+export const stream = (agentId: string) => `agent-${agentId}`
+
+/** The agent as its workspace sees it; another workspace's agent, or a deleted one, is not found. */
+export const visible = (state: AgentState, agentId: string, workspaceId: string): Result.Result<Agent, AgentNotFound> =>
+  state._tag === "Live" && state.agent.workspaceId === workspaceId
+    ? Result.succeed(state.agent)
+    : Result.fail(new AgentNotFound({ agentId }))
+
+// Control characters, markup and path separators have no place in a display name.
+const banned = /[<>{}\\/`$\u0000-\u001f\u007f]/
+
+/** The documented rules for an agent's name: required, at most 100 characters, no banned characters. */
+export const validateName = (name: unknown): Result.Result<string, ValidationFailed> => {
+  if (typeof name !== "string" || name.trim() === "") return Result.fail(new ValidationFailed({ detail: "name is required" }))
+  if ([...name].length > 100) return Result.fail(new ValidationFailed({ detail: "name must be at most 100 characters" }))
+  const found = banned.exec(name)
+  if (found) return Result.fail(new ValidationFailed({ detail: `name contains a banned character (${JSON.stringify(found[0])})` }))
+  return Result.succeed(name.trim())
+}
