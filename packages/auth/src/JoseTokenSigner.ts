@@ -10,7 +10,7 @@ import * as jose from "jose"
 import { join } from "node:path"
 import * as SecretFile from "./SecretFile.ts"
 import * as VerifiedTokens from "./VerifiedTokens.ts"
-import { type ApiKeyClaims, InvalidToken, type IssueOptions, TokenSigner } from "./TokenSigner.ts"
+import { type ApiKeyClaims, InvalidToken, type IssueOptions, type PlatformClaims, TokenSigner } from "./TokenSigner.ts"
 
 const issuer = "cairn"
 const algorithm = "ES256"
@@ -190,7 +190,22 @@ export const make = Effect.fnUntraced(function*(keys: Redacted.Redacted<KeySet>,
     }
   )
 
-  return TokenSigner.of({ issueApiKey, verifyApiKey, jwks: Effect.succeed(jwks) })
+  const issuePlatformToken = Effect.fn("JoseTokenSigner.issuePlatformToken")(function*(claims: PlatformClaims) {
+    const nowSeconds = Math.floor((yield* Clock.currentTimeMillis) / 1000)
+    const expires = nowSeconds + 3600
+    const token = yield* Effect.promise(() =>
+      new jose.SignJWT({ wid: claims.workspaceId, aid: claims.agentId, scp: ["platform"] })
+        .setProtectedHeader({ alg: algorithm, kid: activeKid })
+        .setIssuer(issuer)
+        .setSubject(claims.userId)
+        .setIssuedAt(nowSeconds)
+        .setExpirationTime(expires)
+        .sign(signingKey)
+    )
+    return { token, expiresAt: new Date(expires * 1000).toISOString() }
+  })
+
+  return TokenSigner.of({ issueApiKey, issuePlatformToken, verifyApiKey, jwks: Effect.succeed(jwks) })
 })
 
 export const layer = (keys: Redacted.Redacted<KeySet>) => Layer.effect(TokenSigner, make(keys))

@@ -32,8 +32,17 @@ export interface Jwks {
   readonly keys: ReadonlyArray<Record<string, unknown>>
 }
 
+/** What a platform token says: an agent acting for its user in its workspace, for one hour. */
+export interface PlatformClaims {
+  readonly agentId: string
+  readonly workspaceId: string
+  readonly userId: string
+}
+
 export class TokenSigner extends Context.Service<TokenSigner, {
   readonly issueApiKey: (claims: ApiKeyClaims, options?: IssueOptions) => Effect.Effect<string>
+  /** A one-hour platform JWT (scope `platform`) an agent exchanges its gateway token for. */
+  readonly issuePlatformToken: (claims: PlatformClaims) => Effect.Effect<{ readonly token: string; readonly expiresAt: string }>
   /**
    * The claims of a valid API key. A token with a valid signature but no user (`sub`) fails with
    * `missing-claims` only when the workspace or key id is missing; a missing user yields `userId: ""` so the
