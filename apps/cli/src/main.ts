@@ -96,12 +96,28 @@ const keyRevoke = Command.make(
     )
 ).pipe(Command.withDescription("Revoke an API key"))
 
+const auditAgent = Command.make(
+  "agent",
+  { agentId: Argument.String("agentId") },
+  ({ agentId }) =>
+    Effect.gen(function*() {
+      const events = (yield* AdminClient.request("GET", `/admin/agents/${encodeURIComponent(agentId)}/events`)) as Array<{
+        version: number
+        type: string
+        at: string
+        actor: string | null
+      }>
+      for (const event of events) yield* Console.log(`${event.at}\t#${event.version}\t${event.type}\tby ${event.actor ?? "?"}`)
+    })
+).pipe(Command.withDescription("Print an agent's history: every event with its time and actor"))
+
+const audit = Command.make("audit").pipe(Command.withSubcommands([auditAgent]))
 const workspace = Command.make("workspace").pipe(Command.withSubcommands([workspaceCreate]))
 const key = Command.make("key").pipe(Command.withSubcommands([keyCreate, keyRevoke]))
 
 Command.make("cairn").pipe(
   Command.withDescription("Administer a Cairn installation"),
-  Command.withSubcommands([workspace, key, replay, stats]),
+  Command.withSubcommands([workspace, key, audit, replay, stats]),
   Command.run({ version: "0.1.0" }),
   Effect.provide(NodeServices.layer),
   // stdout carries the command's output; logs go to stderr.

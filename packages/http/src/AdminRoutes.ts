@@ -4,8 +4,9 @@
  * revoke API keys.
  */
 import { ApiKeys, Unauthorized, Workspaces } from "@cairn/application"
+import { EventStore } from "@cairn/event-store"
 import { AdminToken } from "@cairn/auth"
-import { ApiKey, Workspace } from "@cairn/domain"
+import { Agent, ApiKey, Workspace } from "@cairn/domain"
 import { Effect, Schema } from "effect"
 import { HttpRouter, type HttpServerRequest } from "effect/http"
 import { bearerToken } from "./Authenticate.ts"
@@ -32,6 +33,7 @@ export const layer = HttpRouter.use((router) =>
     const admin = yield* AdminToken.AdminToken
     const workspaces = yield* Workspaces
     const keys = yield* ApiKeys
+    const store = yield* EventStore
 
     const asAdmin = (request: HttpServerRequest.HttpServerRequest) =>
       Effect.gen(function*() {
@@ -64,6 +66,16 @@ export const layer = HttpRouter.use((router) =>
           ...(input.expiresInSeconds === undefined ? {} : { expiresInSeconds: input.expiresInSeconds })
         })
         return data(created, 201)
+      })))
+
+    // The audit trail of one agent, whatever its workspace: every event with its actor and time.
+    yield* router.add("GET", "/admin/agents/:agentId/events", (request) =>
+      handled(Effect.gen(function*() {
+        yield* asAdmin(request)
+        const { agentId = "" } = yield* HttpRouter.params
+        const events = yield* store.readStream(Agent.stream(agentId))
+        if (events.length === 0) return yield* new Agent.AgentNotFound({ agentId })
+        return data(events.map((e) => ({ version: e.version, type: e.type, at: e.recordedAt.toISOString(), actor: e.metadata.actor ?? null, data: e.data })))
       })))
 
     yield* router.add("POST", "/admin/keys/:keyId/revoke", (request) =>

@@ -4,8 +4,9 @@
  * the content store (embedded IPFS, or Kubo when `KUBO_API_URL` is set), the signature verifier, the API-key
  * signer and the admin token, and the application services over them. Entry points add only how they serve.
  */
-import { ApiKeys, Files, Signatures, Workspaces } from "@cairn/application"
-import { AdminToken, JoseTokenSigner } from "@cairn/auth"
+import { SimulatedAgentEngine } from "@cairn/agent-engine"
+import { Agents, ApiKeys, Files, Signatures, Workspaces } from "@cairn/application"
+import { AdminToken, GatewayTokens, JoseTokenSigner } from "@cairn/auth"
 import { HeliaContentStore } from "@cairn/content-store-helia"
 import { KuboContentStore } from "@cairn/content-store-kubo"
 import { PgDatabase, PgEventStore } from "@cairn/event-store-pg"
@@ -51,13 +52,28 @@ const layerSignatureVerifier = Layer.unwrap(Effect.map(
 ))
 
 const layerCredentials = Layer.unwrap(Effect.map(dataDir, (dir) =>
-  Layer.mergeAll(JoseTokenSigner.layerConfig({ dataDir: dir }), AdminToken.layerConfig({ dataDir: dir }))
+  Layer.mergeAll(
+    JoseTokenSigner.layerConfig({ dataDir: dir }),
+    AdminToken.layerConfig({ dataDir: dir }),
+    GatewayTokens.layerConfig({ dataDir: dir })
+  )
 ))
+
+/**
+ * `ENGINE=simulated` (the default until the OpenClaw engine lands): a deterministic engine in process;
+ * `SIMULATED_START_DELAY` sets how long its gateways take to come up (default 2 s).
+ */
+const layerAgentEngine = Layer.unwrap(Effect.gen(function*() {
+  const engine = yield* Config.Literals(["simulated"], "ENGINE").pipe(Config.withDefault("simulated" as const))
+  const startDelay = yield* Config.String("SIMULATED_START_DELAY").pipe(Config.withDefault("2 seconds"))
+  yield* Effect.logInfo(`Agent engine: ${engine} (gateways up after ${startDelay})`)
+  return SimulatedAgentEngine.layer({ startDelay: startDelay as `${number} seconds` })
+}))
 
 /** The application services and everything they stand on, except the database (given by the caller). */
 export const layerApplication = (database: DatabaseLayer) =>
-  Layer.mergeAll(Workspaces.layer, ApiKeys.layer, Files.layer, Signatures.layer).pipe(
-    Layer.provideMerge(Layer.mergeAll(layerContentStore, layerSignatureVerifier, layerCredentials)),
+  Layer.mergeAll(Workspaces.layer, ApiKeys.layer, Files.layer, Signatures.layer, Agents.layer).pipe(
+    Layer.provideMerge(Layer.mergeAll(layerContentStore, layerSignatureVerifier, layerCredentials, layerAgentEngine)),
     Layer.provideMerge(layerStore(database))
   )
 
@@ -71,9 +87,12 @@ const logAdminToken = Layer.effectDiscard(Effect.gen(function*() {
   )
 }))
 
+/** Agents whose gateways ran before this process started are started again. */
+const resumeAgents = Layer.effectDiscard(Agents.use((agents) => agents.resume))
+
 /** What a server runs: the application, plus the runners that keep asynchronous read models current. */
 export const layerServer = (database: DatabaseLayer) =>
-  Layer.mergeAll(ReadModels.layerRunners, logAdminToken).pipe(Layer.provideMerge(layerApplication(database)))
+  Layer.mergeAll(ReadModels.layerRunners, logAdminToken, resumeAgents).pipe(Layer.provideMerge(layerApplication(database)))
 
 /** The database chosen by the environment, logged (never a password). */
 export const databaseFromConfig = Effect.gen(function*() {

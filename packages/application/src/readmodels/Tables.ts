@@ -116,4 +116,50 @@ export const signatures = table(
   ["cairn_signatures"]
 )
 
-export const all: ReadonlyArray<Projection<SqlClient.SqlClient>> = [workspaces, apiKeys, files, signatures]
+export const agents = table(
+  "agents",
+  (sql) => sql`CREATE TABLE IF NOT EXISTS cairn_agents (
+    id text PRIMARY KEY, workspace_id text NOT NULL, user_id text NOT NULL, name text NOT NULL,
+    engine_version text NOT NULL, status text NOT NULL, token_generation int NOT NULL, created_at timestamptz NOT NULL)`,
+  (sql, event) => {
+    const d = of(event)
+    const id = d["agentId"] as string
+    switch (event.type) {
+      case "AgentCreated":
+        return sql`INSERT INTO cairn_agents (id, workspace_id, user_id, name, engine_version, status, token_generation, created_at)
+          VALUES (${id}, ${d["workspaceId"] as string}, ${d["userId"] as string}, ${d["name"] as string}, ${d["engineVersion"] as string}, 'starting', 0, ${d["at"] as string})
+          ON CONFLICT (id) DO NOTHING`
+      case "AgentStarted":
+        return sql`UPDATE cairn_agents SET status = 'running', engine_version = ${d["engineVersion"] as string} WHERE id = ${id}`
+      case "AgentFailedToStart":
+      case "AgentStopped":
+        return sql`UPDATE cairn_agents SET status = 'not_running' WHERE id = ${id}`
+      case "AgentRestartRequested":
+        return sql`UPDATE cairn_agents SET status = 'starting' WHERE id = ${id}`
+      case "GatewayTokenRotated":
+        return sql`UPDATE cairn_agents SET token_generation = ${d["generation"] as number} WHERE id = ${id}`
+      case "AgentDeleted":
+        return sql`DELETE FROM cairn_agents WHERE id = ${id}`
+    }
+    return undefined
+  },
+  ["cairn_agents"]
+)
+
+export const issues = table(
+  "issues",
+  (sql) => sql`CREATE TABLE IF NOT EXISTS cairn_issues (
+    id text PRIMARY KEY, workspace_id text NOT NULL, user_id text NOT NULL, title text NOT NULL, body text NOT NULL,
+    created_at timestamptz NOT NULL)`,
+  (sql, event) => {
+    const d = of(event)
+    return event.type === "IssueFiled"
+      ? sql`INSERT INTO cairn_issues (id, workspace_id, user_id, title, body, created_at)
+          VALUES (${d["issueId"] as string}, ${d["workspaceId"] as string}, ${d["userId"] as string}, ${d["title"] as string}, ${d["body"] as string}, ${d["at"] as string})
+          ON CONFLICT (id) DO NOTHING`
+      : undefined
+  },
+  ["cairn_issues"]
+)
+
+export const all: ReadonlyArray<Projection<SqlClient.SqlClient>> = [workspaces, apiKeys, files, signatures, agents, issues]

@@ -1,0 +1,260 @@
+/**
+ * The AgentEngine port simulated in memory, deterministically, for tests and `ENGINE=simulated`. No process runs:
+ * a start puts the agent in `starting`, waits `startDelay` on Effect's Clock (so `TestClock.adjust` drives it) and
+ * then marks it `running`. The layer also provides SimulatedEngineControl, built on the same state, to script
+ * failures and to look inside.
+ */
+import { Context, Deferred, Duration, Effect, Fiber, Layer, type Redacted, Semaphore } from "effect"
+import { AgentEngine, type AgentState, type Device } from "./AgentEngine.ts"
+import {
+  AgentNotProvisioned,
+  DowngradeRefused,
+  EngineCliError,
+  EngineUnavailable,
+  GatewayFailedToStart,
+  InvalidVersion,
+  RestartFailed,
+  ScriptLaunchFailed
+} from "./AgentEngineError.ts"
+import * as EngineVersion from "./EngineVersion.ts"
+import { SimulatedEngineControl } from "./SimulatedEngineControl.ts"
+
+export interface Options {
+  /** The installable versions, in any order; `listVersions` returns them oldest first. */
+  readonly versions?: ReadonlyArray<string>
+  /** The version scenarios use when they do not care which; the newest by default. */
+  readonly defaultVersion?: string
+  /** How long a gateway takes to become ready. */
+  readonly startDelay?: Duration.Input
+  /** A lasting scripted failure: the log tail every start of `agentId` fails with, or undefined to let it start. */
+  readonly failStartFor?: (agentId: string) => string | undefined
+}
+
+export const defaultVersions: ReadonlyArray<string> = ["2026.3.1", "2026.3.8", "2026.4.2"]
+export const defaultStartDelay: Duration.Input = "2 seconds"
+
+/** A start in progress. Its caller, and any start that joins it, wait on `ready`. */
+interface Launch {
+  readonly ready: Deferred.Deferred<void, GatewayFailedToStart>
+  fiber: Fiber.Fiber<void> | undefined
+}
+
+interface Agent {
+  version: string
+  state: AgentState
+  token: Redacted.Redacted<string>
+  starts: number
+  scriptLaunches: number
+  /** By id, so adding a known device moves it; a Map keeps the order devices arrived in. */
+  readonly devices: Map<string, { readonly device: Device; readonly list: "pending" | "paired" }>
+  launch: Launch | undefined
+}
+
+export interface Simulation {
+  readonly engine: AgentEngine["Service"]
+  readonly control: SimulatedEngineControl["Service"]
+}
+
+/** Builds the engine and its control on one shared state; gateways still starting are interrupted with the scope. */
+export const make = Effect.fnUntraced(function*(options: Options = {}) {
+  const versions = [...(options.versions ?? defaultVersions)].sort(EngineVersion.order)
+  const defaultVersion = options.defaultVersion ?? versions[versions.length - 1]
+  if (defaultVersion === undefined || !versions.includes(defaultVersion)) {
+    return yield* Effect.die(new Error(`SimulatedAgentEngine: default version ${defaultVersion} is not among ${versions.join(", ")}`))
+  }
+  const startDelay = Duration.fromInputUnsafe(options.startDelay ?? defaultStartDelay)
+  const scope = yield* Effect.scope
+  // Transitions run under one lock so that a stop never lands halfway through a start; nothing waits while holding it.
+  const lock = yield* Semaphore.make(1)
+  const withLock = Semaphore.withPermit(lock)
+
+  const agents = new Map<string, Agent>()
+  const nextStartFailures = new Map<string, Array<string>>()
+  const cliFailures = new Map<string, string>()
+  const scriptFailures = new Map<string, string>()
+  let engineFailure: { readonly cause: unknown } | undefined
+
+  const find = (agentId: string) =>
+    Effect.suspend(() => {
+      const agent = agents.get(agentId)
+      return agent === undefined ? Effect.fail(new AgentNotProvisioned({ agentId })) : Effect.succeed(agent)
+    })
+
+  const engineAvailable = Effect.suspend(() =>
+    engineFailure === undefined ? Effect.void : Effect.fail(new EngineUnavailable({ cause: engineFailure.cause }))
+  )
+
+  const takeStartFailure = (agentId: string): string | undefined => {
+    for (const key of [agentId, "*"]) {
+      const queued = nextStartFailures.get(key)
+      const logTail = queued?.shift()
+      if (queued?.length === 0) nextStartFailures.delete(key)
+      if (logTail !== undefined) return logTail
+    }
+    return options.failStartFor?.(agentId)
+  }
+
+  /** Ends a start in progress: whoever waits on it gets GatewayFailedToStart with `logTail`. */
+  const abandonLaunch = (agentId: string, agent: Agent, logTail: string) =>
+    Effect.suspend(() => {
+      const launch = agent.launch
+      if (launch === undefined) return Effect.void
+      agent.launch = undefined
+      return Deferred.fail(launch.ready, new GatewayFailedToStart({ agentId, logTail })).pipe(
+        Effect.andThen(launch.fiber === undefined ? Effect.void : Fiber.interrupt(launch.fiber))
+      )
+    })
+
+  const halt = (agentId: string, agent: Agent) =>
+    Effect.suspend(() => {
+      agent.state = "stopped"
+      return abandonLaunch(agentId, agent, "the gateway was stopped before it was ready")
+    })
+
+  /**
+   * Launches the gateway (under the lock) and returns what the caller must then wait on (outside it). The wait for
+   * readiness runs in a fiber of the engine's own, so a caller that gives up does not leave the agent `starting`.
+   */
+  const launch = Effect.fnUntraced(function*(agentId: string, agent: Agent): Effect.fn.Return<Effect.Effect<void, GatewayFailedToStart>> {
+    if (agent.state === "running") return Effect.void
+    if (agent.launch !== undefined) return Deferred.await(agent.launch.ready)
+    agent.starts++
+    const logTail = takeStartFailure(agentId)
+    if (logTail !== undefined) {
+      // A gateway that refuses to start exits on its own, as a crash does.
+      agent.state = "crashed"
+      return Effect.fail(new GatewayFailedToStart({ agentId, logTail }))
+    }
+    agent.state = "starting"
+    const current: Launch = { ready: yield* Deferred.make<void, GatewayFailedToStart>(), fiber: undefined }
+    agent.launch = current
+    current.fiber = yield* Effect.sleep(startDelay).pipe(
+      Effect.andThen(Effect.suspend(() => {
+        // A stop, crash or destroy clears the launch before it interrupts this fiber, and the sleep may end in between:
+        // the launch is then no longer current, and its waiters already have their answer.
+        if (agent.launch !== current) return Effect.void
+        agent.launch = undefined
+        agent.state = "running"
+        return Deferred.succeed(current.ready, undefined)
+      })),
+      Effect.asVoid,
+      Effect.forkIn(scope)
+    )
+    return Deferred.await(current.ready)
+  })
+
+  const engine = AgentEngine.of({
+    listVersions: engineAvailable.pipe(Effect.as(versions)),
+    provision: Effect.fnUntraced(function*(agentId, spec) {
+      yield* engineAvailable
+      if (!versions.includes(spec.version)) return yield* new InvalidVersion({ version: spec.version })
+      if (agents.has(agentId)) return
+      agents.set(agentId, {
+        version: spec.version,
+        state: "stopped",
+        token: spec.gatewayToken,
+        starts: 0,
+        scriptLaunches: 0,
+        devices: new Map(),
+        launch: undefined
+      })
+    }, withLock),
+    start: Effect.fnUntraced(function*(agentId) {
+      return yield* launch(agentId, yield* find(agentId))
+    }, withLock, Effect.flatten),
+    stop: Effect.fnUntraced(function*(agentId) {
+      yield* halt(agentId, yield* find(agentId))
+    }, withLock),
+    restart: Effect.fnUntraced(
+      function*(agentId, options = {}) {
+        const agent = yield* find(agentId)
+        const target = options.version ?? agent.version
+        if (options.version !== undefined) {
+          if (!versions.includes(target)) return yield* new InvalidVersion({ version: target })
+          if (EngineVersion.isOlder(target, agent.version)) {
+            return yield* new DowngradeRefused({ from: agent.version, to: target })
+          }
+        }
+        yield* halt(agentId, agent)
+        agent.version = target
+        return yield* launch(agentId, agent)
+      },
+      withLock,
+      Effect.flatten,
+      (effect, agentId) =>
+        Effect.catchTag(effect, "GatewayFailedToStart", (cause) => Effect.fail(new RestartFailed({ agentId, cause })))
+    ),
+    status: (agentId) => Effect.map(find(agentId), (agent) => ({ state: agent.state, version: agent.version })),
+    listDevices: Effect.fnUntraced(function*(agentId) {
+      const agent = yield* find(agentId)
+      const detail = cliFailures.get(agentId)
+      if (detail !== undefined) return yield* new EngineCliError({ agentId, detail })
+      if (agent.state !== "running") {
+        return yield* new EngineCliError({ agentId, detail: `the gateway is not running (${agent.state})` })
+      }
+      const all = [...agent.devices.values()]
+      return {
+        pending: all.filter((entry) => entry.list === "pending").map((entry) => entry.device),
+        paired: all.filter((entry) => entry.list === "paired").map((entry) => entry.device)
+      }
+    }),
+    relaunchScripts: Effect.fnUntraced(function*(agentId) {
+      const agent = yield* find(agentId)
+      const detail = scriptFailures.get(agentId)
+      if (detail !== undefined) return yield* new ScriptLaunchFailed({ agentId, detail })
+      agent.scriptLaunches++
+    }),
+    rotateGatewayToken: Effect.fnUntraced(function*(agentId, token) {
+      const agent = yield* find(agentId)
+      agent.token = token
+    }),
+    destroy: (agentId) =>
+      Effect.suspend(() => {
+        const agent = agents.get(agentId)
+        if (agent === undefined) return Effect.void
+        agents.delete(agentId)
+        return halt(agentId, agent)
+      }).pipe(withLock)
+  })
+
+  const control = SimulatedEngineControl.of({
+    defaultVersion,
+    failNextStart: (agentId, logTail) =>
+      Effect.sync(() => {
+        nextStartFailures.set(agentId, [...(nextStartFailures.get(agentId) ?? []), logTail])
+      }),
+    failCli: (agentId, detail) => Effect.sync(() => void cliFailures.set(agentId, detail)),
+    failScripts: (agentId, detail) => Effect.sync(() => void scriptFailures.set(agentId, detail)),
+    clearFailures: (agentId) =>
+      Effect.sync(() => {
+        nextStartFailures.delete(agentId)
+        cliFailures.delete(agentId)
+        scriptFailures.delete(agentId)
+      }),
+    failEngine: (cause) => Effect.sync(() => void (engineFailure = { cause })),
+    restoreEngine: Effect.sync(() => void (engineFailure = undefined)),
+    crash: Effect.fnUntraced(function*(agentId) {
+      const agent = yield* find(agentId)
+      if (agent.state !== "running" && agent.state !== "starting") return
+      agent.state = "crashed"
+      yield* abandonLaunch(agentId, agent, "the gateway process exited before it was ready")
+    }, withLock),
+    addDevice: Effect.fnUntraced(function*(agentId, device, list) {
+      const agent = yield* find(agentId)
+      agent.devices.delete(device.id)
+      agent.devices.set(device.id, { device, list })
+    }),
+    startCount: (agentId) => Effect.map(find(agentId), (agent) => agent.starts),
+    scriptLaunches: (agentId) => Effect.map(find(agentId), (agent) => agent.scriptLaunches),
+    currentToken: (agentId) => Effect.map(find(agentId), (agent) => agent.token)
+  })
+
+  return { engine, control } satisfies Simulation
+})
+
+/** Provides AgentEngine and the SimulatedEngineControl that drives it. */
+export const layer = (options: Options = {}): Layer.Layer<AgentEngine | SimulatedEngineControl> =>
+  Layer.effectContext(
+    Effect.map(make(options), ({ control, engine }) =>
+      Context.make(AgentEngine, engine).pipe(Context.add(SimulatedEngineControl, control)))
+  )

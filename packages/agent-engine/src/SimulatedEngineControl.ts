@@ -1,0 +1,42 @@
+/**
+ * The back door into SimulatedAgentEngine, for tests and scripted scenarios: it scripts the failures a real engine
+ * shows (a gateway that will not start, a CLI that errors, a crash) and reveals what a real engine keeps to itself
+ * (how often a gateway was launched, which token it accepts). `SimulatedAgentEngine.layer` provides it next to the
+ * AgentEngine it controls.
+ */
+import { Context, type Effect, type Redacted } from "effect"
+import type { Device } from "./AgentEngine.ts"
+import type { AgentNotProvisioned } from "./AgentEngineError.ts"
+
+export class SimulatedEngineControl extends Context.Service<SimulatedEngineControl, {
+  /** The version scenarios provision with when they do not care which. */
+  readonly defaultVersion: string
+  /**
+   * Makes the next start of `agentId` (or, with `"*"`, of whichever agent starts next) fail with GatewayFailedToStart
+   * carrying `logTail`. Calls queue up: two calls fail two starts.
+   */
+  readonly failNextStart: (agentId: string, logTail: string) => Effect.Effect<void>
+  /** Makes every engine command for `agentId` (listing devices) fail with `detail` until `clearFailures`. */
+  readonly failCli: (agentId: string, detail: string) => Effect.Effect<void>
+  /** Makes every script relaunch for `agentId` fail with `detail` until `clearFailures`. */
+  readonly failScripts: (agentId: string, detail: string) => Effect.Effect<void>
+  /** Drops every failure scripted for `agentId`: queued start failures, CLI and script failures. */
+  readonly clearFailures: (agentId: string) => Effect.Effect<void>
+  /** Makes the engine itself unavailable (`listVersions`, `provision`) until `restoreEngine`. */
+  readonly failEngine: (cause: unknown) => Effect.Effect<void>
+  readonly restoreEngine: Effect.Effect<void>
+  /** Kills a starting or running gateway as if its process died: the agent is `crashed`. */
+  readonly crash: (agentId: string) => Effect.Effect<void, AgentNotProvisioned>
+  /** Adds a device to a list, or moves it there when its id is already known (pairing approves a request). */
+  readonly addDevice: (
+    agentId: string,
+    device: Device,
+    list: "pending" | "paired"
+  ) => Effect.Effect<void, AgentNotProvisioned>
+  /** How many times the agent's gateway was launched, failed launches included. */
+  readonly startCount: (agentId: string) => Effect.Effect<number, AgentNotProvisioned>
+  /** How many times the agent's scripts were relaunched successfully. */
+  readonly scriptLaunches: (agentId: string) => Effect.Effect<number, AgentNotProvisioned>
+  /** The only token the agent's gateway accepts now. */
+  readonly currentToken: (agentId: string) => Effect.Effect<Redacted.Redacted<string>, AgentNotProvisioned>
+}>()("cairn/SimulatedEngineControl") {}

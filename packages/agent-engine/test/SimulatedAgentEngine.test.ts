@@ -1,0 +1,313 @@
+import { AgentEngine, SimulatedAgentEngine, SimulatedEngineControl } from "@cairn/agent-engine"
+import { advanceTestClock, agentEngineContract } from "@cairn/agent-engine/testing"
+import { assert, describe, it } from "@effect/vitest"
+import { Cause, Effect, Exit, Fiber, Layer, Redacted } from "effect"
+import { TestClock } from "effect/testing"
+
+agentEngineContract("SimulatedAgentEngine without a start delay", SimulatedAgentEngine.layer({ startDelay: 0 }))
+
+agentEngineContract("SimulatedAgentEngine with a start delay on the TestClock", SimulatedAgentEngine.layer(), {
+  driveTime: advanceTestClock("1 second")
+})
+
+// How a real adapter runs the suite: on the wall clock, with time passing by itself.
+agentEngineContract("SimulatedAgentEngine on the wall clock", SimulatedAgentEngine.layer({ startDelay: "5 millis" }), {
+  live: true,
+  timeout: "10 seconds"
+})
+
+const agentId = "agent-1"
+const drive = advanceTestClock("1 second")
+
+/** A fresh simulated engine (2-second start delay unless `options` say otherwise) with agent-1 provisioned. */
+const withEngine = (options: SimulatedAgentEngine.Options = {}) =>
+<A, E>(test: Effect.Effect<A, E, AgentEngine | SimulatedEngineControl>) =>
+  Effect.gen(function*() {
+    const engine = yield* AgentEngine
+    const control = yield* SimulatedEngineControl
+    yield* engine.provision(agentId, { version: control.defaultVersion, gatewayToken: Redacted.make("first-token") })
+    return yield* test
+  }).pipe(Effect.provide(SimulatedAgentEngine.layer(options)))
+
+const state = (id = agentId) => AgentEngine.use((engine) => engine.status(id)).pipe(Effect.map((s) => s.state))
+
+describe("SimulatedAgentEngine", () => {
+  it.effect("holds a starting agent in `starting` until the start delay has passed on the clock", () =>
+    withEngine()(Effect.gen(function*() {
+      const engine = yield* AgentEngine
+      const start = yield* Effect.forkChild(engine.start(agentId))
+      yield* Effect.yieldNow
+      assert.strictEqual(yield* state(), "starting")
+      yield* TestClock.adjust("1999 millis")
+      assert.strictEqual(yield* state(), "starting")
+      assert.deepInclude(yield* Effect.flip(engine.listDevices(agentId)), { _tag: "EngineCliError" })
+      yield* TestClock.adjust("1 millis")
+      yield* Fiber.join(start)
+      assert.strictEqual(yield* state(), "running")
+    })))
+
+  it.effect("honours a configured start delay", () =>
+    withEngine({ startDelay: "30 seconds" })(Effect.gen(function*() {
+      const start = yield* Effect.forkChild(AgentEngine.use((engine) => engine.start(agentId)))
+      yield* TestClock.adjust("29 seconds")
+      assert.strictEqual(yield* state(), "starting")
+      yield* TestClock.adjust("1 second")
+      yield* Fiber.join(start)
+      assert.strictEqual(yield* state(), "running")
+    })))
+
+  it.effect("lets a second start join the one in progress instead of launching another gateway", () =>
+    withEngine()(Effect.gen(function*() {
+      const engine = yield* AgentEngine
+      const control = yield* SimulatedEngineControl
+      const first = yield* Effect.forkChild(engine.start(agentId))
+      const second = yield* Effect.forkChild(engine.start(agentId))
+      yield* TestClock.adjust("2 seconds")
+      yield* Fiber.join(first)
+      yield* Fiber.join(second)
+      assert.strictEqual(yield* control.startCount(agentId), 1)
+      assert.strictEqual(yield* state(), "running")
+    })))
+
+  it.effect("keeps starting the gateway when the caller stops waiting", () =>
+    withEngine()(Effect.gen(function*() {
+      const start = yield* Effect.forkChild(AgentEngine.use((engine) => engine.start(agentId)))
+      yield* Effect.yieldNow
+      yield* Fiber.interrupt(start)
+      assert.strictEqual(yield* state(), "starting")
+      yield* TestClock.adjust("2 seconds")
+      assert.strictEqual(yield* state(), "running")
+    })))
+
+  it.effect("fails a start that is stopped before the gateway is ready", () =>
+    withEngine()(Effect.gen(function*() {
+      const engine = yield* AgentEngine
+      const start = yield* Effect.forkChild(engine.start(agentId))
+      yield* Effect.yieldNow
+      yield* engine.stop(agentId)
+      const error = yield* Effect.flip(Fiber.join(start))
+      assert.deepInclude(error, { _tag: "GatewayFailedToStart", agentId })
+      yield* TestClock.adjust("10 seconds")
+      assert.strictEqual(yield* state(), "stopped", "the abandoned start must not finish later")
+    })))
+
+  it.effect("fails a start in progress when the agent is destroyed", () =>
+    withEngine()(Effect.gen(function*() {
+      const engine = yield* AgentEngine
+      const start = yield* Effect.forkChild(engine.start(agentId))
+      yield* Effect.yieldNow
+      yield* engine.destroy(agentId)
+      assert.strictEqual((yield* Effect.flip(Fiber.join(start)))._tag, "GatewayFailedToStart")
+      assert.strictEqual((yield* Effect.flip(engine.status(agentId)))._tag, "AgentNotProvisioned")
+    })))
+
+  it.effect("fails the next start with the scripted log tail, then starts normally", () =>
+    withEngine()(Effect.gen(function*() {
+      const engine = yield* AgentEngine
+      const control = yield* SimulatedEngineControl
+      yield* control.failNextStart(agentId, "Config invalid: gateway.mode must be local")
+      const error = yield* Effect.flip(drive(engine.start(agentId)))
+      assert.deepInclude(error, {
+        _tag: "GatewayFailedToStart",
+        agentId,
+        logTail: "Config invalid: gateway.mode must be local"
+      })
+      assert.strictEqual(yield* state(), "crashed")
+      yield* drive(engine.start(agentId))
+      assert.strictEqual(yield* state(), "running")
+      assert.strictEqual(yield* control.startCount(agentId), 2)
+    })))
+
+  it.effect("fails the next start of whichever agent starts next, once, when scripted for every agent", () =>
+    withEngine()(Effect.gen(function*() {
+      const engine = yield* AgentEngine
+      const control = yield* SimulatedEngineControl
+      yield* engine.provision("agent-2", { version: control.defaultVersion, gatewayToken: Redacted.make("t") })
+      yield* control.failNextStart("*", "out of memory")
+      const error = yield* Effect.flip(drive(engine.start("agent-2")))
+      assert.deepInclude(error, { _tag: "GatewayFailedToStart", agentId: "agent-2", logTail: "out of memory" })
+      yield* drive(engine.start(agentId))
+      yield* drive(engine.start("agent-2"))
+      assert.deepStrictEqual([yield* state(agentId), yield* state("agent-2")], ["running", "running"])
+    })))
+
+  it.effect("queues scripted start failures and drops them when cleared", () =>
+    withEngine()(Effect.gen(function*() {
+      const engine = yield* AgentEngine
+      const control = yield* SimulatedEngineControl
+      yield* control.failNextStart(agentId, "first")
+      yield* control.failNextStart(agentId, "second")
+      yield* control.failNextStart(agentId, "third")
+      assert.deepInclude(yield* Effect.flip(drive(engine.start(agentId))), { logTail: "first" })
+      assert.deepInclude(yield* Effect.flip(drive(engine.start(agentId))), { logTail: "second" })
+      yield* control.clearFailures(agentId)
+      yield* drive(engine.start(agentId))
+      assert.strictEqual(yield* state(), "running")
+    })))
+
+  it.effect("fails every start of the agents the options script, and reports it from a restart as RestartFailed", () =>
+    withEngine({ failStartFor: (id) => (id.startsWith("broken-") ? `${id} cannot load its config` : undefined) })(
+      Effect.gen(function*() {
+        const engine = yield* AgentEngine
+        const control = yield* SimulatedEngineControl
+        yield* engine.provision("broken-1", { version: "2026.3.1", gatewayToken: Redacted.make("t") })
+        for (let i = 0; i < 2; i++) {
+          assert.deepInclude(yield* Effect.flip(drive(engine.start("broken-1"))), {
+            _tag: "GatewayFailedToStart",
+            logTail: "broken-1 cannot load its config"
+          })
+        }
+        const error = yield* Effect.flip(drive(engine.restart("broken-1", { version: "2026.3.8" })))
+        assert.strictEqual(error._tag, "RestartFailed")
+        assert.deepInclude(error, { agentId: "broken-1" })
+        assert.deepInclude(error.cause, { _tag: "GatewayFailedToStart", logTail: "broken-1 cannot load its config" })
+        assert.deepStrictEqual(yield* engine.status("broken-1"), { state: "crashed", version: "2026.3.8" })
+        assert.strictEqual(yield* control.startCount("broken-1"), 3)
+        yield* drive(engine.start(agentId))
+        assert.strictEqual(yield* state(), "running")
+      })
+    ))
+
+  it.effect("marks a crashed gateway as crashed, refuses its devices, and starts it again", () =>
+    withEngine()(Effect.gen(function*() {
+      const engine = yield* AgentEngine
+      const control = yield* SimulatedEngineControl
+      yield* drive(engine.start(agentId))
+      yield* control.crash(agentId)
+      assert.deepStrictEqual(yield* engine.status(agentId), { state: "crashed", version: control.defaultVersion })
+      assert.deepInclude(yield* Effect.flip(engine.listDevices(agentId)), { _tag: "EngineCliError", agentId })
+      yield* drive(engine.start(agentId))
+      assert.strictEqual(yield* state(), "running")
+      assert.strictEqual(yield* control.startCount(agentId), 2)
+    })))
+
+  it.effect("fails a start in progress when the gateway crashes, and leaves a stopped agent stopped", () =>
+    withEngine()(Effect.gen(function*() {
+      const engine = yield* AgentEngine
+      const control = yield* SimulatedEngineControl
+      yield* control.crash(agentId)
+      assert.strictEqual(yield* state(), "stopped", "nothing runs, so nothing can crash")
+      const start = yield* Effect.forkChild(engine.start(agentId))
+      yield* Effect.yieldNow
+      yield* control.crash(agentId)
+      assert.deepInclude(yield* Effect.flip(Fiber.join(start)), { _tag: "GatewayFailedToStart", agentId })
+      yield* TestClock.adjust("10 seconds")
+      assert.strictEqual(yield* state(), "crashed")
+      assert.strictEqual((yield* Effect.flip(control.crash("agent-unknown")))._tag, "AgentNotProvisioned")
+    })))
+
+  it.effect("fails engine commands with the scripted detail until the failure is cleared", () =>
+    withEngine()(Effect.gen(function*() {
+      const engine = yield* AgentEngine
+      const control = yield* SimulatedEngineControl
+      yield* drive(engine.start(agentId))
+      yield* control.failCli(agentId, "gateway closed (1006): abnormal closure")
+      for (let i = 0; i < 2; i++) {
+        assert.deepInclude(yield* Effect.flip(engine.listDevices(agentId)), {
+          _tag: "EngineCliError",
+          agentId,
+          detail: "gateway closed (1006): abnormal closure"
+        })
+      }
+      yield* control.clearFailures(agentId)
+      assert.deepStrictEqual(yield* engine.listDevices(agentId), { pending: [], paired: [] })
+    })))
+
+  it.effect("lists the devices added to each list, and moves a device that pairs", () =>
+    withEngine()(Effect.gen(function*() {
+      const engine = yield* AgentEngine
+      const control = yield* SimulatedEngineControl
+      yield* drive(engine.start(agentId))
+      const phone = { id: "d-1", name: "Phone", requestedAt: "2026-11-22T10:00:00Z" }
+      const laptop = { id: "d-2", name: "Laptop" }
+      yield* control.addDevice(agentId, phone, "pending")
+      yield* control.addDevice(agentId, laptop, "paired")
+      assert.deepStrictEqual(yield* engine.listDevices(agentId), { pending: [phone], paired: [laptop] })
+      yield* control.addDevice(agentId, phone, "paired")
+      assert.deepStrictEqual(yield* engine.listDevices(agentId), { pending: [], paired: [laptop, phone] })
+      assert.strictEqual((yield* Effect.flip(control.addDevice("agent-unknown", phone, "pending")))._tag, "AgentNotProvisioned")
+    })))
+
+  it.effect("relaunches scripts, or fails with the scripted detail until cleared", () =>
+    withEngine()(Effect.gen(function*() {
+      const engine = yield* AgentEngine
+      const control = yield* SimulatedEngineControl
+      yield* engine.relaunchScripts(agentId)
+      yield* control.failScripts(agentId, "npm run build exited with 1")
+      assert.deepInclude(yield* Effect.flip(engine.relaunchScripts(agentId)), {
+        _tag: "ScriptLaunchFailed",
+        agentId,
+        detail: "npm run build exited with 1"
+      })
+      yield* control.clearFailures(agentId)
+      yield* engine.relaunchScripts(agentId)
+      assert.strictEqual(yield* control.scriptLaunches(agentId), 2)
+    })))
+
+  it.effect("hands a rotated gateway token to the engine", () =>
+    withEngine()(Effect.gen(function*() {
+      const engine = yield* AgentEngine
+      const control = yield* SimulatedEngineControl
+      assert.strictEqual(Redacted.value(yield* control.currentToken(agentId)), "first-token")
+      yield* engine.rotateGatewayToken(agentId, Redacted.make("second-token"))
+      assert.strictEqual(Redacted.value(yield* control.currentToken(agentId)), "second-token")
+      yield* engine.provision(agentId, { version: control.defaultVersion, gatewayToken: Redacted.make("third-token") })
+      assert.strictEqual(Redacted.value(yield* control.currentToken(agentId)), "second-token", "provision is idempotent")
+    })))
+
+  it.effect("launches a new gateway on every restart", () =>
+    withEngine({ versions: ["2026.3.1", "2026.3.8"] })(Effect.gen(function*() {
+      const engine = yield* AgentEngine
+      const control = yield* SimulatedEngineControl
+      yield* engine.provision("agent-old", { version: "2026.3.1", gatewayToken: Redacted.make("t") })
+      yield* drive(engine.start("agent-old"))
+      yield* drive(engine.restart("agent-old"))
+      const restart = yield* Effect.forkChild(engine.restart("agent-old", { version: "2026.3.8" }))
+      yield* Effect.yieldNow
+      assert.deepStrictEqual(yield* engine.status("agent-old"), { state: "starting", version: "2026.3.8" })
+      yield* TestClock.adjust("2 seconds")
+      yield* Fiber.join(restart)
+      assert.strictEqual(yield* control.startCount("agent-old"), 3)
+      assert.deepStrictEqual(yield* engine.status("agent-old"), { state: "running", version: "2026.3.8" })
+    })))
+
+  it.effect("lists its versions oldest first whatever order they were given in, and defaults to the newest", () =>
+    Effect.gen(function*() {
+      const engine = yield* AgentEngine
+      const control = yield* SimulatedEngineControl
+      assert.deepStrictEqual(yield* engine.listVersions, ["2026.3.8", "2026.4.2", "2026.10.1"])
+      assert.strictEqual(control.defaultVersion, "2026.10.1")
+    }).pipe(Effect.provide(SimulatedAgentEngine.layer({ versions: ["2026.10.1", "2026.3.8", "2026.4.2"] }))))
+
+  it.effect("offers the default versions unless told otherwise", () =>
+    Effect.gen(function*() {
+      assert.deepStrictEqual(yield* AgentEngine.use((engine) => engine.listVersions), ["2026.3.1", "2026.3.8", "2026.4.2"])
+      assert.strictEqual((yield* SimulatedEngineControl).defaultVersion, "2026.4.2")
+    }).pipe(Effect.provide(SimulatedAgentEngine.layer())))
+
+  it.effect("uses a configured default version", () =>
+    Effect.gen(function*() {
+      assert.strictEqual((yield* SimulatedEngineControl).defaultVersion, "2026.3.8")
+    }).pipe(Effect.provide(SimulatedAgentEngine.layer({ defaultVersion: "2026.3.8" }))))
+
+  it.effect("refuses a default version it does not offer", () =>
+    Effect.gen(function*() {
+      const exit = yield* Effect.exit(Layer.build(SimulatedAgentEngine.layer({ defaultVersion: "2025.1.1" })))
+      assert.isTrue(Exit.isFailure(exit))
+      if (Exit.isFailure(exit)) assert.match(String(Cause.squash(exit.cause)), /default version 2025\.1\.1 is not among/)
+    }))
+
+  it.effect("is unavailable while scripted so, for listing versions and provisioning", () =>
+    withEngine()(Effect.gen(function*() {
+      const engine = yield* AgentEngine
+      const control = yield* SimulatedEngineControl
+      yield* control.failEngine("registry unreachable")
+      assert.deepInclude(yield* Effect.flip(engine.listVersions), { _tag: "EngineUnavailable", cause: "registry unreachable" })
+      const error = yield* Effect.flip(engine.provision("agent-2", { version: control.defaultVersion, gatewayToken: Redacted.make("t") }))
+      assert.strictEqual(error._tag, "EngineUnavailable")
+      assert.strictEqual((yield* Effect.flip(engine.status("agent-2")))._tag, "AgentNotProvisioned")
+      yield* control.restoreEngine
+      yield* engine.provision("agent-2", { version: control.defaultVersion, gatewayToken: Redacted.make("t") })
+      assert.strictEqual(yield* state("agent-2"), "stopped")
+    })))
+})

@@ -1,0 +1,262 @@
+/**
+ * Hosted agents: create (a quota slot on the workspace's stream and the agent's first event in one append),
+ * list, get, delete, restart, devices, script relaunch, gateway and platform tokens, and the agent's history.
+ * The gateway itself is driven by the AgentEngine port; its outcomes come back as events. A create waits a
+ * moment for the gateway, so a gateway that fails at once is reported (`Gateway failed to start`) with the agent.
+ */
+import { AgentEngine } from "@cairn/agent-engine"
+import { GatewayTokens, TokenSigner } from "@cairn/auth"
+import { Agent, AgentErrors, Workspace } from "@cairn/domain"
+import { EventStore, ExpectedVersion } from "@cairn/event-store"
+import { Clock, Context, Deferred, type Duration, Effect, FiberMap, Layer, Option, Result } from "effect"
+import { SqlClient } from "effect/sql"
+import type { Principal } from "./Access.ts"
+import { encoder, load } from "./EventCodec.ts"
+
+const encodeAgent = encoder(Agent.AgentEvent)
+const encodeWorkspace = encoder(Workspace.WorkspaceEvent)
+
+export interface AgentView extends Agent.Agent {}
+
+export interface AgentHistoryEntry {
+  readonly type: string
+  readonly at: string
+  readonly actor: string | null
+  readonly version: number
+  readonly data: unknown
+}
+
+/** How long a create waits for the gateway before answering `starting`. */
+export const CreateWait = Context.Reference<Duration.Input>("cairn/Agents/CreateWait", { defaultValue: () => "3 seconds" })
+
+// Agent ids are short lowercase slugs, as Pinata's are (x0i33jye).
+const newAgentId = () => {
+  const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+  const bytes = crypto.getRandomValues(new Uint8Array(8))
+  return Array.from(bytes, (b) => alphabet[b % alphabet.length]).join("")
+}
+
+interface AgentRow {
+  readonly id: string
+  readonly workspace_id: string
+  readonly user_id: string
+  readonly name: string
+  readonly engine_version: string
+  readonly status: Agent.AgentStatus
+  readonly token_generation: number
+  readonly created_at: Date
+}
+
+const toView = (row: AgentRow): AgentView => ({
+  agentId: row.id,
+  workspaceId: row.workspace_id,
+  userId: row.user_id,
+  name: row.name,
+  engineVersion: row.engine_version,
+  status: row.status,
+  tokenGeneration: row.token_generation,
+  createdAt: row.created_at.toISOString()
+})
+
+export class Agents extends Context.Service<Agents>()("cairn/Agents", {
+  make: Effect.gen(function*() {
+    const store = yield* EventStore
+    const sql = yield* SqlClient.SqlClient
+    const engine = yield* AgentEngine
+    const gatewayTokens = yield* GatewayTokens.GatewayTokens
+    const signer = yield* TokenSigner
+    // One supervising fiber per agent; they live as long as the service, and a new launch replaces the old one.
+    const launches = yield* FiberMap.make<string>()
+    const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms).toISOString())
+
+    const appendAgent = (agentId: string, events: ReadonlyArray<Agent.AgentEvent>, actor: string, expected = ExpectedVersion.StreamExists) =>
+      store.append([{ stream: Agent.stream(agentId), expected, events: events.map((e) => encodeAgent(e, { actor })) }])
+
+    const loadAgent = (agentId: string) => load(store, Agent.stream(agentId), Agent.AgentEvent, Agent.initial, Agent.evolve)
+
+    const row = (agentId: string) =>
+      sql<AgentRow>`SELECT * FROM cairn_agents WHERE id = ${agentId}`.pipe(Effect.orDie, Effect.map(([r]) => Option.fromNullishOr(r).pipe(Option.map(toView))))
+
+    /** The agent, if the caller's workspace has it. */
+    const visible = (workspaceId: string, agentId: string) =>
+      row(agentId).pipe(Effect.flatMap(Option.match({
+        onNone: () => Effect.fail(new Agent.AgentNotFound({ agentId })),
+        onSome: (agent) => agent.workspaceId === workspaceId ? Effect.succeed(agent) : Effect.fail(new Agent.AgentNotFound({ agentId }))
+      })))
+
+    /**
+     * Provisions and starts the gateway in the background and records the outcome. The returned deferred
+     * completes with the outcome, for a caller that wants to wait.
+     */
+    const launch = (agentId: string, version: string, generation: number) =>
+      Effect.gen(function*() {
+        const outcome = yield* Deferred.make<"running" | "failed">()
+        const run = Effect.gen(function*() {
+          yield* engine.provision(agentId, { version, gatewayToken: gatewayTokens.tokenFor(agentId, generation) })
+          yield* engine.start(agentId)
+          yield* appendAgent(agentId, [new Agent.AgentStarted({ agentId, engineVersion: version, at: yield* now })], "engine")
+          yield* Deferred.succeed(outcome, "running")
+        }).pipe(
+          Effect.catch((error) =>
+            Effect.gen(function*() {
+              const logTail = (error as { logTail?: string }).logTail ?? String((error as { message?: string }).message ?? error)
+              yield* Effect.logWarning(`Agent ${agentId} failed to start`, logTail)
+              yield* appendAgent(agentId, [new Agent.AgentFailedToStart({ agentId, logTail, at: yield* now })], "engine").pipe(Effect.ignore)
+              yield* Deferred.succeed(outcome, "failed")
+            })
+          )
+        )
+        yield* FiberMap.run(launches, agentId, run)
+        return outcome
+      })
+
+    const create = Effect.fn("Agents.create")(function*(principal: Principal, input: { readonly name: unknown }) {
+      const name = yield* Result.match(Agent.validateName(input.name), { onFailure: Effect.fail, onSuccess: Effect.succeed })
+      const versions = yield* engine.listVersions.pipe(Effect.orDie)
+      const engineVersion = versions[versions.length - 1]!
+      const agentId = newAgentId()
+      const workspaceStream = Workspace.stream(principal.workspaceId)
+      // The quota is decided on the workspace's stream at its exact version: concurrent creates conflict and
+      // decide again, so a workspace never gets more agents than its limit.
+      for (let attempt = 0;; attempt++) {
+        const { state, version } = yield* load(store, workspaceStream, Workspace.WorkspaceEvent, Workspace.initial, Workspace.evolve)
+        const at = yield* now
+        const slot = yield* Result.match(Workspace.takeAgentSlot(state, { workspaceId: principal.workspaceId, agentId, at }), {
+          onFailure: Effect.fail,
+          onSuccess: Effect.succeed
+        })
+        const created = new Agent.AgentCreated({ agentId, workspaceId: principal.workspaceId, userId: principal.userId, name, engineVersion, at })
+        const appended = yield* store.append([
+          { stream: workspaceStream, expected: ExpectedVersion.Exact(version), events: slot.map((e) => encodeWorkspace(e, { actor: principal.userId })) },
+          { stream: Agent.stream(agentId), expected: ExpectedVersion.NoStream, events: [encodeAgent(created, { actor: principal.userId })] }
+        ]).pipe(Effect.as(true), Effect.catchTag("WrongExpectedVersion", () => Effect.succeed(false)))
+        if (appended) break
+        if (attempt > 100) return yield* Effect.die(new Error("agent quota: too much contention"))
+      }
+      const outcome = yield* launch(agentId, engineVersion, 0)
+      const waited = yield* Deferred.await(outcome).pipe(Effect.timeoutOption(yield* CreateWait))
+      const agent = yield* visible(principal.workspaceId, agentId)
+      if (Option.isSome(waited) && waited.value === "failed") return { agent, failed: true as const }
+      return { agent, failed: false as const }
+    })
+
+    const list = (principal: Principal) =>
+      sql<AgentRow>`SELECT * FROM cairn_agents WHERE workspace_id = ${principal.workspaceId} ORDER BY created_at, id`.pipe(
+        Effect.orDie,
+        Effect.map((rows) => rows.map(toView))
+      )
+
+    const remove = Effect.fn("Agents.remove")(function*(principal: Principal, agentId: string) {
+      const { state, version } = yield* loadAgent(agentId)
+      yield* Result.match(Agent.visible(state, agentId, principal.workspaceId), { onFailure: Effect.fail, onSuccess: Effect.succeed })
+      const at = yield* now
+      yield* store.append([
+        { stream: Agent.stream(agentId), expected: ExpectedVersion.Exact(version), events: [encodeAgent(new Agent.AgentDeleted({ agentId, at }), { actor: principal.userId })] },
+        {
+          stream: Workspace.stream(principal.workspaceId),
+          expected: ExpectedVersion.Any,
+          events: [encodeWorkspace(new Workspace.AgentSlotReleased({ workspaceId: principal.workspaceId, agentId, at }), { actor: principal.userId })]
+        }
+      ]).pipe(Effect.catchTag("WrongExpectedVersion", () => Effect.fail(new Agent.AgentNotFound({ agentId }))))
+      yield* FiberMap.remove(launches, agentId)
+      yield* engine.destroy(agentId)
+    })
+
+    const restart = Effect.fn("Agents.restart")(function*(principal: Principal, agentId: string, requested: string | undefined) {
+      const agent = yield* visible(principal.workspaceId, agentId)
+      const versions = yield* engine.listVersions.pipe(Effect.orDie)
+      if (requested !== undefined && !versions.includes(requested)) return yield* new AgentErrors.InvalidVersion({ version: requested })
+      const version = requested ?? agent.engineVersion
+      yield* appendAgent(agentId, [new Agent.AgentRestartRequested({ agentId, engineVersion: version, at: yield* now })], principal.userId)
+      yield* FiberMap.remove(launches, agentId)
+      yield* engine.restart(agentId, requested === undefined ? {} : { version: requested }).pipe(
+        Effect.catchTags({
+          InvalidVersion: () => Effect.fail(new AgentErrors.InvalidVersion({ version })),
+          DowngradeRefused: () => Effect.fail(new AgentErrors.InvalidVersion({ version })),
+          AgentNotProvisioned: () =>
+            engine.provision(agentId, { version, gatewayToken: gatewayTokens.tokenFor(agentId, agent.tokenGeneration) }).pipe(
+              Effect.andThen(engine.start(agentId)),
+              Effect.mapError(() => new AgentErrors.RestartFailed({ agentId }))
+            ),
+          RestartFailed: () => Effect.fail(new AgentErrors.RestartFailed({ agentId }))
+        }),
+        Effect.tapError((error) =>
+          error._tag === "RestartFailed"
+            ? Effect.flatMap(now, (at) => appendAgent(agentId, [new Agent.AgentFailedToStart({ agentId, logTail: "restart failed", at })], "engine")).pipe(Effect.ignore)
+            : Effect.void
+        )
+      )
+      yield* appendAgent(agentId, [new Agent.AgentStarted({ agentId, engineVersion: version, at: yield* now })], "engine")
+      return yield* visible(principal.workspaceId, agentId)
+    })
+
+    const devices = (principal: Principal, agentId: string) =>
+      visible(principal.workspaceId, agentId).pipe(
+        Effect.andThen(engine.listDevices(agentId).pipe(Effect.mapError(() => new AgentErrors.CliError({ agentId }))))
+      )
+
+    const retryScripts = (principal: Principal, agentId: string) =>
+      visible(principal.workspaceId, agentId).pipe(
+        Effect.andThen(engine.relaunchScripts(agentId).pipe(Effect.mapError(() => new AgentErrors.ScriptLaunchFailed({ agentId }))))
+      )
+
+    const gatewayToken = (principal: Principal, agentId: string) =>
+      Effect.map(visible(principal.workspaceId, agentId), (agent) => gatewayTokens.tokenFor(agentId, agent.tokenGeneration))
+
+    const rotateGatewayToken = Effect.fn("Agents.rotateGatewayToken")(function*(principal: Principal, agentId: string) {
+      const { state, version } = yield* loadAgent(agentId)
+      const agent = yield* Result.match(Agent.visible(state, agentId, principal.workspaceId), { onFailure: Effect.fail, onSuccess: Effect.succeed })
+      const generation = agent.tokenGeneration + 1
+      yield* appendAgent(agentId, [new Agent.GatewayTokenRotated({ agentId, generation, at: yield* now })], principal.userId, ExpectedVersion.Exact(version))
+      const token = gatewayTokens.tokenFor(agentId, generation)
+      yield* engine.rotateGatewayToken(agentId, token).pipe(Effect.catchTag("AgentNotProvisioned", () => Effect.void))
+      return token
+    })
+
+    /** Whether a presented gateway token is this agent's current one (a rotated token no longer is). */
+    const gatewayPrincipal = (agentId: string, token: string) =>
+      row(agentId).pipe(Effect.map(Option.flatMap((agent) =>
+        gatewayTokens.matches(agentId, agent.tokenGeneration, token)
+          ? Option.some<Principal>({ workspaceId: agent.workspaceId, userId: agent.userId, keyId: `gateway:${agentId}`, scopes: ["org:agents"] })
+          : Option.none()
+      )))
+
+    const platformToken = (principal: Principal, agentId: string) =>
+      visible(principal.workspaceId, agentId).pipe(
+        Effect.andThen((agent) =>
+          signer.issuePlatformToken({ agentId, workspaceId: agent.workspaceId, userId: agent.userId }).pipe(
+            Effect.catchCause(() => Effect.fail(new AgentErrors.TokenGenerationFailed({ agentId })))
+          )
+        )
+      )
+
+    const history = (principal: Principal, agentId: string) =>
+      visible(principal.workspaceId, agentId).pipe(
+        Effect.andThen(store.readStream(Agent.stream(agentId))),
+        Effect.map((events) => events.map((e): AgentHistoryEntry => ({
+          type: e.type,
+          at: e.recordedAt.toISOString(),
+          actor: e.metadata.actor ?? null,
+          version: e.version,
+          data: e.data
+        })))
+      )
+
+    /** After a restart of Cairn, every live agent's gateway is started again (engine processes do not outlive it). */
+    const resume = Effect.gen(function*() {
+      const rows = yield* sql<AgentRow>`SELECT * FROM cairn_agents WHERE status <> 'not_running'`.pipe(Effect.orDie)
+      for (const agent of rows.map(toView)) {
+        yield* appendAgent(agent.agentId, [new Agent.AgentRestartRequested({ agentId: agent.agentId, engineVersion: agent.engineVersion, at: yield* now })], "supervisor").pipe(Effect.ignore)
+        yield* launch(agent.agentId, agent.engineVersion, agent.tokenGeneration)
+      }
+      if (rows.length > 0) yield* Effect.logInfo(`Resumed supervision of ${rows.length} agent(s)`)
+    })
+
+    return {
+      create, list, get: visible, remove, restart, devices, retryScripts, gatewayToken, rotateGatewayToken,
+      gatewayPrincipal, platformToken, history, resume
+    }
+  })
+}) {
+  static readonly layer = Layer.effect(this, this.make)
+}

@@ -1,0 +1,224 @@
+/**
+ * The agents control plane (/v0) through the real routes, on the simulated engine, with the documented error
+ * contract walked row by row (service interface, sections 7.1 and 7.2).
+ */
+import { SimulatedAgentEngine, SimulatedEngineControl } from "@cairn/agent-engine"
+import { Agents, ApiKeys, Files, Signatures, Workspaces } from "@cairn/application"
+import { AdminToken, GatewayTokens, JoseTokenSigner, TokenSigner } from "@cairn/auth"
+import { HeliaContentStore } from "@cairn/content-store-helia"
+import { EventStore } from "@cairn/event-store"
+import { PgDatabase } from "@cairn/event-store-pg"
+import { CairnHttp } from "@cairn/http"
+import { CairnRuntime } from "@cairn/runtime"
+import { EoaSignatureVerifier } from "@cairn/signatures"
+import { NodeServices } from "@effect/platform-node"
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
+import { HttpRouter } from "effect/http"
+import { SqlClient } from "effect/sql"
+
+// Fault injection around the real signer, for the one documented failure nothing else can provoke.
+let platformTokensFail = false
+const signer = Layer.effect(TokenSigner, Effect.gen(function*() {
+  const real = yield* JoseTokenSigner.make(yield* JoseTokenSigner.generate)
+  return TokenSigner.of({
+    ...real,
+    issuePlatformToken: (claims) => platformTokensFail ? Effect.die(new Error("signing key unavailable")) : real.issuePlatformToken(claims)
+  })
+}))
+
+const app = Layer.mergeAll(Workspaces.layer, ApiKeys.layer, Files.layer, Signatures.layer, Agents.layer).pipe(
+  Layer.provideMerge(Layer.mergeAll(
+    signer,
+    AdminToken.layer(Redacted.make("admin-secret")),
+    GatewayTokens.layer(Redacted.make("gateway-key-for-tests-only-gateway-key-for")),
+    SimulatedAgentEngine.layer({ startDelay: "20 millis" }),
+    HeliaContentStore.layerMemory,
+    EoaSignatureVerifier.layer
+  )),
+  Layer.provideMerge(CairnRuntime.layerStore(PgDatabase.layerPglite(undefined))),
+  Layer.provideMerge(NodeServices.layer)
+)
+const runtime = ManagedRuntime.make(app)
+const web = HttpRouter.toWebHandler(CairnHttp.routes.pipe(Layer.provide(app)), { memoMap: runtime.memoMap, disableLogger: true })
+const control = <A>(f: (c: SimulatedEngineControl["Service"]) => Effect.Effect<A, unknown>) =>
+  runtime.runPromise(SimulatedEngineControl.use(f) as Effect.Effect<A>)
+
+const request = async (method: string, path: string, token?: string, body?: unknown) => {
+  const response = await web.handler(new Request(`http://cairn${path}`, {
+    method,
+    headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) })
+  }))
+  const text = await response.text()
+  return { status: response.status, body: text === "" ? undefined : JSON.parse(text) as Record<string, any> }
+}
+const admin = (path: string, body: unknown) => request("POST", path, "admin-secret", body).then((r) => r.body!["data"])
+const workspace = (agentLimit: number, internal = false) =>
+  admin("/admin/workspaces", { name: "W", plan: "pro", agentLimit, internal }).then((w) => w.id as string)
+const key = (workspaceId: string, scopes = ["org:agents"], userId = "ada", expiresInSeconds?: number) =>
+  admin("/admin/keys", { workspaceId, userId, scopes, ...(expiresInSeconds === undefined ? {} : { expiresInSeconds }) }) as Promise<{ keyId: string; token: string }>
+const createAgent = (token: string, name: unknown = "helper") => request("POST", "/v0/agents", token, { name })
+const waitForStatus = async (token: string, agentId: string, status: string) => {
+  for (let i = 0; i < 200; i++) {
+    const got = await request("GET", `/v0/agents/${agentId}`, token)
+    if (got.body?.["agent"]?.status === status) return
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+  assert.fail(`agent ${agentId} never became ${status}`)
+}
+
+let owner: string
+let agentId: string
+
+beforeAll(async () => {
+  owner = (await key(await workspace(50))).token
+  const created = await createAgent(owner, "primary")
+  assert.strictEqual(created.status, 201)
+  agentId = created.body!["agent"].agentId
+}, 120_000)
+
+afterAll(async () => {
+  await web.dispose()
+  await runtime.dispose()
+})
+
+describe("the /v0 error contract, row by row", () => {
+  const expectError = (response: { status: number; body: Record<string, any> | undefined }, status: number, error: string | RegExp) => {
+    assert.strictEqual(response.status, status, JSON.stringify(response.body))
+    if (typeof error === "string") assert.strictEqual(response.body?.["error"], error)
+    else assert.match(response.body?.["error"], error)
+  }
+
+  it("400 on create with a missing, over-long or banned-character name", async () => {
+    expectError(await request("POST", "/v0/agents", owner, {}), 400, "Validation failed: name is required")
+    expectError(await createAgent(owner, ""), 400, "Validation failed: name is required")
+    expectError(await createAgent(owner, "x".repeat(101)), 400, "Validation failed: name must be at most 100 characters")
+    expectError(await createAgent(owner, "<b>bold</b>"), 400, /^Validation failed: name contains a banned character/)
+    expectError(await createAgent(owner, 42), 400, "Validation failed: name is required")
+    expectError(await request("POST", "/v0/agents", owner, "not json at all" as unknown as object), 400, /^Validation failed: /)
+  })
+
+  it("401 on a missing header, an expired or revoked JWT, a rotated gateway token, another agent's token", async () => {
+    expectError(await request("GET", "/v0/agents"), 401, "Unauthorized")
+    const workspaceId = await workspace(5)
+    const expiring = await key(workspaceId, ["org:agents"], "ada", 1)
+    await new Promise((resolve) => setTimeout(resolve, 1200))
+    expectError(await request("GET", "/v0/agents", expiring.token), 401, "Unauthorized")
+    const revoked = await key(workspaceId)
+    assert.strictEqual((await request("GET", "/v0/agents", revoked.token)).status, 200)
+    await request("POST", `/admin/keys/${revoked.keyId}/revoke`, "admin-secret")
+    expectError(await request("GET", "/v0/agents", revoked.token), 401, "Unauthorized")
+    const old = (await request("GET", `/v0/agents/${agentId}/gateway-token`, owner)).body!["gatewayToken"] as string
+    assert.strictEqual((await request("GET", `/v0/agents/${agentId}`, old)).status, 200)
+    const rotated = await request("POST", `/v0/agents/${agentId}/gateway-token/rotate`, owner)
+    assert.notStrictEqual(rotated.body!["gatewayToken"], old)
+    expectError(await request("GET", `/v0/agents/${agentId}`, old), 401, "Unauthorized")
+    assert.strictEqual((await request("GET", `/v0/agents/${agentId}`, rotated.body!["gatewayToken"])).status, 200)
+    const other = (await createAgent((await key(workspaceId)).token, "theirs")).body!["agent"].agentId as string
+    expectError(await request("GET", `/v0/agents/${other}`, rotated.body!["gatewayToken"]), 401, "Unauthorized")
+  })
+
+  it("Missing userId for a key that names no user", async () => {
+    const anonymous = await key(await workspace(5), ["org:agents"], "")
+    expectError(await request("GET", "/v0/agents", anonymous.token), 401, "Missing userId")
+  })
+
+  it("403 when the agent limit is reached, and when the key lacks the agents scope", async () => {
+    const limited = (await key(await workspace(1))).token
+    assert.strictEqual((await createAgent(limited)).status, 201)
+    expectError(await createAgent(limited), 403, "Agent limit reached")
+    const filesOnly = (await key(await workspace(5), ["org:files:read"])).token
+    expectError(await request("GET", "/v0/agents", filesOnly), 403, "Forbidden: this key lacks the org:agents scope")
+  })
+
+  it("404 for a wrong agentId or another workspace's agent, and for issues on a non-internal account", async () => {
+    expectError(await request("GET", "/v0/agents/nosuchagent", owner), 404, "Agent not found")
+    const stranger = (await key(await workspace(5))).token
+    for (const path of [`/v0/agents/${agentId}`, `/v0/agents/${agentId}/devices`, `/v0/agents/${agentId}/events`, `/v0/agents/${agentId}/gateway-token`]) {
+      expectError(await request("GET", path, stranger), 404, "Agent not found")
+    }
+    expectError(await request("POST", `/v0/agents/${agentId}/restart`, stranger, {}), 404, "Agent not found")
+    expectError(await request("DELETE", `/v0/agents/${agentId}`, stranger), 404, "Agent not found")
+    expectError(await request("GET", "/v0/issues", owner), 404, "Not found")
+    expectError(await request("POST", "/v0/issues", owner, { title: "t" }), 404, "Not found")
+  })
+
+  it("400 Invalid version, 500 Restart failed, Script launch failed, CLI error, Token generation failed", async () => {
+    expectError(await request("POST", `/v0/agents/${agentId}/restart`, owner, { version: "1999.1.1" }), 400, "Invalid version")
+    await control((c) => c.failNextStart(agentId, "boom: gateway exited"))
+    expectError(await request("POST", `/v0/agents/${agentId}/restart`, owner, {}), 500, "Restart failed")
+    await control((c) => c.failScripts(agentId, "build exited 1"))
+    expectError(await request("POST", `/v0/agents/${agentId}/scripts/retry`, owner), 500, "Script launch failed")
+    await control((c) => c.failCli(agentId, "gateway not reachable"))
+    expectError(await request("GET", `/v0/agents/${agentId}/devices`, owner), 500, "CLI error")
+    await control((c) => c.clearFailures(agentId))
+    platformTokensFail = true
+    expectError(await request("POST", `/v0/agents/${agentId}/platform/token`, owner), 500, "Token generation failed")
+    platformTokensFail = false
+    const restarted = await request("POST", `/v0/agents/${agentId}/restart`, owner, {})
+    assert.strictEqual(restarted.status, 200)
+    assert.strictEqual(restarted.body!["agent"].status, "running")
+  })
+
+  it("500 Gateway failed to start carries the agent, which is listed and can be restarted", async () => {
+    await control((c) => c.failNextStart("*", "port 18789 in use"))
+    const failed = await createAgent(owner, "unlucky")
+    expectError(failed, 500, "Gateway failed to start")
+    const agent = failed.body!["agent"]
+    assert.strictEqual(agent.name, "unlucky")
+    assert.strictEqual(agent.status, "not_running")
+    const listed = (await request("GET", "/v0/agents", owner)).body!["agents"] as Array<{ agentId: string; status: string }>
+    assert.deepInclude(listed, { ...listed.find((a) => a.agentId === agent.agentId)!, status: "not_running" })
+    assert.strictEqual((await request("POST", `/v0/agents/${agent.agentId}/restart`, owner, {})).body!["agent"].status, "running")
+  })
+})
+
+describe("agents", () => {
+  it("gives exactly three of 20 concurrent creates against a limit of 3", async () => {
+    const token = (await key(await workspace(3))).token
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => createAgent(token, `racer ${i}`)))
+    assert.strictEqual(results.filter((r) => r.status === 201).length, 3)
+    assert.strictEqual(results.filter((r) => r.status === 403 && r.body?.["error"] === "Agent limit reached").length, 17)
+    assert.strictEqual(((await request("GET", "/v0/agents", token)).body!["agents"] as Array<unknown>).length, 3)
+  })
+
+  it("go from created to running, restart on a newer engine version, list devices, and mint platform tokens", async () => {
+    const token = (await key(await workspace(2))).token
+    const created = (await createAgent(token, "lifecycle")).body!["agent"]
+    await waitForStatus(token, created.agentId, "running")
+    const restarted = await request("POST", `/v0/agents/${created.agentId}/restart`, token, { version: created.engineVersion })
+    assert.strictEqual(restarted.status, 200)
+    await control((c) => c.addDevice(created.agentId, { id: "d1", name: "phone" }, "pending"))
+    assert.deepStrictEqual((await request("GET", `/v0/agents/${created.agentId}/devices`, token)).body, { pending: [{ id: "d1", name: "phone" }], paired: [] })
+    const minted = (await request("POST", `/v0/agents/${created.agentId}/platform/token`, token)).body!
+    assert.match(minted["token"], /^eyJ/)
+    assert.isTrue(Date.parse(minted["expiresAt"]) - Date.now() > 3500_000)
+  })
+
+  it("free their quota slot when deleted, and are gone", async () => {
+    const token = (await key(await workspace(1))).token
+    const first = (await createAgent(token, "first")).body!["agent"].agentId as string
+    assert.strictEqual((await request("DELETE", `/v0/agents/${first}`, token)).status, 200)
+    assert.strictEqual((await request("GET", `/v0/agents/${first}`, token)).status, 404)
+    assert.strictEqual((await createAgent(token, "second")).status, 201)
+  })
+
+  it("keep their history as events with actor and time, and a replay rebuilds the list exactly", async () => {
+    const history = (await request("GET", `/v0/agents/${agentId}/events`, owner)).body!["events"] as Array<{ type: string; actor: string; at: string }>
+    assert.includeMembers(history.map((e) => e.type), ["AgentCreated", "AgentStarted", "GatewayTokenRotated", "AgentRestartRequested"])
+    assert.strictEqual(history[0]!.actor, "ada")
+    assert.isTrue(history.every((e) => !Number.isNaN(Date.parse(e.at))))
+    const snapshot = () => runtime.runPromise(SqlClient.SqlClient.use((sql) => sql`SELECT * FROM cairn_agents ORDER BY id`))
+    const before = await snapshot()
+    await runtime.runPromise(EventStore.use((store) => store.rebuildInline("agents")))
+    assert.deepStrictEqual(await snapshot(), before)
+  })
+
+  it("are open to internal accounts' issues", async () => {
+    const internal = (await key(await workspace(1, true))).token
+    const filed = await request("POST", "/v0/issues", internal, { title: "Gateway slow", body: "details" })
+    assert.strictEqual(filed.status, 201)
+    assert.deepStrictEqual(((await request("GET", "/v0/issues", internal)).body!["issues"] as Array<{ title: string }>).map((i) => i.title), ["Gateway slow"])
+  })
+})
