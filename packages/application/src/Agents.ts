@@ -27,7 +27,10 @@ export interface AgentHistoryEntry {
 }
 
 /** How long a create waits for the gateway before answering `starting`. */
-export const CreateWait = Context.Reference<Duration.Input>("cairn/Agents/CreateWait", { defaultValue: () => "3 seconds" })
+export const CreateWait = Context.Reference<Duration.Input>("cairn/Agents/CreateWait", { defaultValue: () => "1 second" })
+
+/** How often the supervisor asks the engine whether running gateways are still up. */
+export const WatchInterval = Context.Reference<Duration.Input>("cairn/Agents/WatchInterval", { defaultValue: () => "1 second" })
 
 // Agent ids are short lowercase slugs, as Pinata's are (x0i33jye).
 const newAgentId = () => {
@@ -252,9 +255,34 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
       if (rows.length > 0) yield* Effect.logInfo(`Resumed supervision of ${rows.length} agent(s)`)
     })
 
+    /** One pass of the watch: a running gateway the engine reports crashed (or gone) is recorded `not_running`. */
+    const checkRunning = Effect.gen(function*() {
+      const rows = yield* sql<AgentRow>`SELECT * FROM cairn_agents WHERE status = 'running'`.pipe(Effect.orDie)
+      for (const agent of rows) {
+        const state = yield* engine.status(agent.id).pipe(
+          Effect.map((status) => status.state),
+          Effect.catchTag("AgentNotProvisioned", () => Effect.succeed("crashed" as const))
+        )
+        if (state === "crashed" || state === "stopped") {
+          yield* Effect.logWarning(`Agent ${agent.id}'s gateway is ${state}`)
+          yield* appendAgent(agent.id, [new Agent.AgentStopped({ agentId: agent.id, reason: state, at: yield* now })], "supervisor").pipe(Effect.ignore)
+        }
+      }
+    })
+
+    /** Watches running gateways for as long as it runs. */
+    const watch = Effect.gen(function*() {
+      const interval = yield* WatchInterval
+      yield* checkRunning.pipe(
+        Effect.catchCause((cause) => Effect.logError("Agent watch failed", cause)),
+        Effect.andThen(Effect.sleep(interval)),
+        Effect.forever
+      )
+    })
+
     return {
       create, list, get: visible, remove, restart, devices, retryScripts, gatewayToken, rotateGatewayToken,
-      gatewayPrincipal, platformToken, history, resume
+      gatewayPrincipal, platformToken, history, resume, checkRunning, watch
     }
   })
 }) {

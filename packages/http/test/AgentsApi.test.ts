@@ -196,6 +196,18 @@ describe("agents", () => {
     assert.isTrue(Date.parse(minted["expiresAt"]) - Date.now() > 3500_000)
   })
 
+  it("are recorded not_running when their gateway crashes, and come back with a restart", async () => {
+    const token = (await key(await workspace(1))).token
+    const id = (await createAgent(token, "fragile")).body!["agent"].agentId as string
+    await waitForStatus(token, id, "running")
+    await control((c) => c.crash(id))
+    await runtime.runPromise(Agents.use((agents) => agents.checkRunning))
+    await waitForStatus(token, id, "not_running")
+    const history = (await request("GET", `/v0/agents/${id}/events`, token)).body!["events"] as Array<{ type: string; actor: string }>
+    assert.deepInclude(history.at(-1)!, { type: "AgentStopped", actor: "supervisor" })
+    assert.strictEqual((await request("POST", `/v0/agents/${id}/restart`, token, {})).body!["agent"].status, "running")
+  })
+
   it("free their quota slot when deleted, and are gone", async () => {
     const token = (await key(await workspace(1))).token
     const first = (await createAgent(token, "first")).body!["agent"].agentId as string

@@ -87,8 +87,10 @@ const logAdminToken = Layer.effectDiscard(Effect.gen(function*() {
   )
 }))
 
-/** Agents whose gateways ran before this process started are started again. */
-const resumeAgents = Layer.effectDiscard(Agents.use((agents) => agents.resume))
+/** Agents whose gateways ran before this process started are started again, then watched for crashes. */
+const resumeAgents = Layer.effectDiscard(Agents.use((agents) =>
+  agents.resume.pipe(Effect.andThen(Effect.forkScoped(agents.watch)))
+))
 
 /** What a server runs: the application, plus the runners that keep asynchronous read models current. */
 export const layerServer = (database: DatabaseLayer) =>
