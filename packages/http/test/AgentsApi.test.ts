@@ -117,6 +117,11 @@ describe("the /v0 error contract, row by row", () => {
     assert.strictEqual((await request("GET", `/v0/agents/${agentId}`, rotated.body!["gatewayToken"])).status, 200)
     const other = (await createAgent((await key(workspaceId)).token, "theirs")).body!["agent"].agentId as string
     expectError(await request("GET", `/v0/agents/${other}`, rotated.body!["gatewayToken"]), 401, "Unauthorized")
+    // The same token also works as ?token= and as the gw_token cookie, and the rotated one does not.
+    const current = rotated.body!["gatewayToken"] as string
+    assert.strictEqual((await web.handler(new Request(`http://cairn/v0/agents/${agentId}?token=${current}`))).status, 200)
+    assert.strictEqual((await web.handler(new Request(`http://cairn/v0/agents/${agentId}`, { headers: { cookie: `theme=dark; gw_token=${current}` } }))).status, 200)
+    assert.strictEqual((await web.handler(new Request(`http://cairn/v0/agents/${agentId}`, { headers: { cookie: `gw_token=${old}` } }))).status, 401)
   })
 
   it("Missing userId for a key that names no user", async () => {

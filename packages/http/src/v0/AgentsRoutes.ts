@@ -16,6 +16,11 @@ import { json } from "../Respond.ts"
 
 const scope = "org:agents"
 
+const gatewayTokenOf = (request: HttpServerRequest.HttpServerRequest): string | undefined =>
+  new URL(request.url, "http://cairn").searchParams.get("token") ??
+    /(?:^|;\s*)gw_token=([^;]+)/.exec(request.headers["cookie"] ?? "")?.[1] ??
+    undefined
+
 /** The wire shape of an agent (Pinata's Agent object, without secrets). */
 const toWire = (agent: AgentView) => ({
   agentId: agent.agentId,
@@ -45,10 +50,13 @@ export const layer = HttpRouter.use((router) =>
     const store = yield* EventStore
     const sql = yield* SqlClient.SqlClient
 
-    /** An API key with the agents scope; or, on an agent's own routes, its current gateway token. */
+    /**
+     * An API key with the agents scope; or, on an agent's own routes, its current gateway token, which may also
+     * come as `?token=` or the `gw_token` cookie (as on Pinata's per-agent host).
+     */
     const authorize = (request: HttpServerRequest.HttpServerRequest, agentId?: string) =>
       Effect.gen(function*() {
-        const token = bearerToken(request) ?? (agentId === undefined ? undefined : new URL(request.url, "http://cairn").searchParams.get("token") ?? undefined)
+        const token = bearerToken(request) ?? (agentId === undefined ? undefined : gatewayTokenOf(request))
         if (token === undefined) return yield* new Unauthorized({ reason: "no bearer token" })
         if (agentId !== undefined && token.startsWith("gw_")) {
           const principal = yield* agents.gatewayPrincipal(agentId, token)
