@@ -47,6 +47,30 @@ describe("the Node server", () => {
     assert.strictEqual(await again.exited, 0)
   })
 
+  it("sweeps resumable uploads abandoned for over a day when it starts, and keeps recent ones", async () => {
+    const { mkdirSync, utimesSync, writeFileSync } = await import("node:fs")
+    const uploads = join(dataDir, "uploads")
+    mkdirSync(uploads, { recursive: true })
+    const stale = "00000000-0000-4000-8000-000000000001"
+    const fresh = "00000000-0000-4000-8000-000000000002"
+    for (const id of [stale, fresh]) {
+      writeFileSync(join(uploads, `${id}.data`), "partial")
+      writeFileSync(join(uploads, `${id}.json`), "{}")
+    }
+    const twoDaysAgo = new Date(Date.now() - 2 * 24 * 3600 * 1000)
+    for (const ext of ["data", "json"]) utimesSync(join(uploads, `${stale}.${ext}`), twoDaysAgo, twoDaysAgo)
+    const server = await startServer({ DATA_DIR: dataDir })
+    try {
+      await waitUntilServing(server)
+      assert.isFalse(existsSync(join(uploads, `${stale}.data`)))
+      assert.isFalse(existsSync(join(uploads, `${stale}.json`)))
+      assert.isTrue(existsSync(join(uploads, `${fresh}.data`)))
+    } finally {
+      server.child.kill("SIGTERM")
+    }
+    assert.strictEqual(await server.exited, 0)
+  })
+
   it.runIf(embedded)("takes over a lock left by a process that no longer runs", async () => {
     const { writeFileSync } = await import("node:fs")
     writeFileSync(`${dataDir}/pg.lock`, "999999999")

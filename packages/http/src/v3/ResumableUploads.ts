@@ -18,6 +18,9 @@ import * as UploadOptions from "./UploadOptions.ts"
 /** The largest file Cairn accepts through the resumable protocol. */
 export const maxUploadBytes = 25 * 1024 ** 3
 
+/** A staged upload untouched for this long is abandoned, and swept when the server starts. */
+export const abandonedAfterMillis = 24 * 60 * 60 * 1000
+
 class UploadNotFound extends Schema.TaggedError<UploadNotFound>()("UploadNotFound", {}) {
   readonly status = 404
   override get message() {
@@ -89,6 +92,24 @@ export const make = (options: { readonly directory: string; readonly files: File
     const sessionPath = (id: string) => `${directory}/${id}.json`
     const dataPath = (id: string) => `${directory}/${id}.data`
     const validId = (id: string) => /^[0-9a-f-]{36}$/.test(id)
+
+    // Sweep uploads abandoned before this start: their staged bytes would otherwise stay on disk for ever.
+    const sweep = Effect.gen(function*() {
+      if (!(yield* fs.exists(directory))) return 0
+      const now = Date.now()
+      let swept = 0
+      for (const name of yield* fs.readDirectory(directory)) {
+        const info = yield* fs.stat(`${directory}/${name}`)
+        const modified = info.mtime._tag === "Some" ? info.mtime.value.getTime() : now
+        if (now - modified > abandonedAfterMillis) {
+          yield* fs.remove(`${directory}/${name}`)
+          swept++
+        }
+      }
+      return swept
+    }).pipe(Effect.catch((error) => Effect.logWarning("Could not sweep abandoned uploads", error).pipe(Effect.as(0))))
+    const swept = yield* sweep
+    if (swept > 0) yield* Effect.logInfo(`Swept ${swept} staging file(s) of abandoned uploads`)
 
     const load = (keys: ApiKeys["Service"], request: HttpServerRequest.HttpServerRequest, id: string) =>
       Effect.gen(function*() {
