@@ -8,10 +8,10 @@ import { AgentEngine } from "@cairn/agent-engine"
 import { GatewayTokens, TokenSigner } from "@cairn/auth"
 import { Agent, AgentErrors, Workspace } from "@cairn/domain"
 import { EventStore, ExpectedVersion } from "@cairn/event-store"
-import { Clock, Context, Deferred, type Duration, Effect, FiberMap, Layer, Option, Result } from "effect"
+import { Context, Deferred, type Duration, Effect, FiberMap, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Principal } from "./Access.ts"
-import { encoder, load } from "./EventCodec.ts"
+import { encoder, load, now } from "./EventCodec.ts"
 
 const encodeAgent = encoder(Agent.AgentEvent)
 const encodeWorkspace = encoder(Workspace.WorkspaceEvent)
@@ -70,7 +70,6 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
     const signer = yield* TokenSigner
     // One supervising fiber per agent; they live as long as the service, and a new launch replaces the old one.
     const launches = yield* FiberMap.make<string>()
-    const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms).toISOString())
 
     const appendAgent = (agentId: string, events: ReadonlyArray<Agent.AgentEvent>, actor: string, expected = ExpectedVersion.StreamExists) =>
       store.append([{ stream: Agent.stream(agentId), expected, events: events.map((e) => encodeAgent(e, { actor })) }])
@@ -114,7 +113,7 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
       })
 
     const create = Effect.fn("Agents.create")(function*(principal: Principal, input: { readonly name: unknown }) {
-      const name = yield* Result.match(Agent.validateName(input.name), { onFailure: Effect.fail, onSuccess: Effect.succeed })
+      const name = yield* Effect.fromResult(Agent.validateName(input.name))
       const versions = yield* engine.listVersions.pipe(Effect.orDie)
       const engineVersion = versions[versions.length - 1]!
       const agentId = newAgentId()
@@ -124,10 +123,7 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
       for (let attempt = 0;; attempt++) {
         const { state, version } = yield* load(store, workspaceStream, Workspace.WorkspaceEvent, Workspace.initial, Workspace.evolve)
         const at = yield* now
-        const slot = yield* Result.match(Workspace.takeAgentSlot(state, { workspaceId: principal.workspaceId, agentId, at }), {
-          onFailure: Effect.fail,
-          onSuccess: Effect.succeed
-        })
+        const slot = yield* Effect.fromResult(Workspace.takeAgentSlot(state, { workspaceId: principal.workspaceId, agentId, at }))
         const created = new Agent.AgentCreated({ agentId, workspaceId: principal.workspaceId, userId: principal.userId, name, engineVersion, at })
         const appended = yield* store.append([
           { stream: workspaceStream, expected: ExpectedVersion.Exact(version), events: slot.map((e) => encodeWorkspace(e, { actor: principal.userId })) },
@@ -151,7 +147,7 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
 
     const remove = Effect.fn("Agents.remove")(function*(principal: Principal, agentId: string) {
       const { state, version } = yield* loadAgent(agentId)
-      yield* Result.match(Agent.visible(state, agentId, principal.workspaceId), { onFailure: Effect.fail, onSuccess: Effect.succeed })
+      yield* Effect.fromResult(Agent.visible(state, agentId, principal.workspaceId))
       const at = yield* now
       yield* store.append([
         { stream: Agent.stream(agentId), expected: ExpectedVersion.Exact(version), events: [encodeAgent(new Agent.AgentDeleted({ agentId, at }), { actor: principal.userId })] },
@@ -208,7 +204,7 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
 
     const rotateGatewayToken = Effect.fn("Agents.rotateGatewayToken")(function*(principal: Principal, agentId: string) {
       const { state, version } = yield* loadAgent(agentId)
-      const agent = yield* Result.match(Agent.visible(state, agentId, principal.workspaceId), { onFailure: Effect.fail, onSuccess: Effect.succeed })
+      const agent = yield* Effect.fromResult(Agent.visible(state, agentId, principal.workspaceId))
       const generation = agent.tokenGeneration + 1
       yield* appendAgent(agentId, [new Agent.GatewayTokenRotated({ agentId, generation, at: yield* now })], principal.userId, ExpectedVersion.Exact(version))
       const token = gatewayTokens.tokenFor(agentId, generation)

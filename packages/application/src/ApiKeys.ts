@@ -6,10 +6,10 @@
 import { TokenSigner } from "@cairn/auth"
 import { ApiKey, Workspace } from "@cairn/domain"
 import { EventStore, ExpectedVersion } from "@cairn/event-store"
-import { Clock, Context, Effect, Layer, Result } from "effect"
+import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { MissingUserId, type Principal, Unauthorized } from "./Access.ts"
-import { encoder, load } from "./EventCodec.ts"
+import { encoder, load, now } from "./EventCodec.ts"
 
 const encode = encoder(ApiKey.ApiKeyEvent)
 
@@ -54,8 +54,8 @@ export class ApiKeys extends Context.Service<ApiKeys>()("cairn/ApiKeys", {
 
     const revoke = Effect.fn("ApiKeys.revoke")(function*(keyId: string) {
       const { state, version } = yield* load(store, ApiKey.stream(keyId), ApiKey.ApiKeyEvent, ApiKey.initial, ApiKey.evolve)
-      const at = new Date(yield* Clock.currentTimeMillis).toISOString()
-      const events = yield* Result.match(ApiKey.revoke(state, keyId, at), { onFailure: Effect.fail, onSuccess: Effect.succeed })
+      const at = yield* now
+      const events = yield* Effect.fromResult(ApiKey.revoke(state, keyId, at))
       if (events.length === 0) return
       yield* store.append([{ stream: ApiKey.stream(keyId), expected: ExpectedVersion.Exact(version), events: events.map((e) => encode(e, { actor: "admin" })) }])
     })

@@ -3,7 +3,7 @@
  * A stored event that no longer decodes is a corrupt log, a defect, never a client error.
  */
 import type { EventMetadata, EventStore, NewEvent } from "@cairn/event-store"
-import { Effect, Schema } from "effect"
+import { Clock, Effect, Schema } from "effect"
 
 export const encoder = <S extends Schema.Codec<{ readonly _tag: string }, unknown>>(schema: S) => {
   const encode = Schema.encodeSync(schema)
@@ -27,3 +27,6 @@ export const load = <S extends Schema.Codec<unknown, unknown>, State>(
     const events = yield* Effect.orDie(Schema.decodeUnknownEffect(Schema.Array(schema))(stored.map((e) => e.data)))
     return { state: events.reduce(evolve, initial), version: stored.length }
   })
+
+/** The time events record: now, as ISO-8601 with milliseconds (what clients see as `created_at`). */
+export const now: Effect.Effect<string> = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis).toISOString())

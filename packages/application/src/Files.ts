@@ -5,10 +5,10 @@
 import { ContentStore } from "@cairn/content-store"
 import { CidRecord, File, type Network, ValidationFailed } from "@cairn/domain"
 import { EventStore, ExpectedVersion } from "@cairn/event-store"
-import { Clock, Context, Effect, Layer, Option, Result, type Stream } from "effect"
+import { Context, Effect, Layer, Option, type Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Principal } from "./Access.ts"
-import { encoder, load } from "./EventCodec.ts"
+import { encoder, load, now } from "./EventCodec.ts"
 
 export interface FileView {
   readonly id: string
@@ -103,7 +103,7 @@ export class Files extends Context.Service<Files>()("cairn/Files", {
     const upload = Effect.fn("Files.upload")(function*(principal: Principal, input: Upload) {
       const added = yield* content.add(input.content, { network: input.network, cidVersion: input.cidVersion })
       const fileId = crypto.randomUUID()
-      const at = new Date(yield* Clock.currentTimeMillis).toISOString()
+      const at = yield* now
       const uploaded = new File.FileUploaded({
         fileId,
         workspaceId: principal.workspaceId,
@@ -187,22 +187,16 @@ export class Files extends Context.Service<Files>()("cairn/Files", {
       change: { readonly name?: string; readonly keyvalues?: File.KeyValues }
     ) {
       const { state, version } = yield* load(store, File.stream(fileId), File.FileEvent, File.initial, File.evolve)
-      const at = new Date(yield* Clock.currentTimeMillis).toISOString()
-      const events = yield* Result.match(
-        File.update(state, { workspaceId: principal.workspaceId, network }, { fileId, ...change, at }),
-        { onFailure: Effect.fail, onSuccess: Effect.succeed }
-      )
+      const at = yield* now
+      const events = yield* Effect.fromResult(File.update(state, { workspaceId: principal.workspaceId, network }, { fileId, ...change, at }))
       yield* store.append([{ stream: File.stream(fileId), expected: ExpectedVersion.Exact(version), events: events.map((e) => encodeFile(e, { actor: principal.userId })) }])
       return yield* get(principal, network, fileId)
     })
 
     const remove = Effect.fn("Files.remove")(function*(principal: Principal, network: Network, fileId: string) {
       const { state, version } = yield* load(store, File.stream(fileId), File.FileEvent, File.initial, File.evolve)
-      const at = new Date(yield* Clock.currentTimeMillis).toISOString()
-      const { events, file } = yield* Result.match(
-        File.remove(state, { workspaceId: principal.workspaceId, network }, fileId, at),
-        { onFailure: Effect.fail, onSuccess: Effect.succeed }
-      )
+      const at = yield* now
+      const { events, file } = yield* Effect.fromResult(File.remove(state, { workspaceId: principal.workspaceId, network }, fileId, at))
       const metadata = { actor: principal.userId }
       yield* store.append([
         { stream: File.stream(fileId), expected: ExpectedVersion.Exact(version), events: events.map((e) => encodeFile(e, metadata)) },

@@ -7,10 +7,10 @@
 import { CidRecord, type Network } from "@cairn/domain"
 import { EventStore, ExpectedVersion } from "@cairn/event-store"
 import { SignatureVerifier } from "@cairn/signatures"
-import { Clock, Context, Effect, Layer, Option, Result } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Principal } from "./Access.ts"
-import { encoder, load } from "./EventCodec.ts"
+import { encoder, load, now } from "./EventCodec.ts"
 
 export interface SignatureView {
   readonly cid: string
@@ -34,13 +34,10 @@ export class Signatures extends Context.Service<Signatures>()("cairn/Signatures"
     ) {
       const stream = CidRecord.stream(network, cid)
       const { state, version } = yield* load(store, stream, CidRecord.CidEvent, CidRecord.initial, CidRecord.evolve)
-      const date = yield* Result.match(CidRecord.signableBy(state, cid, principal.workspaceId), { onFailure: Effect.fail, onSuccess: Effect.succeed })
+      const date = yield* Effect.fromResult(CidRecord.signableBy(state, cid, principal.workspaceId))
       const verified = yield* verifier.verify({ address: input.address, cid, date, signature: input.signature })
-      const at = new Date(yield* Clock.currentTimeMillis).toISOString()
-      const events = yield* Result.match(
-        CidRecord.addSignature(state, { cid, network, workspaceId: principal.workspaceId, address: input.address, signature: input.signature, verified, at }),
-        { onFailure: Effect.fail, onSuccess: Effect.succeed }
-      )
+      const at = yield* now
+      const events = yield* Effect.fromResult(CidRecord.addSignature(state, { cid, network, workspaceId: principal.workspaceId, address: input.address, signature: input.signature, verified, at }))
       // A concurrent signer that won the race shows up as a version conflict: it is "already signed".
       yield* store.append([{ stream, expected: ExpectedVersion.Exact(version), events: events.map((e) => encode(e, { actor: principal.userId })) }]).pipe(
         Effect.catchTag("WrongExpectedVersion", () => Effect.fail(new CidRecord.CidAlreadySigned({ cid })))
@@ -71,11 +68,8 @@ export class Signatures extends Context.Service<Signatures>()("cairn/Signatures"
     const remove = Effect.fn("Signatures.remove")(function*(principal: Principal, network: Network, cid: string) {
       const stream = CidRecord.stream(network, cid)
       const { state, version } = yield* load(store, stream, CidRecord.CidEvent, CidRecord.initial, CidRecord.evolve)
-      const at = new Date(yield* Clock.currentTimeMillis).toISOString()
-      const events = yield* Result.match(
-        CidRecord.removeSignature(state, { cid, network, workspaceId: principal.workspaceId, at }),
-        { onFailure: Effect.fail, onSuccess: Effect.succeed }
-      )
+      const at = yield* now
+      const events = yield* Effect.fromResult(CidRecord.removeSignature(state, { cid, network, workspaceId: principal.workspaceId, at }))
       yield* store.append([{ stream, expected: ExpectedVersion.Exact(version), events: events.map((e) => encode(e, { actor: principal.userId })) }]).pipe(
         Effect.catchTag("WrongExpectedVersion", () => Effect.fail(new CidRecord.SignatureNotFound({ cid })))
       )

@@ -1,9 +1,9 @@
 /** Creates workspaces (an administrator's act) and reads them back. */
 import { EventStore, ExpectedVersion } from "@cairn/event-store"
 import { Workspace } from "@cairn/domain"
-import { Clock, Context, Effect, Layer, Option, Result } from "effect"
+import { Context, Effect, Layer, Option, Result } from "effect"
 import { SqlClient } from "effect/sql"
-import { encoder } from "./EventCodec.ts"
+import { encoder, now } from "./EventCodec.ts"
 
 export interface WorkspaceView {
   readonly id: string
@@ -28,7 +28,7 @@ export class Workspaces extends Context.Service<Workspaces>()("cairn/Workspaces"
       readonly internal: boolean
     }) {
       const workspaceId = crypto.randomUUID()
-      const at = new Date(yield* Clock.currentTimeMillis).toISOString()
+      const at = yield* now
       const events = Result.getOrThrow(Workspace.create({
         workspaceId,
         name: input.name,

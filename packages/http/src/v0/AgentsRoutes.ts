@@ -3,10 +3,10 @@
  * routes (`/v0/agents/{agentId}/…`) also take that agent's current gateway token. Errors are `{error}` with the
  * exact strings of the service interface (section 7); a create whose gateway fails answers 500 with the agent.
  */
-import { Agents, type AgentView, ApiKeys, type Principal, Unauthorized, Workspaces } from "@cairn/application"
+import { Agents, type AgentView, ApiKeys, EventCodec, type Principal, Unauthorized, Workspaces } from "@cairn/application"
 import { AgentErrors, Issue } from "@cairn/domain"
 import { EventStore, ExpectedVersion } from "@cairn/event-store"
-import { Clock, Effect, Option, Redacted, Schema } from "effect"
+import { Effect, Option, Redacted, Schema } from "effect"
 import { HttpRouter, type HttpServerRequest } from "effect/http"
 import { SqlClient } from "effect/sql"
 import { bearerToken, requireScope } from "../Authenticate.ts"
@@ -15,6 +15,7 @@ import { handled } from "../ErrorResponse.ts"
 import { json } from "../Respond.ts"
 
 const scope = "org:agents"
+const encodeIssue = EventCodec.encoder(Issue.IssueEvent)
 
 const gatewayTokenOf = (request: HttpServerRequest.HttpServerRequest): string | undefined =>
   new URL(request.url, "http://cairn").searchParams.get("token") ??
@@ -149,9 +150,9 @@ export const layer = HttpRouter.use((router) =>
         yield* internalOnly(principal)
         const input = yield* Body.json(request, FileIssue)
         const issueId = crypto.randomUUID()
-        const at = new Date(yield* Clock.currentTimeMillis).toISOString()
+        const at = yield* EventCodec.now
         const filed = new Issue.IssueFiled({ issueId, workspaceId: principal.workspaceId, userId: principal.userId, title: input.title, body: input.body ?? "", at })
-        yield* store.append([{ stream: Issue.stream(issueId), expected: ExpectedVersion.NoStream, events: [{ type: filed._tag, data: Schema.encodeSync(Issue.IssueEvent)(filed), metadata: { actor: principal.userId } }] }])
+        yield* store.append([{ stream: Issue.stream(issueId), expected: ExpectedVersion.NoStream, events: [encodeIssue(filed, { actor: principal.userId })] }])
         return json({ success: true, issue: { id: issueId, title: filed.title, body: filed.body, createdAt: at } }, 201)
       })))
   })
