@@ -24,10 +24,11 @@ export interface ServerProcess {
   readonly exited: Promise<number | null>
 }
 
-export const startServer = async (env: Record<string, string | undefined>): Promise<ServerProcess> => {
+/** Starts the server entry point; `runtime` is the executable that runs it (Node by default, or Bun). */
+export const startServer = async (env: Record<string, string | undefined>, runtime = process.execPath): Promise<ServerProcess> => {
   const port = await freePort()
   let output = ""
-  const child = spawn(process.execPath, [main], {
+  const child = spawn(runtime, [main], {
     env: { ...process.env, HOST: "127.0.0.1", PORT: String(port), ...env },
     stdio: ["ignore", "pipe", "pipe"]
   })

@@ -1,0 +1,35 @@
+/** The same server entry point runs under Bun: health, an upload and a listing through the v3 API. */
+import { afterAll, assert, describe, it } from "@effect/vitest"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { cli } from "./Cli.ts"
+import { startServer, waitUntilServing } from "./ServerProcess.ts"
+
+const bun = fileURLToPath(new URL("../../../node_modules/.bin/bun", import.meta.url))
+const dataDir = mkdtempSync(join(tmpdir(), "cairn-bun-"))
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
+
+describe("the server under Bun", () => {
+  it("serves health, uploads and lists", async () => {
+    const server = await startServer({ DATA_DIR: dataDir }, bun)
+    try {
+      await waitUntilServing(server)
+      assert.strictEqual((await fetch(`${server.url}/readyz`)).status, 200)
+      const workspace = cli({ url: server.url, dataDir }, "workspace", "create", "--name", "Bun")
+      const token = cli({ url: server.url, dataDir }, "key", "create", "--workspace", workspace, "--user", "ada", "--scopes", "org:files:read,org:files:write")
+      const form = new FormData()
+      form.append("file", new Blob(["hello world\n"], { type: "text/plain" }), "hello.txt")
+      form.append("network", "public")
+      const uploaded = await fetch(`${server.url}/v3/files`, { method: "POST", headers: { authorization: `Bearer ${token}` }, body: form })
+      assert.strictEqual(uploaded.status, 200, await uploaded.clone().text())
+      assert.strictEqual(((await uploaded.json()) as { data: { cid: string } }).data.cid, "bafkreifjjcie6lypi6ny7amxnfftagclbuxndqonfipmb64f2km2devei4")
+      const listed = (await (await fetch(`${server.url}/v3/files/public`, { headers: { authorization: `Bearer ${token}` } })).json()) as { data: { files: Array<unknown> } }
+      assert.strictEqual(listed.data.files.length, 1)
+    } finally {
+      server.child.kill("SIGTERM")
+    }
+    await server.exited
+  }, 120_000)
+})

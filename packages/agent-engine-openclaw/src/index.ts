@@ -1,0 +1,2 @@
+/** The AgentEngine port on real OpenClaw gateways: `OpenClawAgentEngine.layer({ dataDir })`. */
+export * as OpenClawAgentEngine from "./OpenClawAgentEngine.ts"

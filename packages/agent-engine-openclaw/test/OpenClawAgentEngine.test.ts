@@ -1,0 +1,150 @@
+/**
+ * The adapter's own logic (versions, installs, files on disk, process supervision) against a stand-in for npm and
+ * the `openclaw` CLI (test/fixtures), so it runs everywhere in seconds. OpenClawAgentEngine.int.test.ts runs the same
+ * contract on real gateways.
+ */
+import { AgentEngine } from "@cairn/agent-engine"
+import { agentEngineContract, freshAgent } from "@cairn/agent-engine/testing"
+import { afterAll, assert, describe, layer } from "@effect/vitest"
+import { Effect, Fiber, Layer, Redacted } from "effect"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { OpenClawAgentEngine } from "../src/index.ts"
+
+const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cairn-openclaw-fake-"))
+afterAll(() => Fs.rmSync(dataDir, { recursive: true, force: true }))
+
+const fakeNpm = Path.join(import.meta.dirname, "fixtures", "fake-npm.mjs")
+
+const engineLayer = (name: string, basePort: number, versions?: ReadonlyArray<string>) =>
+  OpenClawAgentEngine.layer({
+    dataDir: Path.join(dataDir, name),
+    npmPath: fakeNpm,
+    basePort,
+    startTimeout: "10 seconds",
+    stopGrace: "2 seconds",
+    ...(versions === undefined ? {} : { versions })
+  })
+
+agentEngineContract("OpenClawAgentEngine on a stand-in engine", engineLayer("contract", 22000, ["2026.9.1", "2026.9.5", "2026.10.2"]), {
+  live: true,
+  timeout: "30 seconds"
+})
+
+describe("OpenClawAgentEngine", () => {
+  layer(Layer.fresh(engineLayer("default", 26000)), { excludeTestServices: true, timeout: "30 seconds" })((it) => {
+    it.effect("offers only the latest stable release when no allowlist is given", () =>
+      Effect.gen(function*() {
+        assert.deepStrictEqual(yield* (yield* AgentEngine).listVersions, ["2026.10.2"])
+      }))
+  })
+
+  layer(Layer.fresh(engineLayer("files", 28000, ["2026.9.5", "2026.10.2"])), {
+    excludeTestServices: true,
+    timeout: "30 seconds"
+  })((it) => {
+    it.effect("installs a version once, however many agents ask for it at the same time", () =>
+      Effect.gen(function*() {
+        const engine = yield* AgentEngine
+        yield* Effect.all(
+          Array.from({ length: 4 }, () => engine.provision(freshAgent(), { version: "2026.9.5", gatewayToken: Redacted.make("t") })),
+          { concurrency: "unbounded" }
+        )
+        const installs = Fs.readFileSync(Path.join(dataDir, "files", "engines", "installs.log"), "utf8")
+        assert.deepStrictEqual(installs.trim().split("\n"), ["openclaw@2026.9.5"])
+      }))
+
+    it.effect("writes an offline config that refers to the token without holding it, on ports 120 apart", () =>
+      Effect.gen(function*() {
+        const engine = yield* AgentEngine
+        const [a, b] = [freshAgent(), freshAgent()]
+        yield* engine.provision(a, { version: "2026.10.2", gatewayToken: Redacted.make("secret-a") })
+        yield* engine.provision(b, { version: "2026.10.2", gatewayToken: Redacted.make("secret-b") })
+        const read = (agentId: string) => {
+          const text = Fs.readFileSync(Path.join(dataDir, "files", "agents", agentId, ".openclaw", "openclaw.json"), "utf8")
+          assert.notInclude(text, "secret-")
+          return JSON.parse(text)
+        }
+        const [configA, configB] = [read(a), read(b)]
+        assert.strictEqual(configA.gateway.auth.token, "${OPENCLAW_GATEWAY_TOKEN}")
+        assert.strictEqual(configA.update.checkOnStart, false)
+        assert.strictEqual(configA.models.catalogRefresh.enabled, false)
+        assert.strictEqual(configA.discovery.mdns.mode, "off")
+        assert.strictEqual(configA.logging.file, Path.join(dataDir, "files", "agents", a, ".openclaw", "logs", "openclaw.log"))
+        assert.strictEqual(Math.abs(configB.gateway.port - configA.gateway.port) % 120, 0)
+        assert.notStrictEqual(configB.gateway.port, configA.gateway.port)
+      }))
+
+    it.effect("fails a start with the gateway's last output, and reports the agent crashed", () =>
+      Effect.gen(function*() {
+        const engine = yield* AgentEngine
+        const agentId = freshAgent()
+        yield* engine.provision(agentId, { version: "2026.10.2", gatewayToken: Redacted.make("refuse-to-start") })
+        const error = yield* Effect.flip(engine.start(agentId))
+        assert.strictEqual(error._tag, "GatewayFailedToStart")
+        if (error._tag === "GatewayFailedToStart") assert.include(error.logTail, "fake refusal")
+        assert.strictEqual((yield* engine.status(agentId)).state, "crashed")
+      }))
+
+    it.effect("reports a gateway that dies on its own as crashed", () =>
+      Effect.gen(function*() {
+        const engine = yield* AgentEngine
+        const agentId = freshAgent()
+        yield* engine.provision(agentId, { version: "2026.10.2", gatewayToken: Redacted.make("t") })
+        yield* engine.start(agentId)
+        const port = JSON.parse(
+          Fs.readFileSync(Path.join(dataDir, "files", "agents", agentId, ".openclaw", "openclaw.json"), "utf8")
+        ).gateway.port
+        const pid = pidListeningOn(port)
+        assert.isDefined(pid)
+        process.kill(pid!, "SIGKILL")
+        yield* Effect.sleep("500 millis")
+        assert.strictEqual((yield* engine.status(agentId)).state, "crashed")
+        yield* engine.start(agentId)
+        assert.strictEqual((yield* engine.status(agentId)).state, "running")
+      }))
+
+    it.effect("stops a gateway that is still starting, and its start fails", () =>
+      Effect.gen(function*() {
+        const engine = yield* AgentEngine
+        const agentId = freshAgent()
+        yield* engine.provision(agentId, { version: "2026.10.2", gatewayToken: Redacted.make("t") })
+        const starting = yield* Effect.forkChild(Effect.flip(engine.start(agentId)))
+        while ((yield* engine.status(agentId)).state !== "starting") yield* Effect.sleep("20 millis")
+        yield* engine.stop(agentId)
+        assert.strictEqual((yield* Fiber.join(starting))._tag, "GatewayFailedToStart")
+        assert.strictEqual((yield* engine.status(agentId)).state, "stopped")
+      }))
+
+    it.effect("maps the engine's device list", () =>
+      Effect.gen(function*() {
+        const engine = yield* AgentEngine
+        const agentId = freshAgent()
+        yield* engine.provision(agentId, { version: "2026.10.2", gatewayToken: Redacted.make("t") })
+        yield* engine.start(agentId)
+        assert.deepStrictEqual(yield* engine.listDevices(agentId), {
+          pending: [{ id: "req-1", name: "Phone", requestedAt: "1970-01-01T00:00:00.000Z" }],
+          paired: []
+        })
+      }))
+  })
+})
+
+/** The pid of the process whose cwd is an agent dir and that listens on `port`, found through /proc (Linux). */
+function pidListeningOn(port: number): number | undefined {
+  const hex = port.toString(16).toUpperCase().padStart(4, "0")
+  const inode = Fs.readFileSync("/proc/net/tcp", "utf8").split("\n")
+    .map((line) => line.trim().split(/\s+/))
+    .find((cols) => cols[1]?.endsWith(`:${hex}`) && cols[3] === "0A")?.[9]
+  if (inode === undefined) return undefined
+  for (const pid of Fs.readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
+    try {
+      const fds = Fs.readdirSync(`/proc/${pid}/fd`)
+      if (fds.some((fd) => Fs.readlinkSync(`/proc/${pid}/fd/${fd}`) === `socket:[${inode}]`)) return Number(pid)
+    } catch {
+      // Not ours to read, or gone.
+    }
+  }
+  return undefined
+}
