@@ -5,6 +5,7 @@
  * signer and the admin token, and the application services over them. Entry points add only how they serve.
  */
 import { SimulatedAgentEngine } from "@cairn/agent-engine"
+import { OpenClawAgentEngine } from "@cairn/agent-engine-openclaw"
 import { Agents, ApiKeys, Files, Signatures, Workspaces } from "@cairn/application"
 import { AdminToken, GatewayTokens, JoseTokenSigner } from "@cairn/auth"
 import { HeliaContentStore } from "@cairn/content-store-helia"
@@ -60,13 +61,26 @@ const layerCredentials = Layer.unwrap(Effect.map(dataDir, (dir) =>
 ))
 
 /**
- * `ENGINE=simulated` (the default until the OpenClaw engine lands): a deterministic engine in process;
- * `SIMULATED_START_DELAY` sets how long its gateways take to come up (default 2 s).
+ * `ENGINE=openclaw` runs real OpenClaw gateways (installed into `DATA_DIR/engines` on first use;
+ * `OPENCLAW_VERSIONS` is an optional comma-separated allowlist). `ENGINE=simulated`, still the default, is a
+ * deterministic engine in process; `SIMULATED_START_DELAY` sets how long its gateways take to come up.
  */
 const layerAgentEngine = Layer.unwrap(Effect.gen(function*() {
-  const engine = yield* Config.Literals(["simulated"], "ENGINE").pipe(Config.withDefault("simulated" as const))
+  const engine = yield* Config.Literals(["simulated", "openclaw"], "ENGINE").pipe(Config.withDefault("simulated" as const))
+  if (engine === "openclaw") {
+    const dir = yield* dataDir
+    const versions = yield* Config.option(Config.String("OPENCLAW_VERSIONS"))
+    yield* Effect.logInfo(`Agent engine: OpenClaw gateways in ${dir}/agents, engines in ${dir}/engines`)
+    return OpenClawAgentEngine.layer({
+      dataDir: dir,
+      ...Option.match(versions, {
+        onNone: () => ({}),
+        onSome: (list) => ({ versions: list.split(",").map((v) => v.trim()).filter((v) => v !== "") })
+      })
+    })
+  }
   const startDelay = yield* Config.String("SIMULATED_START_DELAY").pipe(Config.withDefault("2 seconds"))
-  yield* Effect.logInfo(`Agent engine: ${engine} (gateways up after ${startDelay})`)
+  yield* Effect.logInfo(`Agent engine: simulated (gateways up after ${startDelay})`)
   return SimulatedAgentEngine.layer({ startDelay: startDelay as `${number} seconds` })
 }))
 
