@@ -13,11 +13,17 @@ export const bearerToken = (request: HttpServerRequest.HttpServerRequest): strin
   return match?.[1]
 }
 
-export const requireScope = (keys: ApiKeys["Service"], request: HttpServerRequest.HttpServerRequest, scope: string) =>
+/** The principal of the request's bearer API key, whatever its scopes. */
+export const authenticate = (keys: ApiKeys["Service"], request: HttpServerRequest.HttpServerRequest) =>
   Effect.gen(function*() {
     const token = bearerToken(request)
     if (token === undefined) return yield* new Unauthorized({ reason: "no bearer token" })
-    const principal: Principal = yield* keys.authenticate(token)
+    return yield* keys.authenticate(token)
+  })
+
+export const requireScope = (keys: ApiKeys["Service"], request: HttpServerRequest.HttpServerRequest, scope: string) =>
+  Effect.gen(function*() {
+    const principal: Principal = yield* authenticate(keys, request)
     if (!principal.scopes.includes(scope)) return yield* new Forbidden({ scope })
     return principal
   })

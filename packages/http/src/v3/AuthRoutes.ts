@@ -2,11 +2,11 @@
  * `testAuthentication` (at `/v3/data/…` where the SDK's `endpointUrl` puts it, and at `/data/…` for the default
  * base) and the JWKS that lets anyone verify Cairn's API keys.
  */
-import { ApiKeys, Unauthorized } from "@cairn/application"
+import { ApiKeys } from "@cairn/application"
 import { TokenSigner } from "@cairn/auth"
 import { Effect } from "effect"
 import { HttpRouter, type HttpServerRequest } from "effect/http"
-import { bearerToken } from "../Authenticate.ts"
+import { authenticate } from "../Authenticate.ts"
 import { handled } from "../ErrorResponse.ts"
 import { json } from "../Respond.ts"
 
@@ -16,9 +16,7 @@ export const layer = HttpRouter.use((router) =>
     const signer = yield* TokenSigner
     const testAuthentication = (request: HttpServerRequest.HttpServerRequest) =>
       handled(Effect.gen(function*() {
-        const token = bearerToken(request)
-        if (token === undefined) return yield* new Unauthorized({ reason: "no bearer token" })
-        yield* keys.authenticate(token)
+        yield* authenticate(keys, request)
         return json({ message: "Congratulations! You are communicating with the Cairn API!" })
       }))
     yield* router.add("GET", "/v3/data/testAuthentication", testAuthentication)
