@@ -5,11 +5,14 @@
  */
 import { AgentEngine } from "@cairn/agent-engine"
 import { agentEngineContract, freshAgent } from "@cairn/agent-engine/testing"
-import { afterAll, assert, describe, layer } from "@effect/vitest"
+import { afterAll, assert, describe, it, layer } from "@effect/vitest"
 import { Effect, Fiber, Layer, Redacted } from "effect"
+import { spawn } from "node:child_process"
+import { once } from "node:events"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import * as Readline from "node:readline"
 import { OpenClawAgentEngine } from "../src/index.ts"
 
 const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cairn-openclaw-fake-"))
@@ -17,14 +20,45 @@ afterAll(() => Fs.rmSync(dataDir, { recursive: true, force: true }))
 
 const fakeNpm = Path.join(import.meta.dirname, "fixtures", "fake-npm.mjs")
 
-const engineLayer = (name: string, basePort: number, versions?: ReadonlyArray<string>) =>
+const engineLayer = (name: string, basePort: number, versions?: ReadonlyArray<string>, maxConcurrentStarts?: number) =>
   OpenClawAgentEngine.layer({
     dataDir: Path.join(dataDir, name),
     npmPath: fakeNpm,
     basePort,
     startTimeout: "10 seconds",
     stopGrace: "2 seconds",
-    ...(versions === undefined ? {} : { versions })
+    ...(versions === undefined ? {} : { versions }),
+    ...(maxConcurrentStarts === undefined ? {} : { maxConcurrentStarts })
+  })
+
+/** Runs test/fixtures/run-engine.ts: an engine in a process of its own with one running agent. */
+const engineProcess = (name: string, basePort: number, agentId: string, token: string, stopGrace: string) =>
+  Effect.promise(async () => {
+    const child = spawn(process.execPath, [Path.join(import.meta.dirname, "fixtures", "run-engine.ts"), Path.join(dataDir, name), String(basePort), agentId, token, stopGrace], {
+      stdio: ["ignore", "pipe", "inherit"]
+    })
+    const [line] = await once(Readline.createInterface({ input: child.stdout! }), "line") as [string]
+    const gatewayPid = Number(/^running (\d+)$/.exec(line)?.[1])
+    assert.isTrue(Number.isInteger(gatewayPid), `unexpected output: ${line}`)
+    return { child, gatewayPid }
+  })
+
+const isAlive = (pid: number) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+const waitUntil = (condition: () => boolean, what: string, timeoutMs = 10_000) =>
+  Effect.promise(async () => {
+    const deadline = Date.now() + timeoutMs
+    while (!condition()) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`)
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
   })
 
 agentEngineContract("OpenClawAgentEngine on a stand-in engine", engineLayer("contract", 22000, ["2026.9.1", "2026.9.5", "2026.10.2"]), {
@@ -38,6 +72,51 @@ describe("OpenClawAgentEngine", () => {
       Effect.gen(function*() {
         assert.deepStrictEqual(yield* (yield* AgentEngine).listVersions, ["2026.10.2"])
       }))
+  })
+
+  layer(Layer.fresh(engineLayer("one-at-a-time", 24000, undefined, 1)), { excludeTestServices: true, timeout: "30 seconds" })((it) => {
+    it.effect("starts one gateway at a time when asked to, queueing the others as starting", () =>
+      Effect.gen(function*() {
+        const engine = yield* AgentEngine
+        const ids = [freshAgent(), freshAgent(), freshAgent()]
+        for (const id of ids) yield* engine.provision(id, { version: "2026.10.2", gatewayToken: Redacted.make("t") })
+        const starts = yield* Effect.forkChild(Effect.all(ids.map((id) => engine.start(id)), { concurrency: "unbounded" }))
+        yield* Effect.sleep("100 millis")
+        const states = yield* Effect.forEach(ids, (id) => Effect.map(engine.status(id), (s) => s.state))
+        assert.deepStrictEqual(states, ["starting", "starting", "starting"])
+        yield* Fiber.join(starts)
+        const events = Fs.readFileSync(Path.join(dataDir, "one-at-a-time", "agents", "gateway-events.log"), "utf8").trim().split("\n")
+        // Each gateway is ready before the next one is spawned.
+        assert.deepStrictEqual(events.map((line) => line.split(" ")[0]), ["spawned", "ready", "spawned", "ready", "spawned", "ready"])
+        for (let i = 0; i < events.length; i += 2) assert.strictEqual(events[i]!.split(" ")[1], events[i + 1]!.split(" ")[1])
+      }))
+  })
+
+  describe("when the process running the engine is killed", () => {
+    it.live("its gateways stop themselves (no orphans)", () =>
+      Effect.gen(function*() {
+        const { child, gatewayPid } = yield* engineProcess("killed", 24400, freshAgent(), "t", "2 seconds")
+        assert.isTrue(isAlive(gatewayPid))
+        child.kill("SIGKILL")
+        yield* waitUntil(() => !isAlive(gatewayPid), "the orphaned gateway is gone")
+      }), 30_000)
+
+    it.live("a gateway stuck in its shutdown is reaped by the next engine on that data dir, which starts the agent again", () =>
+      Effect.gen(function*() {
+        const agentId = freshAgent()
+        // The stuck gateway ignores SIGTERM, and the dead engine gave it a minute before SIGKILL.
+        const { child, gatewayPid } = yield* engineProcess("stuck", 24800, agentId, "ignore-sigterm", "60 seconds")
+        child.kill("SIGKILL")
+        yield* Effect.sleep("500 millis")
+        assert.isTrue(isAlive(gatewayPid), "the stuck gateway outlived its engine")
+        yield* Effect.gen(function*() {
+          const engine = yield* AgentEngine
+          yield* engine.provision(agentId, { version: "2026.10.2", gatewayToken: Redacted.make("t") })
+          yield* engine.start(agentId)
+          assert.strictEqual((yield* engine.status(agentId)).state, "running")
+          assert.isFalse(isAlive(gatewayPid), "the stale gateway was reaped")
+        }).pipe(Effect.provide(engineLayer("stuck", 24800)))
+      }), 30_000)
   })
 
   layer(Layer.fresh(engineLayer("files", 28000, ["2026.9.5", "2026.10.2"])), {

@@ -1,0 +1,89 @@
+/**
+ * An agent's home on disk, `<dataDir>/agents/<agentId>/`: OPENCLAW_HOME for every OpenClaw process of the agent,
+ * with the offline `openclaw.json` of reference §2.1, its log file, and `cairn-agent.json` (the engine version and
+ * port slot, kept across restarts of Cairn). The gateway token is never written here: the config refers to
+ * `${OPENCLAW_GATEWAY_TOKEN}`, which only the processes' environment holds.
+ */
+import { EngineUnavailable } from "@cairn/agent-engine"
+import { Effect, Redacted, Schema } from "effect"
+import * as Fs from "node:fs/promises"
+import * as Path from "node:path"
+
+/** Agent ids become directory names, so only plain names are accepted. */
+export const isSafeAgentId = (agentId: string) => /^(?!\.{1,2}$)[A-Za-z0-9._-]{1,128}$/.test(agentId)
+
+/** OpenClaw derives ports up to base+110 from the gateway port (browser control, CDP), so blocks are 120 apart. */
+export const portSpacing = 120
+
+/** What Cairn keeps next to the engine's own files. */
+export const AgentMeta = Schema.Struct({ version: Schema.String, slot: Schema.Int })
+export type AgentMeta = typeof AgentMeta.Type
+const decodeMeta = Schema.decodeUnknownSync(Schema.fromJsonString(AgentMeta))
+
+/** The environment every OpenClaw invocation gets, so that nothing reaches outside the loopback (§1). */
+const offlineEnv = {
+  OPENCLAW_NO_AUTO_UPDATE: "1",
+  DO_NOT_TRACK: "1",
+  OPENCLAW_DISABLE_BONJOUR: "1",
+  OPENCLAW_OFFLINE: "1",
+  OPENCLAW_TELEMETRY_ENDPOINT: "http://127.0.0.1:9/api/latest-version",
+  CLAWHUB_DISABLE_TELEMETRY: "1"
+}
+
+export const stateDir = (home: string) => Path.join(home, ".openclaw")
+export const configPath = (home: string) => Path.join(stateDir(home), "openclaw.json")
+export const logPath = (home: string) => Path.join(stateDir(home), "logs", "openclaw.log")
+const metaPath = (home: string) => Path.join(home, "cairn-agent.json")
+
+/** The minimal offline config of §2.1; the token is a reference to the environment, never the secret itself. */
+export const offlineConfig = (home: string, port: number) => ({
+  gateway: { mode: "local", port, bind: "loopback", auth: { mode: "token", token: "${OPENCLAW_GATEWAY_TOKEN}" } },
+  update: { checkOnStart: false },
+  telemetry: { enabled: false },
+  discovery: { mdns: { mode: "off" } },
+  models: { catalogRefresh: { enabled: false } },
+  logging: { file: logPath(home) }
+})
+
+/** Writes the config and the metadata; the engine's own state next to them is left alone. */
+export const write = (home: string, meta: AgentMeta, port: number) =>
+  Effect.tryPromise({
+    try: async () => {
+      await Fs.mkdir(Path.dirname(logPath(home)), { recursive: true })
+      await Fs.writeFile(configPath(home), JSON.stringify(offlineConfig(home, port), null, 2) + "\n")
+      await writeMeta(home, meta)
+    },
+    catch: (cause) => new EngineUnavailable({ cause })
+  })
+
+const writeMeta = (home: string, meta: AgentMeta) => Fs.writeFile(metaPath(home), JSON.stringify(meta) + "\n")
+
+export const persistMeta = (home: string, meta: AgentMeta) => Effect.promise(() => writeMeta(home, meta))
+
+/** The metadata an earlier run left, if any (unreadable counts as none). */
+export const readMeta = (home: string) =>
+  Effect.promise(() =>
+    Fs.readFile(metaPath(home), "utf8").then(
+      (text) => {
+        try {
+          return decodeMeta(text)
+        } catch {
+          return undefined
+        }
+      },
+      () => undefined
+    )
+  )
+
+/**
+ * The environment of every OpenClaw process of an agent: `base` (a minimal one, not Cairn's: OpenClaw changes
+ * behaviour under test runners' variables and must not see Cairn's secrets), the offline flags, its home and token.
+ */
+export const processEnv = (base: NodeJS.ProcessEnv, home: string, token: Redacted.Redacted<string>): NodeJS.ProcessEnv => ({
+  ...base,
+  ...offlineEnv,
+  HOME: home,
+  OPENCLAW_HOME: home,
+  OPENCLAW_CONFIG_PATH: configPath(home),
+  OPENCLAW_GATEWAY_TOKEN: Redacted.value(token)
+})

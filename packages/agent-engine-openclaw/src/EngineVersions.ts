@@ -1,0 +1,101 @@
+/**
+ * OpenClaw versions: which ones are offered (stable releases on the npm registry, narrowed by an allowlist, listed
+ * once and cached) and their installs, one shared `<enginesDir>/<version>` per version, made on first use.
+ */
+import { EngineUnavailable, EngineVersion, InvalidVersion } from "@cairn/agent-engine"
+import { Deferred, Effect } from "effect"
+import * as Fs from "node:fs/promises"
+import * as Path from "node:path"
+import { pathExists, runCommand } from "./Command.ts"
+
+/** Stable CalVer releases only: `2026.9.6`, not `2026.9.1-beta.1` nor `2026.7.1-2`. */
+const stableVersion = /^\d{4}\.\d{1,2}\.\d{1,2}$/
+
+export interface EngineVersionsOptions {
+  readonly enginesDir: string
+  readonly npmPath: string
+  /** npm keeps the host's environment: its config (~/.npmrc, npm_config_*, proxies) says how to reach the registry. */
+  readonly npmEnv: NodeJS.ProcessEnv
+  /** The versions offered; by default only the latest stable release. */
+  readonly allowlist: ReadonlyArray<string> | undefined
+}
+
+export const make = (options: EngineVersionsOptions) => {
+  const { enginesDir, npmPath, npmEnv } = options
+
+  let cache: ReadonlyArray<string> | undefined
+  const fetch = Effect.tryPromise({
+    try: async () => {
+      const result = await runCommand(npmPath, ["view", "openclaw", "versions", "--json"], { env: npmEnv, timeoutMs: 60_000 })
+      if (result.code !== 0) throw new Error(`npm view openclaw versions failed: ${result.stderr.trim()}`)
+      const all = JSON.parse(result.stdout) as unknown
+      if (!Array.isArray(all)) throw new Error("npm view openclaw versions: unexpected output")
+      const stable = all.filter((v): v is string => typeof v === "string" && stableVersion.test(v)).sort(EngineVersion.order)
+      if (options.allowlist === undefined) return stable.slice(-1)
+      const allowed = new Set(options.allowlist)
+      return stable.filter((v) => allowed.has(v))
+    },
+    catch: (cause) => new EngineUnavailable({ cause })
+  })
+
+  /** The offered versions, oldest first; the registry is asked once (a failure is not cached). */
+  const list = Effect.suspend(() =>
+    cache !== undefined ? Effect.succeed(cache) : Effect.tap(fetch, (versions) => Effect.sync(() => void (cache = versions)))
+  )
+
+  const checkOffered = (version: string) =>
+    Effect.flatMap(list, (versions) => versions.includes(version) ? Effect.void : Effect.fail(new InvalidVersion({ version })))
+
+  const installDir = (version: string) => Path.join(enginesDir, version)
+  /** The CLI entry point of an installed version. */
+  const entryFile = (version: string) => Path.join(installDir(version), "node_modules", "openclaw", "openclaw.mjs")
+
+  const install = (version: string) =>
+    Effect.tryPromise({
+      try: async () => {
+        if (await pathExists(entryFile(version))) return
+        await Fs.mkdir(enginesDir, { recursive: true })
+        // Install beside the target and rename, so a half-finished install is never taken for a good one.
+        const staging = `${installDir(version)}.installing-${process.pid}-${Date.now().toString(36)}`
+        await Fs.mkdir(staging, { recursive: true })
+        try {
+          const result = await runCommand(
+            npmPath,
+            ["install", "--prefix", staging, `openclaw@${version}`, "--no-audit", "--no-fund", "--loglevel=error"],
+            { env: npmEnv, timeoutMs: 15 * 60_000 }
+          )
+          if (result.code !== 0) throw new Error(`npm install openclaw@${version} failed: ${result.stderr.trim()}`)
+          await Fs.rename(staging, installDir(version)).catch(async (error) => {
+            // Another Cairn process sharing the engines dir may have won the race: theirs is as good as ours.
+            if (!(await pathExists(entryFile(version)))) throw error
+          })
+        } finally {
+          await Fs.rm(staging, { recursive: true, force: true })
+        }
+      },
+      catch: (cause) => new EngineUnavailable({ cause })
+    })
+
+  /** One install per version at a time: concurrent requests for one version wait on the same Deferred. */
+  const installs = new Map<string, Deferred.Deferred<void, EngineUnavailable>>()
+  const ensureInstalled = (version: string): Effect.Effect<void, EngineUnavailable> =>
+    Effect.suspend(() => {
+      const running = installs.get(version)
+      if (running !== undefined) return Deferred.await(running)
+      const done = Deferred.makeUnsafe<void, EngineUnavailable>()
+      installs.set(version, done)
+      return install(version).pipe(
+        Effect.onExit((exit) =>
+          Effect.sync(() => {
+            // Forget failures so a later call retries; keep successes (the check on disk is cheap anyway).
+            if (exit._tag === "Failure") installs.delete(version)
+          }).pipe(Effect.andThen(Deferred.done(done, exit)))
+        ),
+        Effect.uninterruptible
+      )
+    })
+
+  return { list, checkOffered, entryFile, ensureInstalled }
+}
+
+export type EngineVersions = ReturnType<typeof make>
