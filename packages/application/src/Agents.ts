@@ -8,7 +8,7 @@ import { AgentEngine } from "@cairn/agent-engine"
 import { GatewayTokens, TokenSigner } from "@cairn/auth"
 import { Agent, AgentErrors, Workspace } from "@cairn/domain"
 import { EventStore, ExpectedVersion } from "@cairn/event-store"
-import { Context, Deferred, type Duration, Effect, FiberMap, Layer, Option } from "effect"
+import { Clock, Context, Deferred, Duration, Effect, FiberMap, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Principal } from "./Access.ts"
 import { encoder, load, now } from "./EventCodec.ts"
@@ -32,6 +32,16 @@ export const CreateWait = Context.Reference<Duration.Input>("cairn/Agents/Create
 /** How often the supervisor asks the engine whether running gateways are still up. */
 export const WatchInterval = Context.Reference<Duration.Input>("cairn/Agents/WatchInterval", { defaultValue: () => "1 second" })
 
+/**
+ * How the supervisor spaces its attempts to bring a crashed gateway back: doubling from `initial` up to `max`. A
+ * crash within `stableAfter` of the previous one counts as the same crash loop, and starts from a longer delay.
+ */
+export const CrashBackoff = Context.Reference<{
+  readonly initial: Duration.Input
+  readonly max: Duration.Input
+  readonly stableAfter: Duration.Input
+}>("cairn/Agents/CrashBackoff", { defaultValue: () => ({ initial: "1 second", max: "5 minutes", stableAfter: "10 minutes" }) })
+
 // Agent ids are short lowercase slugs, as Pinata's are (x0i33jye).
 const newAgentId = () => {
   const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
@@ -47,6 +57,7 @@ interface AgentRow {
   readonly engine_version: string
   readonly status: Agent.AgentStatus
   readonly token_generation: number
+  readonly recovering: boolean
   readonly created_at: Date
 }
 
@@ -58,6 +69,7 @@ const toView = (row: AgentRow): AgentView => ({
   engineVersion: row.engine_version,
   status: row.status,
   tokenGeneration: row.token_generation,
+  recovering: row.recovering,
   createdAt: row.created_at.toISOString()
 })
 
@@ -86,30 +98,67 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
         onSome: (agent) => agent.workspaceId === workspaceId ? Effect.succeed(agent) : Effect.fail(new Agent.AgentNotFound({ agentId }))
       })))
 
+    /** Provisions and starts the gateway, and records the outcome as the agent's next event. */
+    const startGateway = (agentId: string, version: string, generation: number) =>
+      Effect.gen(function*() {
+        yield* engine.provision(agentId, { version, gatewayToken: gatewayTokens.tokenFor(agentId, generation) })
+        yield* engine.start(agentId)
+        yield* appendAgent(agentId, [new Agent.AgentStarted({ agentId, engineVersion: version, at: yield* now })], "engine")
+        return "running" as const
+      }).pipe(
+        Effect.catch((error) =>
+          Effect.gen(function*() {
+            const logTail = (error as { logTail?: string }).logTail ?? String((error as { message?: string }).message ?? error)
+            yield* Effect.logWarning(`Agent ${agentId} failed to start`, logTail)
+            yield* appendAgent(agentId, [new Agent.AgentFailedToStart({ agentId, logTail, at: yield* now })], "engine").pipe(Effect.ignore)
+            return "failed" as const
+          })
+        )
+      )
+
     /**
-     * Provisions and starts the gateway in the background and records the outcome. The returned deferred
-     * completes with the outcome, for a caller that wants to wait.
+     * Starts the gateway in the background. The returned deferred completes with the outcome, for a caller that
+     * wants to wait.
      */
     const launch = (agentId: string, version: string, generation: number) =>
       Effect.gen(function*() {
         const outcome = yield* Deferred.make<"running" | "failed">()
-        const run = Effect.gen(function*() {
-          yield* engine.provision(agentId, { version, gatewayToken: gatewayTokens.tokenFor(agentId, generation) })
-          yield* engine.start(agentId)
-          yield* appendAgent(agentId, [new Agent.AgentStarted({ agentId, engineVersion: version, at: yield* now })], "engine")
-          yield* Deferred.succeed(outcome, "running")
-        }).pipe(
-          Effect.catch((error) =>
-            Effect.gen(function*() {
-              const logTail = (error as { logTail?: string }).logTail ?? String((error as { message?: string }).message ?? error)
-              yield* Effect.logWarning(`Agent ${agentId} failed to start`, logTail)
-              yield* appendAgent(agentId, [new Agent.AgentFailedToStart({ agentId, logTail, at: yield* now })], "engine").pipe(Effect.ignore)
-              yield* Deferred.succeed(outcome, "failed")
-            })
-          )
-        )
-        yield* FiberMap.run(launches, agentId, run)
+        yield* FiberMap.run(launches, agentId, Effect.flatMap(startGateway(agentId, version, generation), (o) => Deferred.succeed(outcome, o)))
         return outcome
+      })
+
+    /** Recent crashes per agent, so a crash loop backs off further each time round. */
+    const crashes = new Map<string, { readonly count: number; readonly at: number }>()
+
+    /**
+     * Brings a crashed agent back: waits (longer after each failed attempt and each recent crash), starts it, and
+     * keeps trying until it runs. Runs in the background; a delete or a restart by the user takes its place.
+     */
+    const recover = (agentId: string) =>
+      Effect.gen(function*() {
+        const backoff = yield* CrashBackoff
+        const millis = (input: Duration.Input) => Duration.toMillis(Duration.fromInputUnsafe(input))
+        const policy = { initialMs: millis(backoff.initial), maxMs: millis(backoff.max) }
+        const nowMs = yield* Clock.currentTimeMillis
+        const previous = crashes.get(agentId)
+        const recentCrashes = previous !== undefined && nowMs - previous.at < millis(backoff.stableAfter) ? previous.count + 1 : 0
+        crashes.set(agentId, { count: recentCrashes, at: nowMs })
+        const attempts = Effect.gen(function*() {
+          for (let attempt = 0;; attempt++) {
+            const delayMs = Agent.recoveryDelay(policy, recentCrashes, attempt)
+            yield* appendAgent(agentId, [new Agent.AgentRecoveryScheduled({ agentId, attempt, delayMs, at: yield* now })], "supervisor")
+            yield* Effect.sleep(Duration.millis(delayMs))
+            const agent = yield* row(agentId)
+            if (Option.isNone(agent)) return
+            yield* appendAgent(agentId, [new Agent.AgentRestartRequested({ agentId, engineVersion: agent.value.engineVersion, at: yield* now })], "supervisor")
+            if ((yield* startGateway(agentId, agent.value.engineVersion, agent.value.tokenGeneration)) === "running") return
+          }
+        }).pipe(
+          // An agent deleted meanwhile has no stream to append to: recovery ends there.
+          Effect.catchTag("WrongExpectedVersion", () => Effect.void),
+          Effect.catchCause((cause) => Effect.logError(`Recovery of agent ${agentId} stopped`, cause))
+        )
+        yield* FiberMap.run(launches, agentId, attempts)
       })
 
     const create = Effect.fn("Agents.create")(function*(principal: Principal, input: { readonly name: unknown }) {
@@ -158,6 +207,7 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
         }
       ]).pipe(Effect.catchTag("WrongExpectedVersion", () => Effect.fail(new Agent.AgentNotFound({ agentId }))))
       yield* FiberMap.remove(launches, agentId)
+      crashes.delete(agentId)
       yield* engine.destroy(agentId)
     })
 
@@ -181,7 +231,11 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
         }),
         Effect.tapError((error) =>
           error._tag === "RestartFailed"
-            ? Effect.flatMap(now, (at) => appendAgent(agentId, [new Agent.AgentFailedToStart({ agentId, logTail: "restart failed", at })], "engine")).pipe(Effect.ignore)
+            ? Effect.flatMap(now, (at) => appendAgent(agentId, [new Agent.AgentFailedToStart({ agentId, logTail: "restart failed", at })], "engine")).pipe(
+              Effect.ignore,
+              // A crashed agent stays in the supervisor's hands: this was one more attempt, not the last.
+              Effect.andThen(agent.recovering ? recover(agentId) : Effect.void)
+            )
             : Effect.void
         )
       )
@@ -241,17 +295,27 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
         })))
       )
 
-    /** After a restart of Cairn, every live agent's gateway is started again (engine processes do not outlive it). */
+    /**
+     * After a restart of Cairn, every live agent's gateway is started again (gateways do not outlive Cairn), and
+     * agents that were recovering from a crash go on recovering. Agents whose last start failed stay as they are.
+     */
     const resume = Effect.gen(function*() {
-      const rows = yield* sql<AgentRow>`SELECT * FROM cairn_agents WHERE status <> 'not_running'`.pipe(Effect.orDie)
+      const rows = yield* sql<AgentRow>`SELECT * FROM cairn_agents WHERE status <> 'not_running' OR recovering`.pipe(Effect.orDie)
       for (const agent of rows.map(toView)) {
+        if (agent.recovering) {
+          yield* recover(agent.agentId)
+          continue
+        }
         yield* appendAgent(agent.agentId, [new Agent.AgentRestartRequested({ agentId: agent.agentId, engineVersion: agent.engineVersion, at: yield* now })], "supervisor").pipe(Effect.ignore)
         yield* launch(agent.agentId, agent.engineVersion, agent.tokenGeneration)
       }
       if (rows.length > 0) yield* Effect.logInfo(`Resumed supervision of ${rows.length} agent(s)`)
     })
 
-    /** One pass of the watch: a running gateway the engine reports crashed (or gone) is recorded `not_running`. */
+    /**
+     * One pass of the watch: a running gateway the engine reports crashed (or gone) is recorded `not_running`, and
+     * recovered in the background.
+     */
     const checkRunning = Effect.gen(function*() {
       const rows = yield* sql<AgentRow>`SELECT * FROM cairn_agents WHERE status = 'running'`.pipe(Effect.orDie)
       for (const agent of rows) {
@@ -261,7 +325,11 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
         )
         if (state === "crashed" || state === "stopped") {
           yield* Effect.logWarning(`Agent ${agent.id}'s gateway is ${state}`)
-          yield* appendAgent(agent.id, [new Agent.AgentStopped({ agentId: agent.id, reason: state, at: yield* now })], "supervisor").pipe(Effect.ignore)
+          const recorded = yield* appendAgent(agent.id, [new Agent.AgentStopped({ agentId: agent.id, reason: "crashed", at: yield* now })], "supervisor").pipe(
+            Effect.as(true),
+            Effect.catchTag("WrongExpectedVersion", () => Effect.succeed(false))
+          )
+          if (recorded) yield* recover(agent.id)
         }
       }
     })

@@ -46,6 +46,28 @@ describe("an agent", () => {
     assert.isTrue(crashed._tag === "Live" && crashed.agent.status === "not_running")
   })
 
+  it("is recovering from a crash until it runs again, and a failed attempt does not end the recovery", () => {
+    const recoveringOf = (events: ReadonlyArray<Agent.AgentEvent>) => {
+      const state = [created, ...events].reduce(Agent.evolve, Agent.initial)
+      return state._tag === "Live" && state.agent.recovering
+    }
+    const started = new Agent.AgentStarted({ agentId: "a", engineVersion: "2026.3.8", at })
+    const crashed = new Agent.AgentStopped({ agentId: "a", reason: "crashed", at })
+    const failed = new Agent.AgentFailedToStart({ agentId: "a", logTail: "", at })
+    assert.isFalse(recoveringOf([failed]), "a failed first start is the user's to retry")
+    assert.isTrue(recoveringOf([started, crashed, failed]))
+    assert.isFalse(recoveringOf([started, crashed, failed, started]))
+    assert.isFalse(recoveringOf([started, new Agent.AgentStopped({ agentId: "a", reason: "stopped", at })]))
+  })
+
+  it("is brought back after delays that double per attempt and per recent crash, up to a cap", () => {
+    const backoff = { initialMs: 1_000, maxMs: 300_000 }
+    assert.deepStrictEqual([0, 1, 2, 3].map((attempt) => Agent.recoveryDelay(backoff, 0, attempt)), [1_000, 2_000, 4_000, 8_000])
+    assert.strictEqual(Agent.recoveryDelay(backoff, 2, 0), 4_000)
+    assert.strictEqual(Agent.recoveryDelay(backoff, 0, 20), 300_000)
+    assert.strictEqual(Agent.recoveryDelay(backoff, 1_000, 1_000), 300_000)
+  })
+
   it("is not visible to another workspace, nor once deleted", () => {
     const state = Agent.evolve(Agent.initial, created)
     assert.isTrue(Result.isSuccess(Agent.visible(state, "a", "w")))

@@ -3,7 +3,7 @@
  * contract walked row by row (service interface, sections 7.1 and 7.2).
  */
 import { SimulatedAgentEngine, SimulatedEngineControl } from "@cairn/agent-engine"
-import { Agents, ApiKeys, Files, Signatures, Workspaces } from "@cairn/application"
+import { Agents, ApiKeys, CrashBackoff, Files, Signatures, Workspaces } from "@cairn/application"
 import { AdminToken, GatewayTokens, JoseTokenSigner, TokenSigner } from "@cairn/auth"
 import { HeliaContentStore } from "@cairn/content-store-helia"
 import { EventStore } from "@cairn/event-store"
@@ -201,16 +201,71 @@ describe("agents", () => {
     assert.isTrue(Date.parse(minted["expiresAt"]) - Date.now() > 3500_000)
   })
 
-  it("are recorded not_running when their gateway crashes, and come back with a restart", async () => {
+  it("are recorded not_running when their gateway crashes, and the supervisor brings them back with growing delays", async () => {
     const token = (await key(await workspace(1))).token
     const id = (await createAgent(token, "fragile")).body!["agent"].agentId as string
     await waitForStatus(token, id, "running")
+    const events = async () => ((await request("GET", `/v0/agents/${id}/events`, token)).body!["events"] as Array<{ type: string; actor: string; data: any }>)
+    const crashAndWatch = async () => {
+      await control((c) => c.crash(id))
+      await runtime.runPromise(Agents.use((agents) => agents.checkRunning).pipe(Effect.provideService(CrashBackoff, backoff)))
+    }
+    const backoff = { initial: "100 millis", max: "1 second", stableAfter: "1 minute" } as const
+
+    // The first attempt fails too; the second, after twice the delay, brings the gateway back.
+    await control((c) => c.failNextStart(id, "still broken"))
+    const before = (await events()).length
+    await crashAndWatch()
+    assert.strictEqual((await request("GET", `/v0/agents/${id}`, token)).body!["agent"].status, "not_running")
+    await waitForStatus(token, id, "running")
+    const recovery = (await events()).slice(before)
+    assert.deepStrictEqual(recovery.map((e) => `${e.type}:${e.actor}`), [
+      "AgentStopped:supervisor",
+      "AgentRecoveryScheduled:supervisor",
+      "AgentRestartRequested:supervisor",
+      "AgentFailedToStart:engine",
+      "AgentRecoveryScheduled:supervisor",
+      "AgentRestartRequested:supervisor",
+      "AgentStarted:engine"
+    ])
+    assert.deepStrictEqual(recovery.filter((e) => e.type === "AgentRecoveryScheduled").map((e) => [e.data.attempt, e.data.delayMs]), [[0, 100], [1, 200]])
+
+    // A crash soon after the last one is the same crash loop: it starts from a longer delay.
+    const again = (await events()).length
+    await crashAndWatch()
+    await waitForStatus(token, id, "running")
+    assert.deepStrictEqual((await events()).slice(again).filter((e) => e.type === "AgentRecoveryScheduled").map((e) => e.data.delayMs), [200])
+  })
+
+  it("give way to the user's restart while the supervisor waits to bring them back", async () => {
+    const token = (await key(await workspace(1))).token
+    const id = (await createAgent(token, "impatient")).body!["agent"].agentId as string
+    await waitForStatus(token, id, "running")
     await control((c) => c.crash(id))
-    await runtime.runPromise(Agents.use((agents) => agents.checkRunning))
-    await waitForStatus(token, id, "not_running")
-    const history = (await request("GET", `/v0/agents/${id}/events`, token)).body!["events"] as Array<{ type: string; actor: string }>
-    assert.deepInclude(history.at(-1)!, { type: "AgentStopped", actor: "supervisor" })
+    await runtime.runPromise(Agents.use((agents) => agents.checkRunning).pipe(
+      Effect.provideService(CrashBackoff, { initial: "1 hour", max: "1 hour", stableAfter: "1 minute" })
+    ))
     assert.strictEqual((await request("POST", `/v0/agents/${id}/restart`, token, {})).body!["agent"].status, "running")
+    const history = (await request("GET", `/v0/agents/${id}/events`, token)).body!["events"] as Array<{ type: string; actor: string }>
+    assert.deepInclude(history.at(-1)!, { type: "AgentStarted", actor: "engine" })
+    assert.strictEqual(history.filter((e) => e.type === "AgentRestartRequested" && e.actor === "supervisor").length, 0)
+  })
+
+  it("go on recovering from a crash when Cairn starts again", async () => {
+    const token = (await key(await workspace(1))).token
+    const id = (await createAgent(token, "phoenix")).body!["agent"].agentId as string
+    await waitForStatus(token, id, "running")
+    await control((c) => c.crash(id))
+    // Cairn goes down while the supervisor waits to bring the agent back...
+    await runtime.runPromise(Agents.use((agents) => agents.checkRunning).pipe(
+      Effect.provideService(CrashBackoff, { initial: "1 hour", max: "1 hour", stableAfter: "1 minute" })
+    ))
+    assert.strictEqual((await request("GET", `/v0/agents/${id}`, token)).body!["agent"].status, "not_running")
+    // ...and resumes supervision when it starts again.
+    await runtime.runPromise(Agents.use((agents) => agents.resume).pipe(
+      Effect.provideService(CrashBackoff, { initial: "10 millis", max: "1 second", stableAfter: "1 minute" })
+    ))
+    await waitForStatus(token, id, "running")
   })
 
   it("free their quota slot when deleted, and are gone", async () => {

@@ -15,6 +15,7 @@ import type { PgClient } from "@effect/sql-pg"
 import type { SqlClient } from "effect/sql"
 import { Eip1271SignatureVerifier, EoaSignatureVerifier } from "@cairn/signatures"
 import { Config, Effect, Layer, Option } from "effect"
+import * as Path from "node:path"
 import * as ReadModels from "./ReadModels.ts"
 
 /** A database: `PgDatabase.layer(…)` for configured ones, or any layer giving the same clients (tests, benches). */
@@ -61,18 +62,26 @@ const layerCredentials = Layer.unwrap(Effect.map(dataDir, (dir) =>
 ))
 
 /**
- * `ENGINE=openclaw` runs real OpenClaw gateways (installed into `DATA_DIR/engines` on first use;
- * `OPENCLAW_VERSIONS` is an optional comma-separated allowlist). `ENGINE=simulated`, still the default, is a
+ * `ENGINE=openclaw`, the default, runs real OpenClaw gateways: versions are installed from the npm registry on first
+ * use into `OPENCLAW_ENGINES_DIR` (`DATA_DIR/engines` by default); `OPENCLAW_VERSIONS` is an optional
+ * comma-separated allowlist; `OPENCLAW_MAX_STARTS` bounds concurrent gateway starts (2); agent n's gateway listens on
+ * `OPENCLAW_BASE_PORT` + 120·n (18789). `ENGINE=simulated` is a
  * deterministic engine in process; `SIMULATED_START_DELAY` sets how long its gateways take to come up.
  */
 const layerAgentEngine = Layer.unwrap(Effect.gen(function*() {
-  const engine = yield* Config.Literals(["simulated", "openclaw"], "ENGINE").pipe(Config.withDefault("simulated" as const))
+  const engine = yield* Config.Literals(["simulated", "openclaw"], "ENGINE").pipe(Config.withDefault("openclaw" as const))
   if (engine === "openclaw") {
     const dir = yield* dataDir
     const versions = yield* Config.option(Config.String("OPENCLAW_VERSIONS"))
-    yield* Effect.logInfo(`Agent engine: OpenClaw gateways in ${dir}/agents, engines in ${dir}/engines`)
+    const enginesDir = yield* Config.String("OPENCLAW_ENGINES_DIR").pipe(Config.withDefault(Path.join(dir, "engines")))
+    const maxConcurrentStarts = yield* Config.Int("OPENCLAW_MAX_STARTS").pipe(Config.withDefault(2))
+    const basePort = yield* Config.Int("OPENCLAW_BASE_PORT").pipe(Config.withDefault(18789))
+    yield* Effect.logInfo(`Agent engine: OpenClaw gateways in ${dir}/agents, engines in ${enginesDir}`)
     return OpenClawAgentEngine.layer({
       dataDir: dir,
+      enginesDir,
+      maxConcurrentStarts,
+      basePort,
       ...Option.match(versions, {
         onNone: () => ({}),
         onSome: (list) => ({ versions: list.split(",").map((v) => v.trim()).filter((v) => v !== "") })

@@ -118,9 +118,13 @@ export const signatures = table(
 
 export const agents = table(
   "agents",
-  (sql) => sql`CREATE TABLE IF NOT EXISTS cairn_agents (
-    id text PRIMARY KEY, workspace_id text NOT NULL, user_id text NOT NULL, name text NOT NULL,
-    engine_version text NOT NULL, status text NOT NULL, token_generation int NOT NULL, created_at timestamptz NOT NULL)`,
+  (sql) =>
+    sql`CREATE TABLE IF NOT EXISTS cairn_agents (
+      id text PRIMARY KEY, workspace_id text NOT NULL, user_id text NOT NULL, name text NOT NULL,
+      engine_version text NOT NULL, status text NOT NULL, token_generation int NOT NULL, created_at timestamptz NOT NULL)`.pipe(
+      // Added with crash recovery; `cli replay agents` fills it in for agents recorded before.
+      Effect.andThen(sql`ALTER TABLE cairn_agents ADD COLUMN IF NOT EXISTS recovering boolean NOT NULL DEFAULT false`)
+    ),
   (sql, event) => {
     const d = of(event)
     const id = d["agentId"] as string
@@ -130,10 +134,13 @@ export const agents = table(
           VALUES (${id}, ${d["workspaceId"] as string}, ${d["userId"] as string}, ${d["name"] as string}, ${d["engineVersion"] as string}, 'starting', 0, ${d["at"] as string})
           ON CONFLICT (id) DO NOTHING`
       case "AgentStarted":
-        return sql`UPDATE cairn_agents SET status = 'running', engine_version = ${d["engineVersion"] as string} WHERE id = ${id}`
+        return sql`UPDATE cairn_agents SET status = 'running', engine_version = ${d["engineVersion"] as string}, recovering = false WHERE id = ${id}`
       case "AgentFailedToStart":
-      case "AgentStopped":
         return sql`UPDATE cairn_agents SET status = 'not_running' WHERE id = ${id}`
+      case "AgentStopped":
+        return sql`UPDATE cairn_agents SET status = 'not_running', recovering = recovering OR ${d["reason"] === "crashed"} WHERE id = ${id}`
+      case "AgentRecoveryScheduled":
+        return sql`UPDATE cairn_agents SET recovering = true WHERE id = ${id}`
       case "AgentRestartRequested":
         return sql`UPDATE cairn_agents SET status = 'starting' WHERE id = ${id}`
       case "GatewayTokenRotated":

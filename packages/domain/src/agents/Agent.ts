@@ -1,7 +1,8 @@
 /**
  * A hosted agent: an engine gateway Cairn provisions and supervises for one workspace. Stream `agent-<id>`.
  * Status is `starting` until the gateway answers, then `running`; `not_running` when it failed to start, crashed
- * or stopped. The gateway token is never stored: it is derived from a server secret and the agent's token
+ * or stopped. A crash puts the agent in recovery: the supervisor starts it again, with growing delays, until it
+ * runs (or is deleted); a start the user asked for that fails is final. The gateway token is never stored: it is derived from a server secret and the agent's token
  * generation, which a rotation bumps, so every older token stops working.
  */
 import { Result, Schema } from "effect"
@@ -37,6 +38,14 @@ export class AgentStopped extends Schema.TaggedClass<AgentStopped>()("AgentStopp
   at: Schema.String
 }) {}
 
+/** The supervisor will start a crashed agent again after `delayMs` (attempt 0 is the first try after the crash). */
+export class AgentRecoveryScheduled extends Schema.TaggedClass<AgentRecoveryScheduled>()("AgentRecoveryScheduled", {
+  agentId: Schema.String,
+  attempt: Schema.Int,
+  delayMs: Schema.Int,
+  at: Schema.String
+}) {}
+
 export class AgentRestartRequested extends Schema.TaggedClass<AgentRestartRequested>()("AgentRestartRequested", {
   agentId: Schema.String,
   engineVersion: Schema.String,
@@ -55,7 +64,8 @@ export class AgentDeleted extends Schema.TaggedClass<AgentDeleted>()("AgentDelet
 }) {}
 
 export const AgentEvent = Schema.Union([
-  AgentCreated, AgentStarted, AgentFailedToStart, AgentStopped, AgentRestartRequested, GatewayTokenRotated, AgentDeleted
+  AgentCreated, AgentStarted, AgentFailedToStart, AgentStopped, AgentRecoveryScheduled, AgentRestartRequested, GatewayTokenRotated,
+  AgentDeleted
 ])
 export type AgentEvent = typeof AgentEvent.Type
 
@@ -74,6 +84,8 @@ export interface Agent {
   readonly engineVersion: string
   readonly status: AgentStatus
   readonly tokenGeneration: number
+  /** Crashed, and the supervisor is bringing it back. */
+  readonly recovering: boolean
   readonly createdAt: string
 }
 
@@ -100,14 +112,18 @@ export const evolve = (state: AgentState, event: AgentEvent): AgentState => {
           engineVersion: event.engineVersion,
           status: "starting",
           tokenGeneration: 0,
+          recovering: false,
           createdAt: event.at
         }
       }
     case "AgentStarted":
-      return live(state, (a) => ({ ...a, status: "running", engineVersion: event.engineVersion }))
+      return live(state, (a) => ({ ...a, status: "running", engineVersion: event.engineVersion, recovering: false }))
     case "AgentFailedToStart":
-    case "AgentStopped":
       return live(state, (a) => ({ ...a, status: "not_running" }))
+    case "AgentStopped":
+      return live(state, (a) => ({ ...a, status: "not_running", recovering: a.recovering || event.reason === "crashed" }))
+    case "AgentRecoveryScheduled":
+      return live(state, (a) => ({ ...a, recovering: true }))
     case "AgentRestartRequested":
       return live(state, (a) => ({ ...a, status: "starting" }))
     case "GatewayTokenRotated":
@@ -118,6 +134,19 @@ export const evolve = (state: AgentState, event: AgentEvent): AgentState => {
 }
 
 export const stream = (agentId: string) => `agent-${agentId}`
+
+export interface RecoveryBackoff {
+  readonly initialMs: number
+  readonly maxMs: number
+}
+
+/**
+ * How long the supervisor waits before recovery attempt `attempt` of a crash that is the `recentCrashes`-th in a
+ * row (crashes close together): doubling from `initialMs`, capped at `maxMs`, so a gateway that keeps crashing
+ * costs less and less CPU.
+ */
+export const recoveryDelay = (backoff: RecoveryBackoff, recentCrashes: number, attempt: number): number =>
+  Math.min(backoff.maxMs, backoff.initialMs * 2 ** Math.min(30, recentCrashes + attempt))
 
 /** The agent as its workspace sees it; another workspace's agent, or a deleted one, is not found. */
 export const visible = (state: AgentState, agentId: string, workspaceId: string): Result.Result<Agent, AgentNotFound> =>

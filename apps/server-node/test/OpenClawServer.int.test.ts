@@ -1,0 +1,142 @@
+/**
+ * Agents on real OpenClaw gateways, through the HTTP API of a real server process on its default engine, the way a
+ * new user meets them: create one and see its gateway answer on loopback, list its devices, kill its process and
+ * watch the supervisor bring it back, restart it (and fail to with a bad version), kill Cairn itself and see no
+ * orphan gateway, start Cairn again and see the agent resumed, delete it and see its process gone.
+ * Slow (each gateway start takes about 10 s), so it runs only with ENGINE_IT=openclaw, as .ci/run sets.
+ */
+import { afterAll, assert, describe, it } from "@effect/vitest"
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { cli } from "./Cli.ts"
+import { type ServerProcess, startServer, waitUntilServing } from "./ServerProcess.ts"
+
+const enabled = process.env["ENGINE_IT"] === "openclaw"
+const dataDir = enabled ? mkdtempSync(join(tmpdir(), "cairn-openclaw-server-")) : ""
+const env = {
+  DATA_DIR: dataDir,
+  ENGINE: undefined, // the default engine is OpenClaw
+  OPENCLAW_VERSIONS: "2026.9.5,2026.9.6",
+  OPENCLAW_BASE_PORT: "20000",
+  ...(process.env["OPENCLAW_ENGINES_DIR"] === undefined ? {} : { OPENCLAW_ENGINES_DIR: process.env["OPENCLAW_ENGINES_DIR"] })
+}
+let server: ServerProcess | undefined
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** The pids of processes running in an agent's home under this data dir: gateways and their workers (Linux). */
+const gatewayProcesses = (agentId = "") => {
+  const prefix = join(dataDir, "agents", agentId)
+  return readdirSync("/proc").filter((name) => /^\d+$/.test(name)).filter((pid) => {
+    try {
+      return readlinkSync(`/proc/${pid}/cwd`).startsWith(prefix)
+    } catch {
+      return false
+    }
+  }).map(Number)
+}
+
+const waitFor = async <A>(what: string, check: () => Promise<A | undefined> | A | undefined, timeoutMs = 180_000): Promise<A> => {
+  const deadline = Date.now() + timeoutMs
+  while (Date.now() < deadline) {
+    const result = await check()
+    if (result !== undefined) return result
+    await sleep(250)
+  }
+  throw new Error(`timed out waiting until ${what}\n${server?.output().slice(-4_000)}`)
+}
+
+afterAll(async () => {
+  if (!enabled) return
+  if (server !== undefined && server.child.exitCode === null) {
+    server.child.kill("SIGTERM")
+    await server.exited
+  }
+  for (const pid of gatewayProcesses()) process.kill(pid, "SIGKILL")
+  rmSync(dataDir, { recursive: true, force: true })
+})
+
+describe.skipIf(!enabled)("agents on real OpenClaw gateways, through the HTTP API", () => {
+  it("run, list devices, come back from a crash, restart, survive Cairn being killed, and leave nothing when deleted", async () => {
+    server = await startServer(env)
+    await waitUntilServing(server)
+    const ops = { url: server.url, dataDir }
+    const workspace = cli(ops, "workspace", "create", "--name", "Real agents", "--agent-limit", "1")
+    const token = cli(ops, "key", "create", "--workspace", workspace, "--user", "ada", "--scopes", "org:agents")
+    const call = async (method: string, path: string, body?: unknown) => {
+      const response = await fetch(`${server!.url}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${token}` },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) })
+      })
+      return { status: response.status, body: await response.json() as any }
+    }
+    const status = async (agentId: string) => (await call("GET", `/v0/agents/${agentId}`)).body.agent.status as string
+    const untilRunning = (agentId: string) => waitFor(`agent ${agentId} runs`, async () => (await status(agentId)) === "running" || undefined)
+    const gatewayPid = (agentId: string) => Number(readFileSync(join(dataDir, "agents", agentId, "gateway.pid"), "utf8"))
+    const gatewayAnswers = async (agentId: string) => {
+      const { gateway } = JSON.parse(readFileSync(join(dataDir, "agents", agentId, ".openclaw", "openclaw.json"), "utf8"))
+      return (await fetch(`http://127.0.0.1:${gateway.port}/readyz`)).status === 200
+    }
+
+    // Create: the answer comes at once, the gateway a few seconds later.
+    const created = await call("POST", "/v0/agents", { name: "real" })
+    assert.strictEqual(created.status, 201, JSON.stringify(created.body))
+    const agentId = created.body.agent.agentId as string
+    assert.strictEqual(created.body.agent.engineVersion, "2026.9.6")
+    await untilRunning(agentId)
+    assert.isTrue(await gatewayAnswers(agentId))
+    assert.deepStrictEqual((await call("GET", `/v0/agents/${agentId}/devices`)).body, { pending: [], paired: [] })
+
+    // The gateway dies: the supervisor records it and starts it again.
+    const crashed = gatewayPid(agentId)
+    process.kill(-crashed, "SIGKILL")
+    await waitFor("the crash is recorded", async () => (await status(agentId)) !== "running" || undefined, 30_000)
+    await untilRunning(agentId)
+    assert.notStrictEqual(gatewayPid(agentId), crashed)
+    assert.isTrue(await gatewayAnswers(agentId))
+    const history = (await call("GET", `/v0/agents/${agentId}/events`)).body.events as Array<{ type: string; actor: string; data: any }>
+    const stopped = history.findLastIndex((e) => e.type === "AgentStopped")
+    assert.deepInclude(history[stopped]!, { actor: "supervisor" })
+    assert.strictEqual(history[stopped]!.data.reason, "crashed")
+    assert.strictEqual(history.at(-1)!.type, "AgentStarted")
+
+    // Restarts: on its own version, then to an unknown and to an older version (OpenClaw migrates state one way).
+    const beforeRestart = gatewayPid(agentId)
+    const restarted = await call("POST", `/v0/agents/${agentId}/restart`, {})
+    assert.strictEqual(restarted.status, 200, JSON.stringify(restarted.body))
+    assert.strictEqual(restarted.body.agent.status, "running")
+    assert.notStrictEqual(gatewayPid(agentId), beforeRestart)
+    for (const version of ["1999.1.1", "2026.9.5"]) {
+      const refused = await call("POST", `/v0/agents/${agentId}/restart`, { version })
+      assert.strictEqual(refused.status, 400, JSON.stringify(refused.body))
+      assert.strictEqual(refused.body.error, "Invalid version")
+    }
+    assert.strictEqual(await status(agentId), "running")
+
+    // Cairn is killed outright: its gateways stop themselves...
+    const beforeKill = gatewayProcesses(agentId)
+    assert.isAbove(beforeKill.length, 0)
+    server.child.kill("SIGKILL")
+    await server.exited
+    await waitFor("no gateway outlives Cairn", () => gatewayProcesses().length === 0 || undefined, 60_000)
+
+    // ...and the next Cairn starts the agent again.
+    server = await startServer(env)
+    await waitUntilServing(server)
+    await untilRunning(agentId)
+    assert.isTrue(await gatewayAnswers(agentId))
+
+    // Delete: the process and the agent's home are gone.
+    const deleted = await call("DELETE", `/v0/agents/${agentId}`)
+    assert.strictEqual(deleted.status, 200, JSON.stringify(deleted.body))
+    assert.deepStrictEqual(gatewayProcesses(agentId), [])
+    assert.isFalse(existsSync(join(dataDir, "agents", agentId)))
+    assert.strictEqual((await call("GET", `/v0/agents/${agentId}`)).status, 404)
+
+    server.child.kill("SIGTERM")
+    assert.strictEqual(await server.exited, 0)
+    assert.deepStrictEqual(gatewayProcesses(), [])
+  }, 600_000)
+})
