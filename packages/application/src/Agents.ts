@@ -4,7 +4,7 @@
  * The gateway itself is driven by the AgentEngine port; its outcomes come back as events. A create waits a
  * moment for the gateway, so a gateway that fails at once is reported (`Gateway failed to start`) with the agent.
  */
-import { AgentEngine } from "@cairn/agent-engine"
+import { AgentEngine, EngineVersion } from "@cairn/agent-engine"
 import { GatewayTokens, TokenSigner } from "@cairn/auth"
 import { Agent, AgentErrors, Workspace } from "@cairn/domain"
 import { EventStore, ExpectedVersion } from "@cairn/event-store"
@@ -214,14 +214,27 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
     const restart = Effect.fn("Agents.restart")(function*(principal: Principal, agentId: string, requested: string | undefined) {
       const agent = yield* visible(principal.workspaceId, agentId)
       const versions = yield* engine.listVersions.pipe(Effect.orDie)
-      if (requested !== undefined && !versions.includes(requested)) return yield* new AgentErrors.InvalidVersion({ version: requested })
+      // Engine state migrates one way only, so an older version is as invalid as one that does not exist.
+      if (requested !== undefined && (!versions.includes(requested) || EngineVersion.isOlder(requested, agent.engineVersion))) {
+        return yield* new AgentErrors.InvalidVersion({ version: requested })
+      }
       const version = requested ?? agent.engineVersion
+      /** The engine refused before stopping anything: the gateway runs on as it was. */
+      const refused = engine.status(agentId).pipe(
+        Effect.flatMap((status) =>
+          status.state === "running"
+            ? Effect.flatMap(now, (at) => appendAgent(agentId, [new Agent.AgentStarted({ agentId, engineVersion: status.version, at })], "engine"))
+            : Effect.void
+        ),
+        Effect.ignore,
+        Effect.andThen(Effect.fail(new AgentErrors.InvalidVersion({ version })))
+      )
       yield* appendAgent(agentId, [new Agent.AgentRestartRequested({ agentId, engineVersion: version, at: yield* now })], principal.userId)
       yield* FiberMap.remove(launches, agentId)
       yield* engine.restart(agentId, requested === undefined ? {} : { version: requested }).pipe(
         Effect.catchTags({
-          InvalidVersion: () => Effect.fail(new AgentErrors.InvalidVersion({ version })),
-          DowngradeRefused: () => Effect.fail(new AgentErrors.InvalidVersion({ version })),
+          InvalidVersion: () => refused,
+          DowngradeRefused: () => refused,
           AgentNotProvisioned: () =>
             engine.provision(agentId, { version, gatewayToken: gatewayTokens.tokenFor(agentId, agent.tokenGeneration) }).pipe(
               Effect.andThen(engine.start(agentId)),

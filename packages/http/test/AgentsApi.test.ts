@@ -2,7 +2,7 @@
  * The agents control plane (/v0) through the real routes, on the simulated engine, with the documented error
  * contract walked row by row (service interface, sections 7.1 and 7.2).
  */
-import { SimulatedAgentEngine, SimulatedEngineControl } from "@cairn/agent-engine"
+import { AgentEngine, SimulatedAgentEngine, SimulatedEngineControl } from "@cairn/agent-engine"
 import { Agents, ApiKeys, CrashBackoff, Files, Signatures, Workspaces } from "@cairn/application"
 import { AdminToken, GatewayTokens, JoseTokenSigner, TokenSigner } from "@cairn/auth"
 import { HeliaContentStore } from "@cairn/content-store-helia"
@@ -151,6 +151,11 @@ describe("the /v0 error contract, row by row", () => {
 
   it("400 Invalid version, 500 Restart failed, Script launch failed, CLI error, Token generation failed", async () => {
     expectError(await request("POST", `/v0/agents/${agentId}/restart`, owner, { version: "1999.1.1" }), 400, "Invalid version")
+    // An older version than the agent runs is refused too (engine state migrates one way), and the agent runs on.
+    const versions = await runtime.runPromise(AgentEngine.use((engine) => engine.listVersions))
+    assert.isAbove(versions.length, 1)
+    expectError(await request("POST", `/v0/agents/${agentId}/restart`, owner, { version: versions[0] }), 400, "Invalid version")
+    assert.strictEqual((await request("GET", `/v0/agents/${agentId}`, owner)).body!["agent"].status, "running")
     await control((c) => c.failNextStart(agentId, "boom: gateway exited"))
     expectError(await request("POST", `/v0/agents/${agentId}/restart`, owner, {}), 500, "Restart failed")
     await control((c) => c.failScripts(agentId, "build exited 1"))
