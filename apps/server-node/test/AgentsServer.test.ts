@@ -3,8 +3,7 @@ import { afterAll, assert, describe, it } from "@effect/vitest"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { cli } from "./Cli.ts"
-import { type ServerProcess, startServer, waitUntilServing } from "./ServerProcess.ts"
+import { cli, type ServerProcess, startServer, waitUntilServing } from "../src/testing/index.ts"
 
 const dataDir = mkdtempSync(join(tmpdir(), "cairn-agents-"))
 const env = { DATA_DIR: dataDir, ENGINE: "simulated", SIMULATED_START_DELAY: "100 millis" }

@@ -4,8 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { cli } from "./Cli.ts"
-import { startServer, waitUntilServing } from "./ServerProcess.ts"
+import { cli, startServer, waitUntilServing } from "../src/testing/index.ts"
 
 const bun = fileURLToPath(new URL("../../../node_modules/.bin/bun", import.meta.url))
 const dataDir = mkdtempSync(join(tmpdir(), "cairn-bun-"))

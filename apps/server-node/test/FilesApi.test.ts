@@ -13,8 +13,7 @@ import { CID } from "multiformats/cid"
 import { sha256 } from "multiformats/hashes/sha2"
 import { PinataSDK } from "pinata"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
-import { cli } from "./Cli.ts"
-import { type ServerProcess, startServer, waitUntilServing } from "./ServerProcess.ts"
+import { cli, type ServerProcess, startServer, waitUntilServing } from "../src/testing/index.ts"
 
 const dataDir = mkdtempSync(join(tmpdir(), "cairn-files-"))
 let server: ServerProcess

@@ -2,7 +2,7 @@ import { afterAll, assert, describe, it } from "@effect/vitest"
 import { existsSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { startServer, waitUntilServing } from "./ServerProcess.ts"
+import { startServer, waitUntilServing } from "../src/testing/index.ts"
 
 const dataDir = mkdtempSync(join(tmpdir(), "cairn-server-"))
 const embedded = process.env["DATABASE_URL"] === undefined

@@ -1,2 +1,3 @@
 /** The AgentEngine port on real OpenClaw gateways: `OpenClawAgentEngine.layer({ dataDir })`. */
 export * as OpenClawAgentEngine from "./OpenClawAgentEngine.ts"
+export * as OpenClawAgentHome from "./AgentHome.ts"

@@ -4,7 +4,7 @@ import { once } from "node:events"
 import { createServer } from "node:net"
 import { fileURLToPath } from "node:url"
 
-const main = fileURLToPath(new URL("../src/main.ts", import.meta.url))
+const main = fileURLToPath(new URL("../main.ts", import.meta.url))
 
 export const freePort = async (): Promise<number> => {
   const server = createServer()

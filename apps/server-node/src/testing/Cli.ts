@@ -2,7 +2,7 @@
 import { spawnSync } from "node:child_process"
 import { fileURLToPath } from "node:url"
 
-const main = fileURLToPath(new URL("../../cli/src/main.ts", import.meta.url))
+const main = fileURLToPath(new URL("../../../cli/src/main.ts", import.meta.url))
 
 export const cli = (env: { readonly url: string; readonly dataDir: string }, ...args: Array<string>) => {
   const result = spawnSync(process.execPath, [main, ...args], {

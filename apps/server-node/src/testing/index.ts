@@ -1,0 +1,3 @@
+/** For end-to-end tests and benchmarks: the real server entry point and the admin CLI, run as child processes. */
+export * from "./Cli.ts"
+export * from "./ServerProcess.ts"
