@@ -1,6 +1,6 @@
 /**
- * OpenClaw versions: which ones are offered (stable releases on the npm registry, narrowed by an allowlist, listed
- * once and cached) and their installs, one shared `<enginesDir>/<version>` per version, made on first use.
+ * OpenClaw versions: which ones are offered (stable releases on the npm registry, narrowed by an allowlist, cached
+ * for an hour; the versions installed here when the registry cannot be reached) and their installs, one shared `<enginesDir>/<version>` per version, made on first use.
  */
 import { EngineUnavailable, EngineVersion, InvalidVersion } from "@cairn/agent-engine"
 import { Deferred, Effect } from "effect"
@@ -23,32 +23,61 @@ export interface EngineVersionsOptions {
 export const make = (options: EngineVersionsOptions) => {
   const { enginesDir, npmPath, npmEnv } = options
 
-  let cache: ReadonlyArray<string> | undefined
-  const fetch = Effect.tryPromise({
+  const installDir = (version: string) => Path.join(enginesDir, version)
+  /** The CLI entry point of an installed version. */
+  const entryFile = (version: string) => Path.join(installDir(version), "node_modules", "openclaw", "openclaw.mjs")
+
+  const offered = (versions: ReadonlyArray<string>) => {
+    const stable = versions.filter((v) => stableVersion.test(v)).sort(EngineVersion.order)
+    if (options.allowlist === undefined) return stable.slice(-1)
+    const allowed = new Set(options.allowlist)
+    return stable.filter((v) => allowed.has(v))
+  }
+
+  const fromRegistry = Effect.tryPromise({
     try: async () => {
       const result = await runCommand(npmPath, ["view", "openclaw", "versions", "--json"], { env: npmEnv, timeoutMs: 60_000 })
       if (result.code !== 0) throw new Error(`npm view openclaw versions failed: ${result.stderr.trim()}`)
       const all = JSON.parse(result.stdout) as unknown
       if (!Array.isArray(all)) throw new Error("npm view openclaw versions: unexpected output")
-      const stable = all.filter((v): v is string => typeof v === "string" && stableVersion.test(v)).sort(EngineVersion.order)
-      if (options.allowlist === undefined) return stable.slice(-1)
-      const allowed = new Set(options.allowlist)
-      return stable.filter((v) => allowed.has(v))
+      return offered(all.filter((v): v is string => typeof v === "string"))
     },
     catch: (cause) => new EngineUnavailable({ cause })
   })
 
-  /** The offered versions, oldest first; the registry is asked once (a failure is not cached). */
-  const list = Effect.suspend(() =>
-    cache !== undefined ? Effect.succeed(cache) : Effect.tap(fetch, (versions) => Effect.sync(() => void (cache = versions)))
-  )
+  /** The versions installed here already: what can still run when the registry cannot be reached. */
+  const installed = Effect.promise(async () => {
+    const names = await Fs.readdir(enginesDir).catch(() => [] as Array<string>)
+    const present = await Promise.all(names.map(async (name) => (await pathExists(entryFile(name))) ? [name] : []))
+    return offered(present.flat())
+  })
+
+  // The registry's list is kept for an hour. When it cannot be reached, the last list (or else the installed
+  // versions) serves for a few minutes before the registry is asked again.
+  const freshFor = 60 * 60_000
+  const fallbackFor = 5 * 60_000
+  let cache: { readonly versions: ReadonlyArray<string>; readonly until: number } | undefined
+  const remember = (versions: ReadonlyArray<string>, forMs: number) => Effect.sync(() => void (cache = { versions, until: Date.now() + forMs }))
+
+  /** The offered versions, oldest first. */
+  const list: Effect.Effect<ReadonlyArray<string>, EngineUnavailable> = Effect.suspend(() => {
+    if (cache !== undefined && Date.now() < cache.until) return Effect.succeed(cache.versions)
+    return fromRegistry.pipe(
+      Effect.tap((versions) => remember(versions, freshFor)),
+      Effect.catch((unreachable) =>
+        Effect.gen(function*() {
+          const fallback = cache?.versions ?? (yield* installed)
+          if (fallback.length === 0) return yield* unreachable
+          yield* Effect.logWarning("The npm registry cannot be reached; offering the engine versions known here", unreachable.cause)
+          yield* remember(fallback, fallbackFor)
+          return fallback
+        })
+      )
+    )
+  })
 
   const checkOffered = (version: string) =>
     Effect.flatMap(list, (versions) => versions.includes(version) ? Effect.void : Effect.fail(new InvalidVersion({ version })))
-
-  const installDir = (version: string) => Path.join(enginesDir, version)
-  /** The CLI entry point of an installed version. */
-  const entryFile = (version: string) => Path.join(installDir(version), "node_modules", "openclaw", "openclaw.mjs")
 
   const install = (version: string) =>
     Effect.tryPromise({

@@ -92,6 +92,38 @@ describe("OpenClawAgentEngine", () => {
       }))
   })
 
+  describe("when the npm registry cannot be reached", () => {
+    const offlineDir = Path.join(dataDir, "offline")
+    // One version installed by an earlier run, and the remains of an install that was cut short.
+    const installed = Path.join(offlineDir, "engines", "2026.9.5", "node_modules", "openclaw")
+    Fs.mkdirSync(installed, { recursive: true })
+    Fs.copyFileSync(Path.join(import.meta.dirname, "fixtures", "fake-openclaw.mjs"), Path.join(installed, "openclaw.mjs"))
+    Fs.mkdirSync(Path.join(offlineDir, "engines", "2026.9.6.installing-1-x"), { recursive: true })
+    const offline = (versions?: ReadonlyArray<string>) =>
+      OpenClawAgentEngine.layer({
+        dataDir: offlineDir,
+        npmPath: Path.join(import.meta.dirname, "fixtures", "offline-npm.mjs"),
+        basePort: 25200,
+        ...(versions === undefined ? {} : { versions })
+      })
+
+    it.live("offers the versions installed here, and runs agents on them", () =>
+      Effect.gen(function*() {
+        const engine = yield* AgentEngine
+        assert.deepStrictEqual(yield* engine.listVersions, ["2026.9.5"])
+        const agentId = freshAgent()
+        yield* engine.provision(agentId, { version: "2026.9.5", gatewayToken: Redacted.make("t") })
+        yield* engine.start(agentId)
+        assert.strictEqual((yield* engine.status(agentId)).state, "running")
+      }).pipe(Effect.provide(offline())), 30_000)
+
+    it.live("fails with EngineUnavailable when nothing allowed is installed", () =>
+      Effect.gen(function*() {
+        const error = yield* Effect.flip((yield* AgentEngine).listVersions)
+        assert.strictEqual(error._tag, "EngineUnavailable")
+      }).pipe(Effect.provide(offline(["2026.9.6"]))))
+  })
+
   describe("when the process running the engine is killed", () => {
     it.live("its gateways stop themselves (no orphans)", () =>
       Effect.gen(function*() {

@@ -163,7 +163,7 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
 
     const create = Effect.fn("Agents.create")(function*(principal: Principal, input: { readonly name: unknown }) {
       const name = yield* Effect.fromResult(Agent.validateName(input.name))
-      const versions = yield* engine.listVersions.pipe(Effect.orDie)
+      const versions = yield* engine.listVersions
       const engineVersion = versions[versions.length - 1]!
       const agentId = newAgentId()
       const workspaceStream = Workspace.stream(principal.workspaceId)
@@ -213,7 +213,7 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
 
     const restart = Effect.fn("Agents.restart")(function*(principal: Principal, agentId: string, requested: string | undefined) {
       const agent = yield* visible(principal.workspaceId, agentId)
-      const versions = yield* engine.listVersions.pipe(Effect.orDie)
+      const versions = yield* engine.listVersions
       // Engine state migrates one way only, so an older version is as invalid as one that does not exist.
       if (requested !== undefined && (!versions.includes(requested) || EngineVersion.isOlder(requested, agent.engineVersion))) {
         return yield* new AgentErrors.InvalidVersion({ version: requested })

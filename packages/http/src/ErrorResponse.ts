@@ -21,7 +21,7 @@ export const fromError = (error: unknown): Effect.Effect<HttpServerResponse.Http
   if (tag === "RequestError" || tag === "MultipartError") {
     return Effect.succeed(json({ error: `Validation failed: the request body could not be read (${schemaDetail(error as Error)})` }, 400))
   }
-  if (tag === "ContentStoreUnavailable" || tag === "EventStoreUnavailable" || tag === "VerifierUnavailable") {
+  if (tag === "ContentStoreUnavailable" || tag === "EventStoreUnavailable" || tag === "VerifierUnavailable" || tag === "EngineUnavailable") {
     return Effect.logError("Backend unavailable", error).pipe(Effect.as(json({ error: "Service unavailable" }, 503)))
   }
   return Effect.logError("Unexpected failure", error).pipe(Effect.as(json({ error: "Internal server error" }, 500)))

@@ -182,6 +182,19 @@ describe("the /v0 error contract, row by row", () => {
     assert.deepInclude(listed, { ...listed.find((a) => a.agentId === agent.agentId)!, status: "not_running" })
     assert.strictEqual((await request("POST", `/v0/agents/${agent.agentId}/restart`, owner, {})).body!["agent"].status, "running")
   })
+
+  it("503 Service unavailable when the engine cannot say which versions it offers, and no agent is left half-made", async () => {
+    const token = (await key(await workspace(1))).token
+    await control((c) => c.failEngine(new Error("registry unreachable")))
+    try {
+      expectError(await createAgent(token, "offline"), 503, "Service unavailable")
+      expectError(await request("POST", `/v0/agents/${agentId}/restart`, owner, { version: "2026.1.1" }), 503, "Service unavailable")
+    } finally {
+      await control((c) => c.restoreEngine)
+    }
+    assert.deepStrictEqual((await request("GET", "/v0/agents", token)).body!["agents"], [])
+    assert.strictEqual((await createAgent(token, "online")).status, 201)
+  })
 })
 
 describe("agents", () => {
