@@ -12,7 +12,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync
 import { homedir, tmpdir } from "node:os"
 import { join } from "node:path"
 import { OpenClawAgentHome } from "@cairn/agent-engine-openclaw"
-import { cli, startServer, waitUntilServing } from "@cairn/server-node/testing"
+import { newApiUser, startServer, waitUntilServing } from "@cairn/server-node/testing"
 
 const runs = Number(process.env["BENCH_RUNS"] ?? 3)
 const idleSeconds = Number(process.env["BENCH_IDLE_SECONDS"] ?? 10)
@@ -49,18 +49,8 @@ const waitUntil = async (check: () => Promise<boolean>, what: string, timeoutMs 
 const server = await startServer({ DATA_DIR: dataDir, ENGINE: undefined, OPENCLAW_ENGINES_DIR: enginesDir, OPENCLAW_BASE_PORT: "21000" })
 try {
   await waitUntilServing(server)
-  const ops = { url: server.url, dataDir }
-  const workspace = cli(ops, "workspace", "create", "--name", "bench", "--agent-limit", "1")
-  const token = cli(ops, "key", "create", "--workspace", workspace, "--user", "bench", "--scopes", "org:agents")
-  const call = async (method: string, path: string, body?: unknown) => {
-    const response = await fetch(`${server.url}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${token}` },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) })
-    })
-    return (await response.json()) as any
-  }
-
+  const api = newApiUser({ url: server.url, dataDir }, { workspace: "bench", agentLimit: 1, scopes: "org:agents" })
+  const call = async (method: string, path: string, body?: unknown) => (await api.call(method, path, body)).body
   const cairnTimes: Array<number> = []
   const memory: Array<{ rss: number; pss: number }> = []
   let version = ""

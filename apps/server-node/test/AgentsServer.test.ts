@@ -3,7 +3,7 @@ import { afterAll, assert, describe, it } from "@effect/vitest"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { cli, type ServerProcess, startServer, waitUntilServing } from "../src/testing/index.ts"
+import { cli, newApiUser, type ServerProcess, startServer, waitUntilServing } from "../src/testing/index.ts"
 
 const dataDir = mkdtempSync(join(tmpdir(), "cairn-agents-"))
 const env = { DATA_DIR: dataDir, ENGINE: "simulated", SIMULATED_START_DELAY: "100 millis" }
@@ -21,14 +21,12 @@ describe("agents on the Node server", () => {
   it("are audited through the CLI and supervised again after Cairn restarts", async () => {
     server = await startServer(env)
     await waitUntilServing(server)
-    const ops = { url: server.url, dataDir }
-    const workspace = cli(ops, "workspace", "create", "--name", "Agents", "--agent-limit", "2")
-    const token = cli(ops, "key", "create", "--workspace", workspace, "--user", "ada", "--scopes", "org:agents")
-    const call = (method: string, path: string, body?: unknown) =>
-      fetch(`${server.url}${path}`, { method, headers: { authorization: `Bearer ${token}` }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) })
+    // The server moves to another port when it restarts: calls follow it.
+    const ops = { get url() { return server.url }, dataDir }
+    const { call } = newApiUser(ops, { workspace: "Agents", agentLimit: 2, scopes: "org:agents" })
     const created = await call("POST", "/v0/agents", { name: "steady" })
     assert.strictEqual(created.status, 201)
-    const agent = ((await created.json()) as { agent: { agentId: string; status: string } }).agent
+    const agent = created.body.agent as { agentId: string; status: string }
     assert.strictEqual(agent.status, "running")
 
     const audit = cli(ops, "audit", "agent", agent.agentId)
@@ -45,9 +43,9 @@ describe("agents on the Node server", () => {
       devices = await call("GET", `/v0/agents/${agent.agentId}/devices`)
     }
     assert.strictEqual(devices.status, 200)
-    const history = cli({ url: server.url, dataDir }, "audit", "agent", agent.agentId)
+    const history = cli(ops, "audit", "agent", agent.agentId)
     assert.match(history, /AgentStarted\tby engine$/)
-    const full = await (await fetch(`${server.url}/v0/agents/${agent.agentId}/events`, { headers: { authorization: `Bearer ${token}` } })).json() as { events: Array<{ type: string; actor: string }> }
+    const full = (await call("GET", `/v0/agents/${agent.agentId}/events`)).body as { events: Array<{ type: string; actor: string }> }
     assert.deepInclude(full.events, { ...full.events.find((e) => e.type === "AgentRestartRequested")!, actor: "supervisor" })
   }, 120_000)
 })

@@ -9,7 +9,7 @@ import { afterAll, assert, describe, it } from "@effect/vitest"
 import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { cli, type ServerProcess, startServer, waitUntilServing } from "../src/testing/index.ts"
+import { newApiUser, type ServerProcess, startServer, waitUntilServing } from "../src/testing/index.ts"
 
 const enabled = process.env["ENGINE_IT"] === "openclaw"
 const dataDir = enabled ? mkdtempSync(join(tmpdir(), "cairn-openclaw-server-")) : ""
@@ -60,17 +60,9 @@ describe.skipIf(!enabled)("agents on real OpenClaw gateways, through the HTTP AP
   it("run, list devices, come back from a crash, restart, survive Cairn being killed, and leave nothing when deleted", async () => {
     server = await startServer(env)
     await waitUntilServing(server)
-    const ops = { url: server.url, dataDir }
-    const workspace = cli(ops, "workspace", "create", "--name", "Real agents", "--agent-limit", "1")
-    const token = cli(ops, "key", "create", "--workspace", workspace, "--user", "ada", "--scopes", "org:agents")
-    const call = async (method: string, path: string, body?: unknown) => {
-      const response = await fetch(`${server!.url}${path}`, {
-        method,
-        headers: { authorization: `Bearer ${token}` },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) })
-      })
-      return { status: response.status, body: await response.json() as any }
-    }
+    // The server moves to another port when it restarts: calls follow it.
+    const ops = { get url() { return server!.url }, dataDir }
+    const { call } = newApiUser(ops, { workspace: "Real agents", agentLimit: 1, scopes: "org:agents" })
     const status = async (agentId: string) => (await call("GET", `/v0/agents/${agentId}`)).body.agent.status as string
     const untilRunning = (agentId: string) => waitFor(`agent ${agentId} runs`, async () => (await status(agentId)) === "running" || undefined)
     const gatewayPid = (agentId: string) => Number(readFileSync(join(dataDir, "agents", agentId, "gateway.pid"), "utf8"))

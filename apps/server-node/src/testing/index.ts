@@ -1,3 +1,4 @@
 /** For end-to-end tests and benchmarks: the real server entry point and the admin CLI, run as child processes. */
 export * from "./Cli.ts"
 export * from "./ServerProcess.ts"
+export * from "./Api.ts"
