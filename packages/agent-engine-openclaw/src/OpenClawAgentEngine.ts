@@ -41,7 +41,7 @@ export interface Options {
   readonly maxConcurrentStarts?: number
   /** The first agent's gateway port; agent n gets `basePort + 120·n` (OpenClaw derives ports up to base+110). */
   readonly basePort?: number
-  /** The Node binary that runs OpenClaw (needs ≥ 24.16); the current one by default. */
+  /** The Node binary that runs OpenClaw (needs ≥ 24.16); the current one by default (`node` under Bun or Deno). */
   readonly nodePath?: string
   /** The npm CLI used to list and install versions. */
   readonly npmPath?: string
@@ -65,9 +65,13 @@ export const make = Effect.fnUntraced(function*(options: Options) {
   const startTimeoutMs = Duration.toMillis(Duration.fromInputUnsafe(options.startTimeout ?? "90 seconds"))
   const stopGraceMs = Duration.toMillis(Duration.fromInputUnsafe(options.stopGrace ?? "15 seconds"))
   const basePort = options.basePort ?? 18789
-  const nodePath = options.nodePath ?? process.execPath
+  // Under Bun or Deno, OpenClaw still runs on Node: the one on PATH (npm scripts put the project's Node 24 there).
+  const runsOnNode = process.versions["bun"] === undefined && process.versions["deno"] === undefined
+  const nodePath = options.nodePath ?? (runsOnNode ? process.execPath : "node")
   // npm and OpenClaw's install scripts must run on the same (new enough) Node as the gateways.
-  const path = `${Path.dirname(nodePath)}${Path.delimiter}${process.env["PATH"] ?? ""}`
+  const path = Path.isAbsolute(nodePath)
+    ? `${Path.dirname(nodePath)}${Path.delimiter}${process.env["PATH"] ?? ""}`
+    : process.env["PATH"] ?? ""
   const passThrough = ["LANG", "LC_ALL", "TZ", "TMPDIR", "USER", "LOGNAME", "SHELL"]
   const baseEnv: NodeJS.ProcessEnv = {
     ...Object.fromEntries(passThrough.flatMap((name) => {

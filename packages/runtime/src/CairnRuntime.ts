@@ -65,7 +65,7 @@ const layerCredentials = Layer.unwrap(Effect.map(dataDir, (dir) =>
  * `ENGINE=openclaw`, the default, runs real OpenClaw gateways: versions are installed from the npm registry on first
  * use into `OPENCLAW_ENGINES_DIR` (`DATA_DIR/engines` by default); `OPENCLAW_VERSIONS` is an optional
  * comma-separated allowlist; `OPENCLAW_MAX_STARTS` bounds concurrent gateway starts (2); agent n's gateway listens on
- * `OPENCLAW_BASE_PORT` + 120·n (18789). `ENGINE=simulated` is a
+ * `OPENCLAW_BASE_PORT` + 120·n (18789); `OPENCLAW_NODE` is the Node (≥ 24.16) that runs them. `ENGINE=simulated` is a
  * deterministic engine in process; `SIMULATED_START_DELAY` sets how long its gateways take to come up.
  */
 const layerAgentEngine = Layer.unwrap(Effect.gen(function*() {
@@ -76,12 +76,14 @@ const layerAgentEngine = Layer.unwrap(Effect.gen(function*() {
     const enginesDir = yield* Config.String("OPENCLAW_ENGINES_DIR").pipe(Config.withDefault(Path.join(dir, "engines")))
     const maxConcurrentStarts = yield* Config.Int("OPENCLAW_MAX_STARTS").pipe(Config.withDefault(2))
     const basePort = yield* Config.Int("OPENCLAW_BASE_PORT").pipe(Config.withDefault(18789))
+    const nodePath = yield* Config.option(Config.String("OPENCLAW_NODE"))
     yield* Effect.logInfo(`Agent engine: OpenClaw gateways in ${dir}/agents, engines in ${enginesDir}`)
     return OpenClawAgentEngine.layer({
       dataDir: dir,
       enginesDir,
       maxConcurrentStarts,
       basePort,
+      ...Option.match(nodePath, { onNone: () => ({}), onSome: (path) => ({ nodePath: path }) }),
       ...Option.match(versions, {
         onNone: () => ({}),
         onSome: (list) => ({ versions: list.split(",").map((v) => v.trim()).filter((v) => v !== "") })
