@@ -77,7 +77,7 @@ const layerAgentEngine = Layer.unwrap(Effect.gen(function*() {
     const maxConcurrentStarts = yield* Config.Int("OPENCLAW_MAX_STARTS").pipe(Config.withDefault(2))
     const basePort = yield* Config.Int("OPENCLAW_BASE_PORT").pipe(Config.withDefault(18789))
     const nodePath = yield* Config.option(Config.String("OPENCLAW_NODE"))
-    yield* Effect.logInfo(`Agent engine: OpenClaw gateways in ${dir}/agents, engines in ${enginesDir}`)
+    yield* Effect.logInfo(`Agent engine: OpenClaw gateways in ${Path.join(dir, "agents")}, engines in ${enginesDir}`)
     return OpenClawAgentEngine.layer({
       dataDir: dir,
       enginesDir,
