@@ -40,7 +40,10 @@ export const make = (options: EngineVersionsOptions) => {
       if (result.code !== 0) throw new Error(`npm view openclaw versions failed: ${result.stderr.trim()}`)
       const all = JSON.parse(result.stdout) as unknown
       if (!Array.isArray(all)) throw new Error("npm view openclaw versions: unexpected output")
-      return offered(all.filter((v): v is string => typeof v === "string"))
+      const versions = offered(all.filter((v): v is string => typeof v === "string"))
+      // An allowlist that matches nothing on the registry is a configuration error: say so rather than offer nothing.
+      if (versions.length === 0) throw new Error(`none of the allowed versions (${options.allowlist?.join(", ")}) is on the registry`)
+      return versions
     },
     catch: (cause) => new EngineUnavailable({ cause })
   })

@@ -92,6 +92,13 @@ describe("OpenClawAgentEngine", () => {
       }))
   })
 
+  it.live("fails with EngineUnavailable, not an empty list, when the allowlist matches nothing on the registry", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip((yield* AgentEngine).listVersions)
+      assert.strictEqual(error._tag, "EngineUnavailable")
+      assert.include(String(error.cause), "1999.1.1")
+    }).pipe(Effect.provide(engineLayer("nothing-allowed", 25600, ["1999.1.1"]))))
+
   describe("when the npm registry cannot be reached", () => {
     const offlineDir = Path.join(dataDir, "offline")
     // One version installed by an earlier run, and the remains of an install that was cut short.

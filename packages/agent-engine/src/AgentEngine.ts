@@ -55,7 +55,7 @@ export interface RestartOptions {
 }
 
 export class AgentEngine extends Context.Service<AgentEngine, {
-  /** The installable engine versions, oldest first. */
+  /** The installable engine versions, oldest first; never empty (no version to offer is EngineUnavailable). */
   readonly listVersions: Effect.Effect<ReadonlyArray<string>, EngineUnavailable>
   /**
    * Prepares the agent's home and configuration, stopped. Idempotent: an agent that exists is left as it is (its
