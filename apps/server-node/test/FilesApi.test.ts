@@ -289,6 +289,17 @@ describe("bad input gets a 4xx with a clear message", () => {
     assert.strictEqual(listed.files[0]!.name, "t.txt")
   })
 
+  it("on resumable uploads: takes one of two chunks sent at the same offset at once, and refuses the other", async () => {
+    const created = await call("/v3/files", { method: "POST", token: writer, headers: { "upload-length": "8", "upload-metadata": `filename ${btoa("race.txt")}` } })
+    const location = created.headers.get("location")!
+    const patch = (body: string) =>
+      fetch(location, { method: "PATCH", headers: { authorization: `Bearer ${writer}`, "upload-offset": "0", "content-type": "application/offset+octet-stream" }, body })
+    const results = await Promise.all([patch("AAAA"), patch("BBBB")])
+    assert.deepStrictEqual(results.map((r) => r.status).sort(), [204, 409])
+    const status = await fetch(location, { headers: { authorization: `Bearer ${writer}` } })
+    assert.strictEqual(status.headers.get("upload-offset"), "4")
+  })
+
   it("sends the spec's headers on a 200", async () => {
     const response = await call("/v3/files/private", { token: writer })
     assert.strictEqual(response.status, 200)

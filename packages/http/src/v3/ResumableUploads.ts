@@ -7,7 +7,7 @@
  */
 import { ApiKeys, Files } from "@cairn/application"
 import { ValidationFailed } from "@cairn/domain"
-import { Effect, type FileSystem, Schema, Semaphore, Stream } from "effect"
+import { Effect, type FileSystem, RcMap, Schema, Semaphore, Stream } from "effect"
 import type { HttpServerRequest } from "effect/http"
 import { requireScope } from "../Authenticate.ts"
 import { json, noContent } from "../Respond.ts"
@@ -79,16 +79,11 @@ const origin = (request: HttpServerRequest.HttpServerRequest) => {
 export const make = (options: { readonly directory: string; readonly files: Files["Service"]; readonly fs: FileSystem.FileSystem }) =>
   Effect.gen(function*() {
     const { directory, files, fs } = options
-    // One writer per upload at a time; uploads are staged on this node's disk.
-    const locks = new Map<string, Semaphore.Semaphore>()
-    const lockFor = (id: string) => {
-      let lock = locks.get(id)
-      if (lock === undefined) {
-        lock = Semaphore.makeUnsafe(1)
-        locks.set(id, lock)
-      }
-      return lock
-    }
+    // One writer per upload at a time; uploads are staged on this node's disk. Each lock lives only while a request
+    // holds or awaits it, so ids that are never finished (or never existed) leave nothing behind.
+    const locks = yield* RcMap.make({ lookup: (_id: string) => Semaphore.make(1) })
+    const exclusively = (id: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+      Effect.scoped(Effect.flatMap(RcMap.get(locks, id), (lock) => Semaphore.withPermit(lock)(effect)))
     const sessionPath = (id: string) => `${directory}/${id}.json`
     const dataPath = (id: string) => `${directory}/${id}.data`
     const validId = (id: string) => /^[0-9a-f-]{36}$/.test(id)
@@ -153,7 +148,6 @@ export const make = (options: { readonly directory: string; readonly files: File
           content: fs.stream(dataPath(id))
         })
         yield* Effect.all([fs.remove(dataPath(id)), fs.remove(sessionPath(id))]).pipe(Effect.ignore)
-        locks.delete(id)
         return uploaded
       })
 
@@ -182,7 +176,7 @@ export const make = (options: { readonly directory: string; readonly files: File
         if (written < session.length) return noContent({ "upload-offset": String(written) })
         const uploaded = yield* complete(id, principal, session)
         return noContent({ "upload-offset": String(written), "upload-cid": uploaded.cid, "upload-id": toWire(uploaded).id })
-      }).pipe(Semaphore.withPermit(lockFor(id)))
+      }).pipe(exclusively(id))
 
     const status = (keys: ApiKeys["Service"], request: HttpServerRequest.HttpServerRequest, id: string) =>
       Effect.map(load(keys, request, id), ({ session, offset }) =>
