@@ -336,14 +336,17 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
           Effect.map((status) => status.state),
           Effect.catchTag("AgentNotProvisioned", () => Effect.succeed("crashed" as const))
         )
-        if (state === "crashed" || state === "stopped") {
-          yield* Effect.logWarning(`Agent ${agent.id}'s gateway is ${state}`)
-          const recorded = yield* appendAgent(agent.id, [new Agent.AgentStopped({ agentId: agent.id, reason: "crashed", at: yield* now })], "supervisor").pipe(
-            Effect.as(true),
-            Effect.catchTag("WrongExpectedVersion", () => Effect.succeed(false))
-          )
-          if (recorded) yield* recover(agent.id)
-        }
+        // Only a crash counts: a gateway is briefly stopped while a restart or a token rotation replaces it.
+        if (state !== "crashed") continue
+        // Recorded only if the agent is still running as last read: a restart or a delete since then wins.
+        const { state: current, version } = yield* loadAgent(agent.id)
+        if (current._tag !== "Live" || current.agent.status !== "running") continue
+        yield* Effect.logWarning(`Agent ${agent.id}'s gateway crashed`)
+        const recorded = yield* appendAgent(agent.id, [new Agent.AgentStopped({ agentId: agent.id, reason: "crashed", at: yield* now })], "supervisor", ExpectedVersion.Exact(version)).pipe(
+          Effect.as(true),
+          Effect.catchTag("WrongExpectedVersion", () => Effect.succeed(false))
+        )
+        if (recorded) yield* recover(agent.id)
       }
     })
 

@@ -255,6 +255,17 @@ describe("agents", () => {
     assert.deepStrictEqual((await events()).slice(again).filter((e) => e.type === "AgentRecoveryScheduled").map((e) => e.data.delayMs), [200])
   })
 
+  it("are not taken for crashed while their gateway is stopped on purpose, as during a restart", async () => {
+    const token = (await key(await workspace(1))).token
+    const id = (await createAgent(token, "steady")).body!["agent"].agentId as string
+    await waitForStatus(token, id, "running")
+    await runtime.runPromise(AgentEngine.use((engine) => engine.stop(id)))
+    await runtime.runPromise(Agents.use((agents) => agents.checkRunning))
+    const history = (await request("GET", `/v0/agents/${id}/events`, token)).body!["events"] as Array<{ type: string }>
+    assert.strictEqual(history.at(-1)!.type, "AgentStarted")
+    assert.strictEqual((await request("GET", `/v0/agents/${id}`, token)).body!["agent"].status, "running")
+  })
+
   it("give way to the user's restart while the supervisor waits to bring them back", async () => {
     const token = (await key(await workspace(1))).token
     const id = (await createAgent(token, "impatient")).body!["agent"].agentId as string
