@@ -39,6 +39,12 @@ export interface Options {
   readonly stopGrace?: Duration.Input
   /** How many gateways may be starting at once; 2 by default (reference §3: starts are CPU bound). */
   readonly maxConcurrentStarts?: number
+  /**
+   * How often a running gateway is asked for `/readyz`, and after how many unanswered asks in a row it is taken for
+   * hung and killed (then reported crashed, so the supervisor brings it back): every 10 s, 3 asks by default. Any
+   * answer counts, even a 503: a degraded gateway is alive.
+   */
+  readonly liveness?: { readonly interval: Duration.Input; readonly misses: number }
   /** The first agent's gateway port; agent n gets `basePort + 120·n` (OpenClaw derives ports up to base+110). */
   readonly basePort?: number
   /** The Node binary that runs OpenClaw (needs ≥ 24.16); the current one by default (`node` under Bun or Deno). */
@@ -65,6 +71,8 @@ export const make = Effect.fnUntraced(function*(options: Options) {
   const startTimeoutMs = Duration.toMillis(Duration.fromInputUnsafe(options.startTimeout ?? "90 seconds"))
   const stopGraceMs = Duration.toMillis(Duration.fromInputUnsafe(options.stopGrace ?? "15 seconds"))
   const basePort = options.basePort ?? 18789
+  const livenessMs = Duration.toMillis(Duration.fromInputUnsafe(options.liveness?.interval ?? "10 seconds"))
+  const livenessMisses = options.liveness?.misses ?? 3
   // Under Bun or Deno, OpenClaw still runs on Node: the one on PATH (npm scripts put the project's Node 24 there).
   const runsOnNode = process.versions["bun"] === undefined && process.versions["deno"] === undefined
   const nodePath = options.nodePath ?? (runsOnNode ? process.execPath : "node")
@@ -108,6 +116,24 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       agent.state = "stopped"
     })
 
+  /** Kills a running gateway that stops answering HTTP at all: its exit then reads as a crash. */
+  const watchLiveness = (gateway: Gateway, port: number) => {
+    let misses = 0
+    let probing = false
+    const timer = setInterval(() => {
+      if (probing || gateway.stopping) return
+      probing = true
+      void probeReady(port).then((answer) => {
+        probing = false
+        misses = answer === "silent" ? misses + 1 : 0
+        if (misses < livenessMisses || gateway.stopping) return
+        gateway.tail.push(`no answer on /readyz ${misses} times in a row: killed as hung\n`)
+        signalGroup(gateway, "SIGKILL")
+      })
+    }, livenessMs)
+    void gateway.exited.then(() => clearInterval(timer))
+  }
+
   /** Spawns the gateway and polls `/readyz` until it answers 200, the process exits, or the deadline passes. */
   const launch = (agentId: string, agent: Agent) => {
     // This start's own gateway: a concurrent stop clears `agent.gateway`, but the failure below must still see it.
@@ -142,6 +168,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
           await sleep(250)
         }
         agent.state = "running"
+        watchLiveness(gateway, port)
       },
       catch: (cause) => cause
     }).pipe(

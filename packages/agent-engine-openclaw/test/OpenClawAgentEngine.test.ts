@@ -99,6 +99,23 @@ describe("OpenClawAgentEngine", () => {
       assert.include(String(error.cause), "1999.1.1")
     }).pipe(Effect.provide(engineLayer("nothing-allowed", 25600, ["1999.1.1"]))))
 
+  it.live("kills a running gateway that stops answering, and reports it crashed", () =>
+    Effect.gen(function*() {
+      const engine = yield* AgentEngine
+      const agentId = freshAgent()
+      yield* engine.provision(agentId, { version: "2026.10.2", gatewayToken: Redacted.make("hang-when-ready") })
+      yield* engine.start(agentId)
+      const pid = Number(Fs.readFileSync(Path.join(dataDir, "liveness", "agents", agentId, "gateway.pid"), "utf8"))
+      assert.strictEqual((yield* engine.status(agentId)).state, "running")
+      yield* waitUntil(() => !isAlive(pid), "the hung gateway is killed")
+      yield* waitUntil(() => Effect.runSync(Effect.map(Effect.orDie(engine.status(agentId)), (s) => s.state === "crashed")), "it is reported crashed")
+    }).pipe(Effect.provide(OpenClawAgentEngine.layer({
+      dataDir: Path.join(dataDir, "liveness"),
+      npmPath: fakeNpm,
+      basePort: 25800,
+      liveness: { interval: "100 millis", misses: 3 }
+    }))), 30_000)
+
   describe("when the npm registry cannot be reached", () => {
     const offlineDir = Path.join(dataDir, "offline")
     // One version installed by an earlier run, and the remains of an install that was cut short.
