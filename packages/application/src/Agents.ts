@@ -33,6 +33,12 @@ export const CreateWait = Context.Reference<Duration.Input>("cairn/Agents/Create
 export const WatchInterval = Context.Reference<Duration.Input>("cairn/Agents/WatchInterval", { defaultValue: () => "1 second" })
 
 /**
+ * This Cairn node's name. Each agent's gateway runs on the node that created (or last started) it, and only that
+ * node supervises it, so nodes sharing one database never start the same agent twice.
+ */
+export const AgentsNode = Context.Reference<string>("cairn/Agents/Node", { defaultValue: () => "local" })
+
+/**
  * How the supervisor spaces its attempts to bring a crashed gateway back: doubling from `initial` up to `max`. A
  * crash within `stableAfter` of the previous one counts as the same crash loop, and starts from a longer delay.
  */
@@ -58,6 +64,7 @@ interface AgentRow {
   readonly status: Agent.AgentStatus
   readonly token_generation: number
   readonly recovering: boolean
+  readonly node: string | null
   readonly created_at: Date
 }
 
@@ -70,6 +77,7 @@ const toView = (row: AgentRow): AgentView => ({
   status: row.status,
   tokenGeneration: row.token_generation,
   recovering: row.recovering,
+  node: row.node,
   createdAt: row.created_at.toISOString()
 })
 
@@ -82,6 +90,9 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
     const signer = yield* TokenSigner
     // One supervising fiber per agent; they live as long as the service, and a new launch replaces the old one.
     const launches = yield* FiberMap.make<string>()
+    const node = yield* AgentsNode
+    /** The agents this node supervises; agents recorded before nodes were named count as everyone's. */
+    const mine = sql`(node = ${node} OR node IS NULL)`
 
     const appendAgent = (agentId: string, events: ReadonlyArray<Agent.AgentEvent>, actor: string, expected = ExpectedVersion.StreamExists) =>
       store.append([{ stream: Agent.stream(agentId), expected, events: events.map((e) => encodeAgent(e, { actor })) }])
@@ -99,11 +110,19 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
       })))
 
     /** Provisions and starts the gateway, and records the outcome as the agent's next event. */
+    /** Agents whose gateway this node's engine holds, so a delete or a move decided on another node reaches it. */
+    const hosted = new Set<string>()
+    const provision = (agentId: string, version: string, generation: number) =>
+      Effect.andThen(
+        Effect.sync(() => void hosted.add(agentId)),
+        engine.provision(agentId, { version, gatewayToken: gatewayTokens.tokenFor(agentId, generation) })
+      )
+
     const startGateway = (agentId: string, version: string, generation: number) =>
       Effect.gen(function*() {
-        yield* engine.provision(agentId, { version, gatewayToken: gatewayTokens.tokenFor(agentId, generation) })
+        yield* provision(agentId, version, generation)
         yield* engine.start(agentId)
-        yield* appendAgent(agentId, [new Agent.AgentStarted({ agentId, engineVersion: version, at: yield* now })], "engine")
+        yield* appendAgent(agentId, [new Agent.AgentStarted({ agentId, engineVersion: version, node, at: yield* now })], "engine")
         return "running" as const
       }).pipe(
         Effect.catch((error) =>
@@ -173,7 +192,7 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
         const { state, version } = yield* load(store, workspaceStream, Workspace.WorkspaceEvent, Workspace.initial, Workspace.evolve)
         const at = yield* now
         const slot = yield* Effect.fromResult(Workspace.takeAgentSlot(state, { workspaceId: principal.workspaceId, agentId, at }))
-        const created = new Agent.AgentCreated({ agentId, workspaceId: principal.workspaceId, userId: principal.userId, name, engineVersion, at })
+        const created = new Agent.AgentCreated({ agentId, workspaceId: principal.workspaceId, userId: principal.userId, name, engineVersion, node, at })
         const appended = yield* store.append([
           { stream: workspaceStream, expected: ExpectedVersion.Exact(version), events: slot.map((e) => encodeWorkspace(e, { actor: principal.userId })) },
           { stream: Agent.stream(agentId), expected: ExpectedVersion.NoStream, events: [encodeAgent(created, { actor: principal.userId })] }
@@ -208,6 +227,7 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
       ]).pipe(Effect.catchTag("WrongExpectedVersion", () => Effect.fail(new Agent.AgentNotFound({ agentId }))))
       yield* FiberMap.remove(launches, agentId)
       crashes.delete(agentId)
+      hosted.delete(agentId)
       yield* engine.destroy(agentId)
     })
 
@@ -223,7 +243,7 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
       const refused = engine.status(agentId).pipe(
         Effect.flatMap((status) =>
           status.state === "running"
-            ? Effect.flatMap(now, (at) => appendAgent(agentId, [new Agent.AgentStarted({ agentId, engineVersion: status.version, at })], "engine"))
+            ? Effect.flatMap(now, (at) => appendAgent(agentId, [new Agent.AgentStarted({ agentId, engineVersion: status.version, node, at })], "engine"))
             : Effect.void
         ),
         Effect.ignore,
@@ -236,7 +256,7 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
           InvalidVersion: () => refused,
           DowngradeRefused: () => refused,
           AgentNotProvisioned: () =>
-            engine.provision(agentId, { version, gatewayToken: gatewayTokens.tokenFor(agentId, agent.tokenGeneration) }).pipe(
+            provision(agentId, version, agent.tokenGeneration).pipe(
               Effect.andThen(engine.start(agentId)),
               Effect.mapError(() => new AgentErrors.RestartFailed({ agentId }))
             ),
@@ -252,7 +272,7 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
             : Effect.void
         )
       )
-      yield* appendAgent(agentId, [new Agent.AgentStarted({ agentId, engineVersion: version, at: yield* now })], "engine")
+      yield* appendAgent(agentId, [new Agent.AgentStarted({ agentId, engineVersion: version, node, at: yield* now })], "engine")
       return yield* visible(principal.workspaceId, agentId)
     })
 
@@ -313,7 +333,7 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
      * agents that were recovering from a crash go on recovering. Agents whose last start failed stay as they are.
      */
     const resume = Effect.gen(function*() {
-      const rows = yield* sql<AgentRow>`SELECT * FROM cairn_agents WHERE status <> 'not_running' OR recovering`.pipe(Effect.orDie)
+      const rows = yield* sql<AgentRow>`SELECT * FROM cairn_agents WHERE (status <> 'not_running' OR recovering) AND ${mine}`.pipe(Effect.orDie)
       for (const agent of rows.map(toView)) {
         if (agent.recovering) {
           yield* recover(agent.agentId)
@@ -330,7 +350,7 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
      * recovered in the background.
      */
     const checkRunning = Effect.gen(function*() {
-      const rows = yield* sql<AgentRow>`SELECT * FROM cairn_agents WHERE status = 'running'`.pipe(Effect.orDie)
+      const rows = yield* sql<AgentRow>`SELECT * FROM cairn_agents WHERE status = 'running' AND ${mine}`.pipe(Effect.orDie)
       for (const agent of rows) {
         const state = yield* engine.status(agent.id).pipe(
           Effect.map((status) => status.state),
@@ -350,10 +370,38 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
       }
     })
 
+    /**
+     * One pass of reconciliation: a gateway this node holds for an agent that was deleted through another node is
+     * destroyed, and one for an agent another node has started since is stopped (its home is left on disk).
+     */
+    const releaseForeign = Effect.gen(function*() {
+      if (hosted.size === 0) return
+      const ids = [...hosted]
+      const rows = yield* sql<{ id: string; node: string | null }>`SELECT id, node FROM cairn_agents WHERE id = ANY(${ids}::text[])`.pipe(Effect.orDie)
+      const owners = new Map(rows.map((r) => [r.id, r.node]))
+      for (const agentId of ids) {
+        const owner = owners.get(agentId)
+        if (owner === undefined) {
+          yield* Effect.logInfo(`Agent ${agentId} was deleted elsewhere: removing its gateway here`)
+          yield* FiberMap.remove(launches, agentId)
+          yield* engine.destroy(agentId)
+        } else if (owner !== null && owner !== node) {
+          yield* Effect.logInfo(`Agent ${agentId} now runs on node ${owner}: stopping its gateway here`)
+          yield* FiberMap.remove(launches, agentId)
+          yield* engine.stop(agentId).pipe(Effect.ignore)
+        } else {
+          continue
+        }
+        hosted.delete(agentId)
+        crashes.delete(agentId)
+      }
+    })
+
     /** Watches running gateways for as long as it runs. */
     const watch = Effect.gen(function*() {
       const interval = yield* WatchInterval
       yield* checkRunning.pipe(
+        Effect.andThen(releaseForeign),
         Effect.catchCause((cause) => Effect.logError("Agent watch failed", cause)),
         Effect.andThen(Effect.sleep(interval)),
         Effect.forever
@@ -362,7 +410,7 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
 
     return {
       create, list, get: visible, remove, restart, devices, retryScripts, gatewayToken, rotateGatewayToken,
-      gatewayPrincipal, platformToken, history, resume, checkRunning, watch
+      gatewayPrincipal, platformToken, history, resume, checkRunning, releaseForeign, watch
     }
   })
 }) {

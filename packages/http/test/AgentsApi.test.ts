@@ -3,10 +3,11 @@
  * contract walked row by row (service interface, sections 7.1 and 7.2).
  */
 import { AgentEngine, SimulatedAgentEngine, SimulatedEngineControl } from "@cairn/agent-engine"
-import { Agents, ApiKeys, CrashBackoff, Files, Signatures, Workspaces } from "@cairn/application"
+import { Agents, ApiKeys, CrashBackoff, EventCodec, Files, Signatures, Workspaces } from "@cairn/application"
+import { Agent } from "@cairn/domain"
 import { AdminToken, GatewayTokens, JoseTokenSigner, TokenSigner } from "@cairn/auth"
 import { HeliaContentStore } from "@cairn/content-store-helia"
-import { EventStore } from "@cairn/event-store"
+import { EventStore, ExpectedVersion } from "@cairn/event-store"
 import { PgDatabase } from "@cairn/event-store-pg"
 import { CairnHttp } from "@cairn/http"
 import { CairnRuntime } from "@cairn/runtime"
@@ -295,6 +296,43 @@ describe("agents", () => {
       Effect.provideService(CrashBackoff, { initial: "10 millis", max: "1 second", stableAfter: "1 minute" })
     ))
     await waitForStatus(token, id, "running")
+  })
+
+  it("on another Cairn node are that node's to supervise: this one neither takes them for crashed nor starts them", async () => {
+    const agentId = `elsewhere${Date.now().toString(36)}`
+    const at = new Date().toISOString()
+    const encode = EventCodec.encoder(Agent.AgentEvent)
+    await runtime.runPromise(EventStore.use((store) => store.append([{
+      stream: Agent.stream(agentId),
+      expected: ExpectedVersion.NoStream,
+      events: [
+        encode(new Agent.AgentCreated({ agentId, workspaceId: "w-elsewhere", userId: "ada", name: "remote", engineVersion: "2026.1.1", node: "other-node", at }), { actor: "ada" }),
+        encode(new Agent.AgentStarted({ agentId, engineVersion: "2026.1.1", node: "other-node", at }), { actor: "engine" })
+      ]
+    }])))
+    await runtime.runPromise(Agents.use((agents) => agents.checkRunning.pipe(Effect.andThen(agents.resume))))
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    const history = await runtime.runPromise(EventStore.use((store) => store.readStream(Agent.stream(agentId))))
+    assert.deepStrictEqual(history.map((e) => e.type), ["AgentCreated", "AgentStarted"])
+  })
+
+  it("deleted or moved through another node have their gateway here destroyed or stopped", async () => {
+    const token = (await key(await workspace(2))).token
+    const [deleted, moved] = [(await createAgent(token, "deleted")).body!["agent"].agentId as string, (await createAgent(token, "moved")).body!["agent"].agentId as string]
+    await waitForStatus(token, deleted, "running")
+    await waitForStatus(token, moved, "running")
+    const encode = EventCodec.encoder(Agent.AgentEvent)
+    const at = new Date().toISOString()
+    // What another node records when a user deletes one agent and restarts the other there.
+    await runtime.runPromise(EventStore.use((store) => store.append([
+      { stream: Agent.stream(deleted), expected: ExpectedVersion.Any, events: [encode(new Agent.AgentDeleted({ agentId: deleted, at }), { actor: "ada" })] },
+      { stream: Agent.stream(moved), expected: ExpectedVersion.Any, events: [encode(new Agent.AgentStarted({ agentId: moved, engineVersion: "2026.1.1", node: "other-node", at }), { actor: "engine" })] }
+    ])))
+    await runtime.runPromise(Agents.use((agents) => agents.releaseForeign))
+    const status = (agentId: string) =>
+      runtime.runPromise(AgentEngine.use((engine) => engine.status(agentId).pipe(Effect.map((s) => s.state), Effect.catchTag("AgentNotProvisioned", () => Effect.succeed("gone")))))
+    assert.strictEqual(await status(deleted), "gone")
+    assert.strictEqual(await status(moved), "stopped")
   })
 
   it("free their quota slot when deleted, and are gone", async () => {

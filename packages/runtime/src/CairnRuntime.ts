@@ -6,7 +6,7 @@
  */
 import { SimulatedAgentEngine } from "@cairn/agent-engine"
 import { OpenClawAgentEngine } from "@cairn/agent-engine-openclaw"
-import { Agents, ApiKeys, Files, Signatures, Workspaces } from "@cairn/application"
+import { Agents, AgentsNode, ApiKeys, Files, Signatures, Workspaces } from "@cairn/application"
 import { AdminToken, GatewayTokens, JoseTokenSigner } from "@cairn/auth"
 import { HeliaContentStore } from "@cairn/content-store-helia"
 import { KuboContentStore } from "@cairn/content-store-kubo"
@@ -15,6 +15,7 @@ import type { PgClient } from "@effect/sql-pg"
 import type { SqlClient } from "effect/sql"
 import { Eip1271SignatureVerifier, EoaSignatureVerifier } from "@cairn/signatures"
 import { Config, Effect, Layer, Option } from "effect"
+import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
 import * as ReadModels from "./ReadModels.ts"
 
@@ -95,10 +96,28 @@ const layerAgentEngine = Layer.unwrap(Effect.gen(function*() {
   return SimulatedAgentEngine.layer({ startDelay: startDelay as `${number} seconds` })
 }))
 
+/**
+ * This node's name, which its agents are recorded under: `CAIRN_NODE_ID`, or a name made up on the first start and
+ * kept in `DATA_DIR/node-id` (a node's agents live in its data directory, so the two go together).
+ */
+const layerNode = Layer.effect(AgentsNode, Effect.gen(function*() {
+  const configured = yield* Config.option(Config.String("CAIRN_NODE_ID"))
+  if (Option.isSome(configured)) return configured.value
+  const file = Path.join(yield* dataDir, "node-id")
+  return yield* Effect.promise(async () => {
+    const existing = await Fs.readFile(file, "utf8").then((text) => text.trim(), () => "")
+    if (existing !== "") return existing
+    const made = `node-${crypto.randomUUID().slice(0, 8)}`
+    await Fs.mkdir(Path.dirname(file), { recursive: true })
+    await Fs.writeFile(file, `${made}\n`)
+    return made
+  })
+}))
+
 /** The application services and everything they stand on, except the database (given by the caller). */
 export const layerApplication = (database: DatabaseLayer) =>
   Layer.mergeAll(Workspaces.layer, ApiKeys.layer, Files.layer, Signatures.layer, Agents.layer).pipe(
-    Layer.provideMerge(Layer.mergeAll(layerContentStore, layerSignatureVerifier, layerCredentials, layerAgentEngine)),
+    Layer.provideMerge(Layer.mergeAll(layerContentStore, layerSignatureVerifier, layerCredentials, layerAgentEngine, layerNode)),
     Layer.provideMerge(layerStore(database))
   )
 

@@ -123,18 +123,20 @@ export const agents = table(
       id text PRIMARY KEY, workspace_id text NOT NULL, user_id text NOT NULL, name text NOT NULL,
       engine_version text NOT NULL, status text NOT NULL, token_generation int NOT NULL, created_at timestamptz NOT NULL)`.pipe(
       // Added with crash recovery; `cli replay agents` fills it in for agents recorded before.
-      Effect.andThen(sql`ALTER TABLE cairn_agents ADD COLUMN IF NOT EXISTS recovering boolean NOT NULL DEFAULT false`)
+      Effect.andThen(sql`ALTER TABLE cairn_agents ADD COLUMN IF NOT EXISTS recovering boolean NOT NULL DEFAULT false`),
+      Effect.andThen(sql`ALTER TABLE cairn_agents ADD COLUMN IF NOT EXISTS node text`)
     ),
   (sql, event) => {
     const d = of(event)
     const id = d["agentId"] as string
     switch (event.type) {
       case "AgentCreated":
-        return sql`INSERT INTO cairn_agents (id, workspace_id, user_id, name, engine_version, status, token_generation, created_at)
-          VALUES (${id}, ${d["workspaceId"] as string}, ${d["userId"] as string}, ${d["name"] as string}, ${d["engineVersion"] as string}, 'starting', 0, ${d["at"] as string})
+        return sql`INSERT INTO cairn_agents (id, workspace_id, user_id, name, engine_version, status, token_generation, node, created_at)
+          VALUES (${id}, ${d["workspaceId"] as string}, ${d["userId"] as string}, ${d["name"] as string}, ${d["engineVersion"] as string}, 'starting', 0, ${(d["node"] as string | undefined) ?? null}, ${d["at"] as string})
           ON CONFLICT (id) DO NOTHING`
       case "AgentStarted":
-        return sql`UPDATE cairn_agents SET status = 'running', engine_version = ${d["engineVersion"] as string}, recovering = false WHERE id = ${id}`
+        return sql`UPDATE cairn_agents SET status = 'running', engine_version = ${d["engineVersion"] as string}, recovering = false,
+          node = COALESCE(${(d["node"] as string | undefined) ?? null}, node) WHERE id = ${id}`
       case "AgentFailedToStart":
         return sql`UPDATE cairn_agents SET status = 'not_running' WHERE id = ${id}`
       case "AgentStopped":

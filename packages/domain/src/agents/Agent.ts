@@ -17,12 +17,15 @@ export class AgentCreated extends Schema.TaggedClass<AgentCreated>()("AgentCreat
   userId: Schema.String,
   name: Schema.String,
   engineVersion: Schema.String,
+  /** The Cairn node that runs the agent's gateway (absent in events recorded before nodes were named). */
+  node: Schema.optionalKey(Schema.String),
   at: Schema.String
 }) {}
 
 export class AgentStarted extends Schema.TaggedClass<AgentStarted>()("AgentStarted", {
   agentId: Schema.String,
   engineVersion: Schema.String,
+  node: Schema.optionalKey(Schema.String),
   at: Schema.String
 }) {}
 
@@ -86,6 +89,8 @@ export interface Agent {
   readonly tokenGeneration: number
   /** Crashed, and the supervisor is bringing it back. */
   readonly recovering: boolean
+  /** The Cairn node whose engine runs the gateway; only that node supervises it. */
+  readonly node: string | null
   readonly createdAt: string
 }
 
@@ -113,11 +118,12 @@ export const evolve = (state: AgentState, event: AgentEvent): AgentState => {
           status: "starting",
           tokenGeneration: 0,
           recovering: false,
+          node: event.node ?? null,
           createdAt: event.at
         }
       }
     case "AgentStarted":
-      return live(state, (a) => ({ ...a, status: "running", engineVersion: event.engineVersion, recovering: false }))
+      return live(state, (a) => ({ ...a, status: "running", engineVersion: event.engineVersion, recovering: false, node: event.node ?? a.node }))
     case "AgentFailedToStart":
       return live(state, (a) => ({ ...a, status: "not_running" }))
     case "AgentStopped":
