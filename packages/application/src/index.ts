@@ -1,6 +1,7 @@
 /** Application services: load a stream, decide with the domain, append; and the read models they query. */
 export * from "./Access.ts"
 export * from "./Agents.ts"
+export * from "./AgentSupervisor.ts"
 export * from "./ApiKeys.ts"
 export * as EventCodec from "./EventCodec.ts"
 export * from "./Files.ts"

@@ -3,7 +3,7 @@
  * contract walked row by row (service interface, sections 7.1 and 7.2).
  */
 import { AgentEngine, SimulatedAgentEngine, SimulatedEngineControl } from "@cairn/agent-engine"
-import { Agents, ApiKeys, CrashBackoff, EventCodec, Files, Signatures, Workspaces } from "@cairn/application"
+import { Agents, AgentSupervisor, ApiKeys, CrashBackoff, EventCodec, Files, Signatures, Workspaces } from "@cairn/application"
 import { Agent } from "@cairn/domain"
 import { AdminToken, GatewayTokens, JoseTokenSigner, TokenSigner } from "@cairn/auth"
 import { HeliaContentStore } from "@cairn/content-store-helia"
@@ -227,7 +227,7 @@ describe("agents", () => {
     const events = async () => ((await request("GET", `/v0/agents/${id}/events`, token)).body!["events"] as Array<{ type: string; actor: string; data: any }>)
     const crashAndWatch = async () => {
       await control((c) => c.crash(id))
-      await runtime.runPromise(Agents.use((agents) => agents.checkRunning).pipe(Effect.provideService(CrashBackoff, backoff)))
+      await runtime.runPromise(AgentSupervisor.use((supervisor) => supervisor.checkRunning).pipe(Effect.provideService(CrashBackoff, backoff)))
     }
     const backoff = { initial: "100 millis", max: "1 second", stableAfter: "1 minute" } as const
 
@@ -261,7 +261,7 @@ describe("agents", () => {
     const id = (await createAgent(token, "steady")).body!["agent"].agentId as string
     await waitForStatus(token, id, "running")
     await runtime.runPromise(AgentEngine.use((engine) => engine.stop(id)))
-    await runtime.runPromise(Agents.use((agents) => agents.checkRunning))
+    await runtime.runPromise(AgentSupervisor.use((supervisor) => supervisor.checkRunning))
     const history = (await request("GET", `/v0/agents/${id}/events`, token)).body!["events"] as Array<{ type: string }>
     assert.strictEqual(history.at(-1)!.type, "AgentStarted")
     assert.strictEqual((await request("GET", `/v0/agents/${id}`, token)).body!["agent"].status, "running")
@@ -272,7 +272,7 @@ describe("agents", () => {
     const id = (await createAgent(token, "impatient")).body!["agent"].agentId as string
     await waitForStatus(token, id, "running")
     await control((c) => c.crash(id))
-    await runtime.runPromise(Agents.use((agents) => agents.checkRunning).pipe(
+    await runtime.runPromise(AgentSupervisor.use((supervisor) => supervisor.checkRunning).pipe(
       Effect.provideService(CrashBackoff, { initial: "1 hour", max: "1 hour", stableAfter: "1 minute" })
     ))
     assert.strictEqual((await request("POST", `/v0/agents/${id}/restart`, token, {})).body!["agent"].status, "running")
@@ -287,12 +287,12 @@ describe("agents", () => {
     await waitForStatus(token, id, "running")
     await control((c) => c.crash(id))
     // Cairn goes down while the supervisor waits to bring the agent back...
-    await runtime.runPromise(Agents.use((agents) => agents.checkRunning).pipe(
+    await runtime.runPromise(AgentSupervisor.use((supervisor) => supervisor.checkRunning).pipe(
       Effect.provideService(CrashBackoff, { initial: "1 hour", max: "1 hour", stableAfter: "1 minute" })
     ))
     assert.strictEqual((await request("GET", `/v0/agents/${id}`, token)).body!["agent"].status, "not_running")
     // ...and resumes supervision when it starts again.
-    await runtime.runPromise(Agents.use((agents) => agents.resume).pipe(
+    await runtime.runPromise(AgentSupervisor.use((supervisor) => supervisor.resume).pipe(
       Effect.provideService(CrashBackoff, { initial: "10 millis", max: "1 second", stableAfter: "1 minute" })
     ))
     await waitForStatus(token, id, "running")
@@ -310,7 +310,7 @@ describe("agents", () => {
         encode(new Agent.AgentStarted({ agentId, engineVersion: "2026.1.1", node: "other-node", at }), { actor: "engine" })
       ]
     }])))
-    await runtime.runPromise(Agents.use((agents) => agents.checkRunning.pipe(Effect.andThen(agents.resume))))
+    await runtime.runPromise(AgentSupervisor.use((supervisor) => supervisor.checkRunning.pipe(Effect.andThen(supervisor.resume))))
     await new Promise((resolve) => setTimeout(resolve, 100))
     const history = await runtime.runPromise(EventStore.use((store) => store.readStream(Agent.stream(agentId))))
     assert.deepStrictEqual(history.map((e) => e.type), ["AgentCreated", "AgentStarted"])
@@ -328,7 +328,7 @@ describe("agents", () => {
       { stream: Agent.stream(deleted), expected: ExpectedVersion.Any, events: [encode(new Agent.AgentDeleted({ agentId: deleted, at }), { actor: "ada" })] },
       { stream: Agent.stream(moved), expected: ExpectedVersion.Any, events: [encode(new Agent.AgentStarted({ agentId: moved, engineVersion: "2026.1.1", node: "other-node", at }), { actor: "engine" })] }
     ])))
-    await runtime.runPromise(Agents.use((agents) => agents.releaseForeign))
+    await runtime.runPromise(AgentSupervisor.use((supervisor) => supervisor.releaseForeign))
     const status = (agentId: string) =>
       runtime.runPromise(AgentEngine.use((engine) => engine.status(agentId).pipe(Effect.map((s) => s.state), Effect.catchTag("AgentNotProvisioned", () => Effect.succeed("gone")))))
     assert.strictEqual(await status(deleted), "gone")

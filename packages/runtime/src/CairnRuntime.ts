@@ -6,7 +6,7 @@
  */
 import { SimulatedAgentEngine } from "@cairn/agent-engine"
 import { OpenClawAgentEngine } from "@cairn/agent-engine-openclaw"
-import { Agents, AgentsNode, ApiKeys, Files, Signatures, Workspaces } from "@cairn/application"
+import { Agents, AgentsNode, AgentSupervisor, ApiKeys, Files, Signatures, Workspaces } from "@cairn/application"
 import { AdminToken, GatewayTokens, JoseTokenSigner } from "@cairn/auth"
 import { HeliaContentStore } from "@cairn/content-store-helia"
 import { KuboContentStore } from "@cairn/content-store-kubo"
@@ -132,8 +132,8 @@ const logAdminToken = Layer.effectDiscard(Effect.gen(function*() {
 }))
 
 /** Agents whose gateways ran before this process started are started again, then watched for crashes. */
-const resumeAgents = Layer.effectDiscard(Agents.use((agents) =>
-  agents.resume.pipe(Effect.andThen(Effect.forkScoped(agents.watch)))
+const resumeAgents = Layer.effectDiscard(AgentSupervisor.use((supervisor) =>
+  supervisor.resume.pipe(Effect.andThen(Effect.forkScoped(supervisor.watch)))
 ))
 
 /** What a server runs: the application, plus the runners that keep asynchronous read models current. */
