@@ -8,10 +8,12 @@
  * Linux only (memory is read from /proc).
  */
 import { spawn } from "node:child_process"
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { homedir, tmpdir } from "node:os"
 import { join } from "node:path"
 import { OpenClawAgentHome } from "@cairn/agent-engine-openclaw"
+import { processesUnder } from "@cairn/agent-engine-openclaw/testing"
+import { Redacted } from "effect"
 import { newApiUser, startServer, waitUntilServing } from "@cairn/server-node/testing"
 
 const runs = Number(process.env["BENCH_RUNS"] ?? 3)
@@ -22,20 +24,11 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 const median = (values: ReadonlyArray<number>) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`
 
-/** RSS and PSS (MB) of every process whose working directory is under `home`: a gateway and its workers. */
+/** RSS and PSS (MB) of a gateway and its workers. */
 const memoryUnder = (home: string) => {
-  let rss = 0
-  let pss = 0
-  for (const pid of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
-    try {
-      if (!readlinkSync(`/proc/${pid}/cwd`).startsWith(home)) continue
-      rss += Number(/^VmRSS:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0)
-      pss += Number(/^Pss:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, "utf8"))?.[1] ?? 0)
-    } catch {
-      // gone, or not ours to read
-    }
-  }
-  return { rss: rss / 1024, pss: pss / 1024 }
+  const processes = processesUnder(home)
+  const sum = (kb: (p: (typeof processes)[number]) => number) => processes.reduce((total, p) => total + kb(p), 0) / 1024
+  return { rss: sum((p) => p.rssKb), pss: sum((p) => p.pssKb) }
 }
 
 const waitUntil = async (check: () => Promise<boolean>, what: string, timeoutMs = 300_000) => {
@@ -87,17 +80,7 @@ try {
       cwd: home,
       stdio: "ignore",
       detached: true,
-      env: {
-        PATH: process.env["PATH"],
-        HOME: home,
-        OPENCLAW_HOME: home,
-        OPENCLAW_CONFIG_PATH: OpenClawAgentHome.configPath(home),
-        OPENCLAW_GATEWAY_TOKEN: "raw-baseline-token",
-        OPENCLAW_NO_AUTO_UPDATE: "1",
-        DO_NOT_TRACK: "1",
-        OPENCLAW_DISABLE_BONJOUR: "1",
-        OPENCLAW_OFFLINE: "1"
-      }
+      env: OpenClawAgentHome.processEnv({ PATH: process.env["PATH"] }, home, Redacted.make("raw-baseline-token"))
     })
     await waitUntil(async () => {
       try {

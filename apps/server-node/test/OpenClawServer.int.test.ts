@@ -6,7 +6,8 @@
  * Slow (each gateway start takes about 10 s), so it runs only with ENGINE_IT=openclaw, as .ci/run sets.
  */
 import { afterAll, assert, describe, it } from "@effect/vitest"
-import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs"
+import { processesUnder } from "@cairn/agent-engine-openclaw/testing"
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { newApiUser, type ServerProcess, startServer, waitUntilServing } from "../src/testing/index.ts"
@@ -24,17 +25,9 @@ let server: ServerProcess | undefined
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-/** The pids of processes running in an agent's home under this data dir: gateways and their workers (Linux). */
-const gatewayProcesses = (agentId = "") => {
-  const prefix = join(dataDir, "agents", agentId)
-  return readdirSync("/proc").filter((name) => /^\d+$/.test(name)).filter((pid) => {
-    try {
-      return readlinkSync(`/proc/${pid}/cwd`).startsWith(prefix)
-    } catch {
-      return false
-    }
-  }).map(Number)
-}
+/** The pids of gateways (and their workers) running under this data dir, or in one agent's home. */
+const gatewayProcesses = (agentId?: string) =>
+  processesUnder(agentId === undefined ? join(dataDir, "agents") : join(dataDir, "agents", agentId)).map((p) => p.pid)
 
 const waitFor = async <A>(what: string, check: () => Promise<A | undefined> | A | undefined, timeoutMs = 180_000): Promise<A> => {
   const deadline = Date.now() + timeoutMs

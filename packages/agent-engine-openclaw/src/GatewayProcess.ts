@@ -81,19 +81,24 @@ export const spawnGateway = (options: SpawnOptions): Gateway => {
 
 const isAlive = (gateway: Gateway) => gateway.child.exitCode === null && gateway.child.signalCode === null
 
-/** Signals the gateway's whole process group, or only the main process when the group cannot be reached. */
-export const signalGroup = (gateway: Gateway, signal: NodeJS.Signals, evenAfterExit = false) => {
-  const pid = gateway.child.pid
-  if (pid === undefined || (!evenAfterExit && !isAlive(gateway))) return
+/** Signals a process's whole group, or only the process when the group cannot be reached. */
+const signalPidGroup = (pid: number, signal: NodeJS.Signals) => {
   try {
     process.kill(-pid, signal)
   } catch {
     try {
-      gateway.child.kill(signal)
+      process.kill(pid, signal)
     } catch {
       // Already gone.
     }
   }
+}
+
+/** Signals the gateway's whole process group (by default only while its main process lives). */
+export const signalGroup = (gateway: Gateway, signal: NodeJS.Signals, evenAfterExit = false) => {
+  const pid = gateway.child.pid
+  if (pid === undefined || (!evenAfterExit && !isAlive(gateway))) return
+  signalPidGroup(pid, signal)
 }
 
 /** SIGTERM to the process group, SIGKILL after the grace period; resolves once the main process is gone. */
@@ -132,29 +137,17 @@ const processExists = (pid: number) => {
  * stop it, and the gateway's parent watch has not finished yet). Linux only: elsewhere the pid cannot be checked to
  * still be an OpenClaw process, and the parent watch alone has to do.
  */
-export const reapStale = async (home: string, graceMs: number): Promise<number | undefined> => {
+export const reapStale = async (home: string, graceMs: number): Promise<void> => {
   const text = await Fs.readFile(pidFile(home), "utf8").catch(() => undefined)
   const pid = Number(text?.trim())
-  if (!Number.isSafeInteger(pid) || pid <= 1) return undefined
+  if (!Number.isSafeInteger(pid) || pid <= 1) return
   const cmdline = await Fs.readFile(`/proc/${pid}/cmdline`, "utf8").catch(() => "")
   // A reused pid belongs to something else: leave it alone.
-  if (!cmdline.includes("openclaw")) return undefined
-  const signal = (sig: NodeJS.Signals) => {
-    try {
-      process.kill(-pid, sig)
-    } catch {
-      try {
-        process.kill(pid, sig)
-      } catch {
-        // gone
-      }
-    }
-  }
-  signal("SIGTERM")
+  if (!cmdline.includes("openclaw")) return
+  signalPidGroup(pid, "SIGTERM")
   const deadline = Date.now() + graceMs
   while (processExists(pid) && Date.now() < deadline) await sleep(100)
-  signal("SIGKILL")
+  signalPidGroup(pid, "SIGKILL")
   while (processExists(pid)) await sleep(50)
   await Fs.rm(pidFile(home), { force: true })
-  return pid
 }

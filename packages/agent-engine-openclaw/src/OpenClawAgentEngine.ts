@@ -68,10 +68,11 @@ interface Agent {
 export const make = Effect.fnUntraced(function*(options: Options) {
   const dataDir = Path.resolve(options.dataDir)
   const agentsDir = Path.join(dataDir, "agents")
-  const startTimeoutMs = Duration.toMillis(Duration.fromInputUnsafe(options.startTimeout ?? "90 seconds"))
-  const stopGraceMs = Duration.toMillis(Duration.fromInputUnsafe(options.stopGrace ?? "15 seconds"))
+  const millis = (input: Duration.Input) => Duration.toMillis(Duration.fromInputUnsafe(input))
+  const startTimeoutMs = millis(options.startTimeout ?? "90 seconds")
+  const stopGraceMs = millis(options.stopGrace ?? "15 seconds")
   const basePort = options.basePort ?? 18789
-  const livenessMs = Duration.toMillis(Duration.fromInputUnsafe(options.liveness?.interval ?? "10 seconds"))
+  const livenessMs = millis(options.liveness?.interval ?? "10 seconds")
   const livenessMisses = options.liveness?.misses ?? 3
   // Under Bun or Deno, OpenClaw still runs on Node: the one on PATH (npm scripts put the project's Node 24 there).
   const runsOnNode = process.versions["bun"] === undefined && process.versions["deno"] === undefined
@@ -154,11 +155,11 @@ export const make = Effect.fnUntraced(function*(options: Options) {
         })
         launched = gateway
         agent.gateway = gateway
-        void gateway.exited.then(() => {
+        let exitReason: string | undefined
+        void gateway.exited.then((reason) => {
+          exitReason = reason
           if (agent.gateway === gateway && !gateway.stopping) agent.state = "crashed"
         })
-        let exitReason: string | undefined
-        void gateway.exited.then((reason) => void (exitReason = reason))
         const deadline = Date.now() + startTimeoutMs
         while (true) {
           if (exitReason !== undefined) throw new Error(`the gateway exited (${exitReason}) before it was ready`)

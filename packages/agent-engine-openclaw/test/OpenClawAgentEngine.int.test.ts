@@ -11,7 +11,8 @@ import { spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { OpenClawAgentEngine } from "../src/index.ts"
+import { OpenClawAgentEngine, OpenClawAgentHome } from "../src/index.ts"
+import { processesUnder } from "../src/testing/index.ts"
 
 /** Two recent stable releases, so the suite can upgrade and refuse a downgrade. */
 const versions = ["2026.9.5", "2026.9.6"]
@@ -41,17 +42,7 @@ const devicesListWith = (agentDir: string, version: string, token: string) =>
         {
           cwd: agentDir,
           stdio: "ignore",
-          env: {
-            PATH: process.env["PATH"],
-            HOME: agentDir,
-            OPENCLAW_HOME: agentDir,
-            OPENCLAW_CONFIG_PATH: Path.join(agentDir, ".openclaw", "openclaw.json"),
-            OPENCLAW_NO_AUTO_UPDATE: "1",
-            DO_NOT_TRACK: "1",
-            OPENCLAW_DISABLE_BONJOUR: "1",
-            OPENCLAW_OFFLINE: "1",
-            OPENCLAW_GATEWAY_TOKEN: token
-          }
+          env: OpenClawAgentHome.processEnv({ PATH: process.env["PATH"] }, agentDir, Redacted.make(token))
         }
       )
       child.on("exit", (code) => resolve(code))
@@ -82,7 +73,7 @@ if (enabled) {
           yield* engine.start(agentId)
           const startMs = Date.now() - startedAt
           yield* Effect.sleep("3 seconds")
-          console.log(`OpenClaw ${versions[1]} gateway: running after ${startMs} ms, RSS ${rssOf(agentDir)}`)
+          console.log(`OpenClaw ${versions[1]} gateway: running after ${startMs} ms, RSS ${processesUnder(agentDir).map((p) => `${p.name}=${p.rssKb} kB`).join(", ")}`)
           assert.strictEqual(yield* devicesListWith(agentDir, versions[1]!, first), 0, "the right token is accepted")
           assert.notStrictEqual(yield* devicesListWith(agentDir, versions[1]!, "wrong"), 0, "a wrong token is refused")
 
@@ -112,19 +103,4 @@ function* walk(dir: string): Generator<string> {
     if (entry.isDirectory()) yield* walk(path)
     else if (entry.isFile() && Fs.statSync(path).size < 50_000_000) yield path
   }
-}
-
-/** The RSS (kB) of the processes running in an agent's home: the gateway and its workers. Linux only. */
-function rssOf(agentDir: string): string {
-  const parts: Array<string> = []
-  for (const pid of Fs.readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
-    try {
-      if (Fs.readlinkSync(`/proc/${pid}/cwd`) !== agentDir) continue
-      const status = Fs.readFileSync(`/proc/${pid}/status`, "utf8")
-      parts.push(`${status.match(/^Name:\s+(.*)$/m)?.[1]}=${status.match(/^VmRSS:\s+(\d+)/m)?.[1]} kB`)
-    } catch {
-      // The process ended meanwhile.
-    }
-  }
-  return parts.join(", ")
 }
