@@ -2,7 +2,7 @@
  * OpenClaw versions: which ones are offered (stable releases on the npm registry, narrowed by an allowlist, cached
  * for an hour; the versions installed here when the registry cannot be reached) and their installs, one shared `<enginesDir>/<version>` per version, made on first use.
  */
-import { EngineUnavailable, EngineVersion, InvalidVersion } from "@cairn/agent-engine"
+import { EngineUnavailable, EngineVersion, VersionNotOffered } from "@cairn/agent-engine"
 import { Deferred, Effect } from "effect"
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
@@ -80,7 +80,7 @@ export const make = (options: EngineVersionsOptions) => {
   })
 
   const checkOffered = (version: string) =>
-    Effect.flatMap(list, (versions) => versions.includes(version) ? Effect.void : Effect.fail(new InvalidVersion({ version })))
+    Effect.flatMap(list, (versions) => versions.includes(version) ? Effect.void : Effect.fail(new VersionNotOffered({ version })))
 
   const install = (version: string) =>
     Effect.tryPromise({

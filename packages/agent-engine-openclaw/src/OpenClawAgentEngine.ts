@@ -14,8 +14,8 @@ import {
   DowngradeRefused,
   EngineCliError,
   EngineVersion,
-  GatewayFailedToStart,
-  RestartFailed
+  GatewayDidNotStart,
+  GatewayRestartFailed
 } from "@cairn/agent-engine"
 import { Duration, Effect, Layer, type Redacted, Semaphore } from "effect"
 import * as Fs from "node:fs/promises"
@@ -184,7 +184,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
           if (gateway !== undefined) yield* Effect.promise(() => terminate(gateway, 2_000))
           if (agent.gateway === gateway) agent.gateway = undefined
           agent.state = stopped ? "stopped" : "crashed"
-          return yield* new GatewayFailedToStart({ agentId, logTail })
+          return yield* new GatewayDidNotStart({ agentId, logTail })
         })
       ),
       // A caller that gives up on a start leaves no half-started gateway behind.
@@ -200,13 +200,13 @@ export const make = Effect.fnUntraced(function*(options: Options) {
         if (agent.gateway !== undefined) yield* halt(agent)
         agent.state = "starting"
         yield* versions.ensureInstalled(agent.version).pipe(
-          Effect.catch((error) => Effect.fail(new GatewayFailedToStart({ agentId, logTail: String(error.cause) })))
+          Effect.catch((error) => Effect.fail(new GatewayDidNotStart({ agentId, logTail: String(error.cause) })))
         )
         yield* Effect.suspend(() =>
           // A stop while this start waited for its turn wins.
           agent.state === "starting"
             ? launch(agentId, agent)
-            : Effect.fail(new GatewayFailedToStart({ agentId, logTail: "the start was interrupted" }))
+            : Effect.fail(new GatewayDidNotStart({ agentId, logTail: "the start was interrupted" }))
         ).pipe(Semaphore.withPermit(startSlots))
       }).pipe(
         Effect.tapError(() =>
@@ -287,20 +287,20 @@ export const make = Effect.fnUntraced(function*(options: Options) {
           const target = restartOptions.version ?? agent.version
           if (restartOptions.version !== undefined) {
             yield* versions.checkOffered(target).pipe(
-              Effect.catchTag("EngineUnavailable", (cause) => Effect.fail(new RestartFailed({ agentId, cause })))
+              Effect.catchTag("EngineUnavailable", (cause) => Effect.fail(new GatewayRestartFailed({ agentId, cause })))
             )
             if (EngineVersion.isOlder(target, agent.version)) {
               return yield* new DowngradeRefused({ from: agent.version, to: target })
             }
           }
           // Install before stopping, so a slow or failed install costs no downtime.
-          yield* versions.ensureInstalled(target).pipe(Effect.catch((cause) => Effect.fail(new RestartFailed({ agentId, cause }))))
+          yield* versions.ensureInstalled(target).pipe(Effect.catch((cause) => Effect.fail(new GatewayRestartFailed({ agentId, cause }))))
           yield* halt(agent)
           if (target !== agent.version) {
             agent.version = target
             yield* AgentHome.persistMeta(agent.home, { version: agent.version, slot: agent.slot })
           }
-          yield* start(agentId, agent).pipe(Effect.catch((cause) => Effect.fail(new RestartFailed({ agentId, cause }))))
+          yield* start(agentId, agent).pipe(Effect.catch((cause) => Effect.fail(new GatewayRestartFailed({ agentId, cause }))))
         }).pipe(Semaphore.withPermit(agent.lock))),
 
     status: (agentId) => Effect.map(find(agentId), (agent) => ({ state: agent.state, version: agent.version })),

@@ -217,8 +217,8 @@ describe("OpenClawAgentEngine", () => {
         const agentId = freshAgent()
         yield* engine.provision(agentId, { version: "2026.10.2", gatewayToken: Redacted.make("refuse-to-start") })
         const error = yield* Effect.flip(engine.start(agentId))
-        assert.strictEqual(error._tag, "GatewayFailedToStart")
-        if (error._tag === "GatewayFailedToStart") assert.include(error.logTail, "fake refusal")
+        assert.strictEqual(error._tag, "GatewayDidNotStart")
+        if (error._tag === "GatewayDidNotStart") assert.include(error.logTail, "fake refusal")
         assert.strictEqual((yield* engine.status(agentId)).state, "crashed")
       }))
 
@@ -248,7 +248,7 @@ describe("OpenClawAgentEngine", () => {
         const starting = yield* Effect.forkChild(Effect.flip(engine.start(agentId)))
         while ((yield* engine.status(agentId)).state !== "starting") yield* Effect.sleep("20 millis")
         yield* engine.stop(agentId)
-        assert.strictEqual((yield* Fiber.join(starting))._tag, "GatewayFailedToStart")
+        assert.strictEqual((yield* Fiber.join(starting))._tag, "GatewayDidNotStart")
         assert.strictEqual((yield* engine.status(agentId)).state, "stopped")
       }))
 

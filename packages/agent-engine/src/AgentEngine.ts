@@ -10,10 +10,10 @@ import type {
   DowngradeRefused,
   EngineCliError,
   EngineUnavailable,
-  GatewayFailedToStart,
-  InvalidVersion,
-  RestartFailed,
-  ScriptLaunchFailed
+  GatewayDidNotStart,
+  VersionNotOffered,
+  GatewayRestartFailed,
+  ScriptsFailedToLaunch
 } from "./AgentEngineError.ts"
 
 /** A device that asked to pair with an agent's gateway, or was allowed to. */
@@ -61,24 +61,24 @@ export class AgentEngine extends Context.Service<AgentEngine, {
    * Prepares the agent's home and configuration, stopped. Idempotent: an agent that exists is left as it is (its
    * version changes through `restart`, its token through `rotateGatewayToken`).
    */
-  readonly provision: (agentId: string, spec: ProvisionSpec) => Effect.Effect<void, InvalidVersion | EngineUnavailable>
+  readonly provision: (agentId: string, spec: ProvisionSpec) => Effect.Effect<void, VersionNotOffered | EngineUnavailable>
   /** Starts the gateway and resolves once it is ready; does nothing to a running one. */
-  readonly start: (agentId: string) => Effect.Effect<void, GatewayFailedToStart | AgentNotProvisioned>
+  readonly start: (agentId: string) => Effect.Effect<void, GatewayDidNotStart | AgentNotProvisioned>
   /** Stops the gateway; does nothing to a stopped one. A start still in progress fails. */
   readonly stop: (agentId: string) => Effect.Effect<void, AgentNotProvisioned>
   /**
    * Stops the gateway and starts it again, on `options.version` when given. A failed start comes back as
-   * RestartFailed; the agent then stays on the new version.
+   * GatewayRestartFailed; the agent then stays on the new version.
    */
   readonly restart: (
     agentId: string,
     options?: RestartOptions
-  ) => Effect.Effect<void, InvalidVersion | DowngradeRefused | RestartFailed | AgentNotProvisioned>
+  ) => Effect.Effect<void, VersionNotOffered | DowngradeRefused | GatewayRestartFailed | AgentNotProvisioned>
   readonly status: (agentId: string) => Effect.Effect<AgentStatus, AgentNotProvisioned>
   /** The devices waiting to pair and those paired; asks the gateway, so it must be running. */
   readonly listDevices: (agentId: string) => Effect.Effect<Devices, EngineCliError | AgentNotProvisioned>
   /** Runs the agent's build and start scripts again. */
-  readonly relaunchScripts: (agentId: string) => Effect.Effect<void, ScriptLaunchFailed | AgentNotProvisioned>
+  readonly relaunchScripts: (agentId: string) => Effect.Effect<void, ScriptsFailedToLaunch | AgentNotProvisioned>
   /** Replaces the gateway token: from now on the gateway accepts only `token`. */
   readonly rotateGatewayToken: (
     agentId: string,

@@ -1,12 +1,13 @@
 /**
  * The failures callers of the AgentEngine port may handle. Adapters translate process, filesystem and CLI failures
- * into these, so nothing engine-specific leaks past an adapter. The HTTP layer owns the documented strings and
- * statuses; the messages here are for logs.
+ * into these, so nothing engine-specific leaks past an adapter. None of them is shown to clients: the application
+ * maps them onto the documented errors of the domain (`Agent.InvalidVersion`, `Agent.RestartFailed`, …), whose names
+ * these deliberately do not reuse; the messages here are for logs.
  */
 import { Schema } from "effect"
 
 /** The requested engine version is not one `listVersions` offers. */
-export class InvalidVersion extends Schema.TaggedError<InvalidVersion>()("InvalidVersion", {
+export class VersionNotOffered extends Schema.TaggedError<VersionNotOffered>()("VersionNotOffered", {
   version: Schema.String
 }) {
   override get message() {
@@ -25,7 +26,7 @@ export class DowngradeRefused extends Schema.TaggedError<DowngradeRefused>()("Do
 }
 
 /** The gateway exited or never became ready; `logTail` holds its last output, which usually says why. */
-export class GatewayFailedToStart extends Schema.TaggedError<GatewayFailedToStart>()("GatewayFailedToStart", {
+export class GatewayDidNotStart extends Schema.TaggedError<GatewayDidNotStart>()("GatewayDidNotStart", {
   agentId: Schema.String,
   logTail: Schema.String
 }) {
@@ -34,8 +35,8 @@ export class GatewayFailedToStart extends Schema.TaggedError<GatewayFailedToStar
   }
 }
 
-/** A restart stopped the gateway but could not bring it back; `cause` is usually a GatewayFailedToStart. */
-export class RestartFailed extends Schema.TaggedError<RestartFailed>()("RestartFailed", {
+/** A restart stopped the gateway but could not bring it back; `cause` is usually a GatewayDidNotStart. */
+export class GatewayRestartFailed extends Schema.TaggedError<GatewayRestartFailed>()("GatewayRestartFailed", {
   agentId: Schema.String,
   cause: Schema.optionalKey(Schema.Defect())
 }) {
@@ -55,7 +56,7 @@ export class EngineCliError extends Schema.TaggedError<EngineCliError>()("Engine
 }
 
 /** The agent's build or start scripts could not be launched. */
-export class ScriptLaunchFailed extends Schema.TaggedError<ScriptLaunchFailed>()("ScriptLaunchFailed", {
+export class ScriptsFailedToLaunch extends Schema.TaggedError<ScriptsFailedToLaunch>()("ScriptsFailedToLaunch", {
   agentId: Schema.String,
   detail: Schema.String
 }) {
@@ -77,6 +78,8 @@ export class AgentNotProvisioned extends Schema.TaggedError<AgentNotProvisioned>
 export class EngineUnavailable extends Schema.TaggedError<EngineUnavailable>()("EngineUnavailable", {
   cause: Schema.Defect()
 }) {
+  /** Clients get 503 Service unavailable; the cause goes to the log (see @cairn/domain DocumentedError). */
+  readonly unavailable = true
   override get message() {
     return "Agent engine unavailable"
   }

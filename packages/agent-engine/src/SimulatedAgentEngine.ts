@@ -11,12 +11,12 @@ import {
   DowngradeRefused,
   EngineCliError,
   EngineUnavailable,
-  GatewayFailedToStart,
-  InvalidVersion,
-  RestartFailed,
-  ScriptLaunchFailed
+  GatewayDidNotStart,
+  VersionNotOffered,
+  GatewayRestartFailed,
+  ScriptsFailedToLaunch
 } from "./AgentEngineError.ts"
-import * as EngineVersion from "./EngineVersion.ts"
+import { EngineVersion } from "@cairn/domain"
 import { SimulatedEngineControl } from "./SimulatedEngineControl.ts"
 
 export interface Options {
@@ -35,7 +35,7 @@ export const defaultStartDelay: Duration.Input = "2 seconds"
 
 /** A start in progress. Its caller, and any start that joins it, wait on `ready`. */
 interface Launch {
-  readonly ready: Deferred.Deferred<void, GatewayFailedToStart>
+  readonly ready: Deferred.Deferred<void, GatewayDidNotStart>
   fiber: Fiber.Fiber<void> | undefined
 }
 
@@ -94,13 +94,13 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
     return options.failStartFor?.(agentId)
   }
 
-  /** Ends a start in progress: whoever waits on it gets GatewayFailedToStart with `logTail`. */
+  /** Ends a start in progress: whoever waits on it gets GatewayDidNotStart with `logTail`. */
   const abandonLaunch = (agentId: string, agent: Agent, logTail: string) =>
     Effect.suspend(() => {
       const launch = agent.launch
       if (launch === undefined) return Effect.void
       agent.launch = undefined
-      return Deferred.fail(launch.ready, new GatewayFailedToStart({ agentId, logTail })).pipe(
+      return Deferred.fail(launch.ready, new GatewayDidNotStart({ agentId, logTail })).pipe(
         Effect.andThen(launch.fiber === undefined ? Effect.void : Fiber.interrupt(launch.fiber))
       )
     })
@@ -115,7 +115,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
    * Launches the gateway (under the lock) and returns what the caller must then wait on (outside it). The wait for
    * readiness runs in a fiber of the engine's own, so a caller that gives up does not leave the agent `starting`.
    */
-  const launch = Effect.fnUntraced(function*(agentId: string, agent: Agent): Effect.fn.Return<Effect.Effect<void, GatewayFailedToStart>> {
+  const launch = Effect.fnUntraced(function*(agentId: string, agent: Agent): Effect.fn.Return<Effect.Effect<void, GatewayDidNotStart>> {
     if (agent.state === "running") return Effect.void
     if (agent.launch !== undefined) return Deferred.await(agent.launch.ready)
     agent.starts++
@@ -123,10 +123,10 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
     if (logTail !== undefined) {
       // A gateway that refuses to start exits on its own, as a crash does.
       agent.state = "crashed"
-      return Effect.fail(new GatewayFailedToStart({ agentId, logTail }))
+      return Effect.fail(new GatewayDidNotStart({ agentId, logTail }))
     }
     agent.state = "starting"
-    const current: Launch = { ready: yield* Deferred.make<void, GatewayFailedToStart>(), fiber: undefined }
+    const current: Launch = { ready: yield* Deferred.make<void, GatewayDidNotStart>(), fiber: undefined }
     agent.launch = current
     current.fiber = yield* Effect.sleep(startDelay).pipe(
       Effect.andThen(Effect.suspend(() => {
@@ -147,7 +147,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
     listVersions: engineAvailable.pipe(Effect.as(versions)),
     provision: Effect.fnUntraced(function*(agentId, spec) {
       yield* engineAvailable
-      if (!versions.includes(spec.version)) return yield* new InvalidVersion({ version: spec.version })
+      if (!versions.includes(spec.version)) return yield* new VersionNotOffered({ version: spec.version })
       if (agents.has(agentId)) return
       agents.set(agentId, {
         version: spec.version,
@@ -170,7 +170,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
         const agent = yield* find(agentId)
         const target = options.version ?? agent.version
         if (options.version !== undefined) {
-          if (!versions.includes(target)) return yield* new InvalidVersion({ version: target })
+          if (!versions.includes(target)) return yield* new VersionNotOffered({ version: target })
           if (EngineVersion.isOlder(target, agent.version)) {
             return yield* new DowngradeRefused({ from: agent.version, to: target })
           }
@@ -182,7 +182,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       withLock,
       Effect.flatten,
       (effect, agentId) =>
-        Effect.catchTag(effect, "GatewayFailedToStart", (cause) => Effect.fail(new RestartFailed({ agentId, cause })))
+        Effect.catchTag(effect, "GatewayDidNotStart", (cause) => Effect.fail(new GatewayRestartFailed({ agentId, cause })))
     ),
     status: (agentId) => Effect.map(find(agentId), (agent) => ({ state: agent.state, version: agent.version })),
     listDevices: Effect.fnUntraced(function*(agentId) {
@@ -201,7 +201,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
     relaunchScripts: Effect.fnUntraced(function*(agentId) {
       const agent = yield* find(agentId)
       const detail = scriptFailures.get(agentId)
-      if (detail !== undefined) return yield* new ScriptLaunchFailed({ agentId, detail })
+      if (detail !== undefined) return yield* new ScriptsFailedToLaunch({ agentId, detail })
       agent.scriptLaunches++
     }),
     rotateGatewayToken: Effect.fnUntraced(function*(agentId, token) {

@@ -12,7 +12,7 @@ export class SimulatedEngineControl extends Context.Service<SimulatedEngineContr
   /** The version scenarios provision with when they do not care which. */
   readonly defaultVersion: string
   /**
-   * Makes the next start of `agentId` (or, with `"*"`, of whichever agent starts next) fail with GatewayFailedToStart
+   * Makes the next start of `agentId` (or, with `"*"`, of whichever agent starts next) fail with GatewayDidNotStart
    * carrying `logTail`. Calls queue up: two calls fail two starts.
    */
   readonly failNextStart: (agentId: string, logTail: string) => Effect.Effect<void>

@@ -1,6 +1,7 @@
 /** The AgentEngine port, its errors, the version order and the simulated adapter with its control service. */
 export * from "./AgentEngine.ts"
 export * from "./AgentEngineError.ts"
-export * as EngineVersion from "./EngineVersion.ts"
+/** The order of engine versions lives in the domain (a restart decides with it); re-exported for adapters. */
+export { EngineVersion } from "@cairn/domain"
 export * as SimulatedAgentEngine from "./SimulatedAgentEngine.ts"
 export * from "./SimulatedEngineControl.ts"

@@ -86,7 +86,7 @@ describe("SimulatedAgentEngine", () => {
       yield* Effect.yieldNow
       yield* engine.stop(agentId)
       const error = yield* Effect.flip(Fiber.join(start))
-      assert.deepInclude(error, { _tag: "GatewayFailedToStart", agentId })
+      assert.deepInclude(error, { _tag: "GatewayDidNotStart", agentId })
       yield* TestClock.adjust("10 seconds")
       assert.strictEqual(yield* state(), "stopped", "the abandoned start must not finish later")
     })))
@@ -97,7 +97,7 @@ describe("SimulatedAgentEngine", () => {
       const start = yield* Effect.forkChild(engine.start(agentId))
       yield* Effect.yieldNow
       yield* engine.destroy(agentId)
-      assert.strictEqual((yield* Effect.flip(Fiber.join(start)))._tag, "GatewayFailedToStart")
+      assert.strictEqual((yield* Effect.flip(Fiber.join(start)))._tag, "GatewayDidNotStart")
       assert.strictEqual((yield* Effect.flip(engine.status(agentId)))._tag, "AgentNotProvisioned")
     })))
 
@@ -108,7 +108,7 @@ describe("SimulatedAgentEngine", () => {
       yield* control.failNextStart(agentId, "Config invalid: gateway.mode must be local")
       const error = yield* Effect.flip(drive(engine.start(agentId)))
       assert.deepInclude(error, {
-        _tag: "GatewayFailedToStart",
+        _tag: "GatewayDidNotStart",
         agentId,
         logTail: "Config invalid: gateway.mode must be local"
       })
@@ -125,7 +125,7 @@ describe("SimulatedAgentEngine", () => {
       yield* engine.provision("agent-2", { version: control.defaultVersion, gatewayToken: Redacted.make("t") })
       yield* control.failNextStart("*", "out of memory")
       const error = yield* Effect.flip(drive(engine.start("agent-2")))
-      assert.deepInclude(error, { _tag: "GatewayFailedToStart", agentId: "agent-2", logTail: "out of memory" })
+      assert.deepInclude(error, { _tag: "GatewayDidNotStart", agentId: "agent-2", logTail: "out of memory" })
       yield* drive(engine.start(agentId))
       yield* drive(engine.start("agent-2"))
       assert.deepStrictEqual([yield* state(agentId), yield* state("agent-2")], ["running", "running"])
@@ -145,7 +145,7 @@ describe("SimulatedAgentEngine", () => {
       assert.strictEqual(yield* state(), "running")
     })))
 
-  it.effect("fails every start of the agents the options script, and reports it from a restart as RestartFailed", () =>
+  it.effect("fails every start of the agents the options script, and reports it from a restart as GatewayRestartFailed", () =>
     withEngine({ failStartFor: (id) => (id.startsWith("broken-") ? `${id} cannot load its config` : undefined) })(
       Effect.gen(function*() {
         const engine = yield* AgentEngine
@@ -153,14 +153,14 @@ describe("SimulatedAgentEngine", () => {
         yield* engine.provision("broken-1", { version: "2026.3.1", gatewayToken: Redacted.make("t") })
         for (let i = 0; i < 2; i++) {
           assert.deepInclude(yield* Effect.flip(drive(engine.start("broken-1"))), {
-            _tag: "GatewayFailedToStart",
+            _tag: "GatewayDidNotStart",
             logTail: "broken-1 cannot load its config"
           })
         }
         const error = yield* Effect.flip(drive(engine.restart("broken-1", { version: "2026.3.8" })))
-        assert.strictEqual(error._tag, "RestartFailed")
+        assert.strictEqual(error._tag, "GatewayRestartFailed")
         assert.deepInclude(error, { agentId: "broken-1" })
-        assert.deepInclude(error.cause, { _tag: "GatewayFailedToStart", logTail: "broken-1 cannot load its config" })
+        assert.deepInclude(error.cause, { _tag: "GatewayDidNotStart", logTail: "broken-1 cannot load its config" })
         assert.deepStrictEqual(yield* engine.status("broken-1"), { state: "crashed", version: "2026.3.8" })
         assert.strictEqual(yield* control.startCount("broken-1"), 3)
         yield* drive(engine.start(agentId))
@@ -190,7 +190,7 @@ describe("SimulatedAgentEngine", () => {
       const start = yield* Effect.forkChild(engine.start(agentId))
       yield* Effect.yieldNow
       yield* control.crash(agentId)
-      assert.deepInclude(yield* Effect.flip(Fiber.join(start)), { _tag: "GatewayFailedToStart", agentId })
+      assert.deepInclude(yield* Effect.flip(Fiber.join(start)), { _tag: "GatewayDidNotStart", agentId })
       yield* TestClock.adjust("10 seconds")
       assert.strictEqual(yield* state(), "crashed")
       assert.strictEqual((yield* Effect.flip(control.crash("agent-unknown")))._tag, "AgentNotProvisioned")
@@ -235,7 +235,7 @@ describe("SimulatedAgentEngine", () => {
       yield* engine.relaunchScripts(agentId)
       yield* control.failScripts(agentId, "npm run build exited with 1")
       assert.deepInclude(yield* Effect.flip(engine.relaunchScripts(agentId)), {
-        _tag: "ScriptLaunchFailed",
+        _tag: "ScriptsFailedToLaunch",
         agentId,
         detail: "npm run build exited with 1"
       })

@@ -2,16 +2,17 @@
  * Keeps this node's agents running: starts gateways in the background and records the outcome, watches running
  * ones, brings crashed ones back with growing delays, resumes them all when Cairn starts, and lets go of gateways
  * whose agent was deleted or moved through another node. Each agent has at most one supervising fiber; a user's
- * command on an agent (restart, delete) takes its place.
+ * command on an agent (restart, delete) takes its place. What it learns is recorded through agent commands, so a
+ * report that lost a race (a crash seen while the user restarts) is decided again against the newer history.
  */
 import { AgentEngine } from "@cairn/agent-engine"
 import { GatewayTokens } from "@cairn/auth"
 import { Agent } from "@cairn/domain"
-import { EventStore, ExpectedVersion } from "@cairn/event-store"
-import { Clock, Context, Deferred, Duration, Effect, FiberMap, Layer, Option } from "effect"
+import { Clock, Context, Deferred, Duration, Effect, FiberMap, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import * as AgentRecords from "./AgentRecords.ts"
-import { now } from "./EventCodec.ts"
+import { CommandHandler } from "./CommandHandler.ts"
+import { now } from "./Now.ts"
+import * as AgentsTable from "./readmodels/AgentsTable.ts"
 
 /** How often the supervisor asks the engine whether running gateways are still up. */
 export const WatchInterval = Context.Reference<Duration.Input>("cairn/Agents/WatchInterval", { defaultValue: () => "1 second" })
@@ -34,22 +35,25 @@ export const CrashBackoff = Context.Reference<{
 
 const millis = (input: Duration.Input) => Duration.toMillis(Duration.fromInputUnsafe(input))
 
+/** The agent a decision on a live agent leaves behind. */
+const agentAfter = (state: Agent.AgentState) => (state._tag === "NoAgent" ? undefined : state.agent)
+
 export class AgentSupervisor extends Context.Service<AgentSupervisor>()("cairn/AgentSupervisor", {
   make: Effect.gen(function*() {
-    const store = yield* EventStore
-    const sql = yield* SqlClient.SqlClient
+    const commands = yield* CommandHandler
+    const agents = AgentsTable.queries(yield* SqlClient.SqlClient)
     const engine = yield* AgentEngine
     const gatewayTokens = yield* GatewayTokens.GatewayTokens
-    const records = AgentRecords.make(store, sql)
     // One supervising fiber per agent; they live as long as the service, and a new one replaces the old one.
     const fibers = yield* FiberMap.make<string>()
     const node = yield* AgentsNode
-    /** The agents this node supervises; agents recorded before nodes were named count as everyone's. */
-    const mine = sql`(node = ${node} OR node IS NULL)`
     /** Agents whose gateway this node's engine holds, so a delete or a move decided on another node reaches it. */
     const hosted = new Set<string>()
     /** Recent crashes per agent, so a crash loop backs off further each time round. */
     const crashes = new Map<string, { readonly count: number; readonly at: number }>()
+
+    const record = (actor: "engine" | "supervisor", agentId: string, command: Agent.AgentCommand) =>
+      commands.execute(Agent.decider, Agent.stream(agentId), command, { actor })
 
     /** Prepares the agent's gateway on this node's engine. */
     const provision = (agentId: string, version: string, generation: number) =>
@@ -58,9 +62,11 @@ export class AgentSupervisor extends Context.Service<AgentSupervisor>()("cairn/A
         engine.provision(agentId, { version, gatewayToken: gatewayTokens.tokenFor(agentId, generation) })
       )
 
-    /** The event that says the gateway runs here now. */
+    /** Records that the gateway runs here now; gives the agent as it then is. */
     const started = (agentId: string, engineVersion: string) =>
-      Effect.flatMap(now, (at) => records.append(agentId, [new Agent.AgentStarted({ agentId, engineVersion, node, at })], "engine"))
+      Effect.flatMap(now, (at) => record("engine", agentId, new Agent.RecordAgentStarted({ agentId, engineVersion, node, at }))).pipe(
+        Effect.map(({ state }) => agentAfter(state)!)
+      )
 
     /** Provisions and starts the gateway, and records the outcome as the agent's next event. */
     const startGateway = (agentId: string, version: string, generation: number) =>
@@ -74,7 +80,7 @@ export class AgentSupervisor extends Context.Service<AgentSupervisor>()("cairn/A
           Effect.gen(function*() {
             const logTail = (error as { logTail?: string }).logTail ?? String((error as { message?: string }).message ?? error)
             yield* Effect.logWarning(`Agent ${agentId} failed to start`, logTail)
-            yield* records.append(agentId, [new Agent.AgentFailedToStart({ agentId, logTail, at: yield* now })], "engine").pipe(Effect.ignore)
+            yield* record("engine", agentId, new Agent.RecordStartFailure({ agentId, logTail, at: yield* now })).pipe(Effect.ignore)
             return "failed" as const
           })
         )
@@ -93,7 +99,7 @@ export class AgentSupervisor extends Context.Service<AgentSupervisor>()("cairn/A
 
     /**
      * Brings a crashed agent back: waits (longer after each failed attempt and each recent crash), starts it, and
-     * keeps trying until it runs. Runs in the background.
+     * keeps trying until it runs. Runs in the background; an agent deleted meanwhile ends it.
      */
     const recover = (agentId: string) =>
       Effect.gen(function*() {
@@ -106,16 +112,14 @@ export class AgentSupervisor extends Context.Service<AgentSupervisor>()("cairn/A
         const attempts = Effect.gen(function*() {
           for (let attempt = 0;; attempt++) {
             const delayMs = Agent.recoveryDelay(policy, recentCrashes, attempt)
-            yield* records.append(agentId, [new Agent.AgentRecoveryScheduled({ agentId, attempt, delayMs, at: yield* now })], "supervisor")
+            yield* record("supervisor", agentId, new Agent.ScheduleRecovery({ agentId, attempt, delayMs, at: yield* now }))
             yield* Effect.sleep(Duration.millis(delayMs))
-            const agent = yield* records.row(agentId)
-            if (Option.isNone(agent)) return
-            yield* records.append(agentId, [new Agent.AgentRestartRequested({ agentId, engineVersion: agent.value.engineVersion, at: yield* now })], "supervisor")
-            if ((yield* startGateway(agentId, agent.value.engineVersion, agent.value.tokenGeneration)) === "running") return
+            const { state } = yield* record("supervisor", agentId, new Agent.RelaunchAgent({ agentId, at: yield* now }))
+            const agent = agentAfter(state)!
+            if ((yield* startGateway(agentId, agent.engineVersion, agent.tokenGeneration)) === "running") return
           }
         }).pipe(
-          // An agent deleted meanwhile has no stream to append to: recovery ends there.
-          Effect.catchTag("WrongExpectedVersion", () => Effect.void),
+          Effect.catchTag("AgentNotFound", () => Effect.void),
           Effect.catchCause((cause) => Effect.logError(`Recovery of agent ${agentId} stopped`, cause))
         )
         yield* FiberMap.run(fibers, agentId, attempts)
@@ -136,16 +140,16 @@ export class AgentSupervisor extends Context.Service<AgentSupervisor>()("cairn/A
      * agents that were recovering from a crash go on recovering. Agents whose last start failed stay as they are.
      */
     const resume = Effect.gen(function*() {
-      const rows = yield* sql<AgentRecords.AgentRow>`SELECT * FROM cairn_agents WHERE (status <> 'not_running' OR recovering) AND ${mine}`.pipe(Effect.orDie)
-      for (const agent of rows.map(AgentRecords.toView)) {
+      const toResume = yield* agents.toResume(node)
+      for (const agent of toResume) {
         if (agent.recovering) {
           yield* recover(agent.agentId)
           continue
         }
-        yield* records.append(agent.agentId, [new Agent.AgentRestartRequested({ agentId: agent.agentId, engineVersion: agent.engineVersion, at: yield* now })], "supervisor").pipe(Effect.ignore)
+        yield* record("supervisor", agent.agentId, new Agent.RelaunchAgent({ agentId: agent.agentId, at: yield* now })).pipe(Effect.ignore)
         yield* launch(agent.agentId, agent.engineVersion, agent.tokenGeneration)
       }
-      if (rows.length > 0) yield* Effect.logInfo(`Resumed supervision of ${rows.length} agent(s)`)
+      if (toResume.length > 0) yield* Effect.logInfo(`Resumed supervision of ${toResume.length} agent(s)`)
     })
 
     /**
@@ -153,23 +157,18 @@ export class AgentSupervisor extends Context.Service<AgentSupervisor>()("cairn/A
      * recovered in the background.
      */
     const checkRunning = Effect.gen(function*() {
-      const rows = yield* sql<AgentRecords.AgentRow>`SELECT * FROM cairn_agents WHERE status = 'running' AND ${mine}`.pipe(Effect.orDie)
-      for (const agent of rows) {
-        const state = yield* engine.status(agent.id).pipe(
+      for (const agent of yield* agents.runningOn(node)) {
+        const state = yield* engine.status(agent.agentId).pipe(
           Effect.map((status) => status.state),
           Effect.catchTag("AgentNotProvisioned", () => Effect.succeed("crashed" as const))
         )
         // Only a crash counts: a gateway is briefly stopped while a restart or a token rotation replaces it.
         if (state !== "crashed") continue
-        // Recorded only if the agent is still running as last read: a restart or a delete since then wins.
-        const { state: current, version } = yield* records.load(agent.id)
-        if (current._tag !== "Live" || current.agent.status !== "running") continue
-        yield* Effect.logWarning(`Agent ${agent.id}'s gateway crashed`)
-        const recorded = yield* records.append(agent.id, [new Agent.AgentStopped({ agentId: agent.id, reason: "crashed", at: yield* now })], "supervisor", ExpectedVersion.Exact(version)).pipe(
-          Effect.as(true),
-          Effect.catchTag("WrongExpectedVersion", () => Effect.succeed(false))
-        )
-        if (recorded) yield* recover(agent.id)
+        // Decided against the agent's history: a restart or a delete recorded since the sweep read it wins.
+        const { events } = yield* record("supervisor", agent.agentId, new Agent.RecordCrash({ agentId: agent.agentId, at: yield* now }))
+        if (events.length === 0) continue
+        yield* Effect.logWarning(`Agent ${agent.agentId}'s gateway crashed`)
+        yield* recover(agent.agentId)
       }
     })
 
@@ -180,8 +179,7 @@ export class AgentSupervisor extends Context.Service<AgentSupervisor>()("cairn/A
     const releaseForeign = Effect.gen(function*() {
       if (hosted.size === 0) return
       const ids = [...hosted]
-      const rows = yield* sql<{ id: string; node: string | null }>`SELECT id, node FROM cairn_agents WHERE id = ANY(${ids}::text[])`.pipe(Effect.orDie)
-      const owners = new Map(rows.map((r) => [r.id, r.node]))
+      const owners = yield* agents.owners(ids)
       for (const agentId of ids) {
         const owner = owners.get(agentId)
         if (owner === undefined) {

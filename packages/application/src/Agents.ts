@@ -1,25 +1,23 @@
 /**
- * Hosted agents: create (a quota slot on the workspace's stream and the agent's first event in one append),
- * list, get, delete, restart, devices, script relaunch, gateway and platform tokens, and the agent's history.
- * The gateway itself is driven by the AgentEngine port, in the background by the AgentSupervisor; outcomes come
- * back as events. A create waits a moment for the gateway, so a gateway that fails at once is reported
- * (`Gateway failed to start`) with the agent.
+ * Hosted agents, the user's side: create (the workspace's quota slot and the agent's first event decided and
+ * appended together), list, get, delete, restart, devices, script relaunch, gateway and platform tokens, and the
+ * agent's history. Gateways are driven through the AgentEngine port, in the background by the AgentSupervisor;
+ * outcomes come back as events. A create waits a moment for the gateway, so a gateway that fails at once is
+ * reported (`Gateway failed to start`) with the agent.
  */
-import { AgentEngine, EngineVersion } from "@cairn/agent-engine"
+import { AgentEngine } from "@cairn/agent-engine"
 import { GatewayTokens, TokenSigner } from "@cairn/auth"
-import { Agent, AgentErrors, Workspace } from "@cairn/domain"
-import { EventStore, ExpectedVersion } from "@cairn/event-store"
+import { Agent, Workspace } from "@cairn/domain"
+import { EventStore } from "@cairn/event-store"
 import { Context, Deferred, type Duration, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Principal } from "./Access.ts"
-import * as AgentRecords from "./AgentRecords.ts"
 import { AgentSupervisor } from "./AgentSupervisor.ts"
-import { encoder, load, now } from "./EventCodec.ts"
+import { CommandHandler, decision } from "./CommandHandler.ts"
+import { now } from "./Now.ts"
+import * as AgentsTable from "./readmodels/AgentsTable.ts"
 
-const encodeAgent = encoder(Agent.AgentEvent)
-const encodeWorkspace = encoder(Workspace.WorkspaceEvent)
-
-export type AgentView = AgentRecords.AgentView
+export type AgentView = Agent.Agent
 
 export interface AgentHistoryEntry {
   readonly type: string
@@ -39,108 +37,98 @@ const newAgentId = () => {
   return Array.from(bytes, (b) => alphabet[b % alphabet.length]).join("")
 }
 
+/** The agent a decision left alive (user commands only succeed on live agents). */
+const liveAgent = (state: Agent.AgentState) => (state as Extract<Agent.AgentState, { _tag: "Live" }>).agent
+
 export class Agents extends Context.Service<Agents>()("cairn/Agents", {
   make: Effect.gen(function*() {
+    const commands = yield* CommandHandler
     const store = yield* EventStore
-    const sql = yield* SqlClient.SqlClient
+    const agents = AgentsTable.queries(yield* SqlClient.SqlClient)
     const engine = yield* AgentEngine
     const gatewayTokens = yield* GatewayTokens.GatewayTokens
     const signer = yield* TokenSigner
     const supervisor = yield* AgentSupervisor
-    const records = AgentRecords.make(store, sql)
-    const appendAgent = records.append
-    const loadAgent = records.load
 
     /** The agent, if the caller's workspace has it. */
-    const visible = (workspaceId: string, agentId: string) =>
-      records.row(agentId).pipe(Effect.flatMap(Option.match({
-        onNone: () => Effect.fail(new Agent.AgentNotFound({ agentId })),
-        onSome: (agent) => agent.workspaceId === workspaceId ? Effect.succeed(agent) : Effect.fail(new Agent.AgentNotFound({ agentId }))
-      })))
+    const get = (workspaceId: string, agentId: string) =>
+      agents.byId(agentId).pipe(Effect.flatMap((found) =>
+        Option.isSome(found) && found.value.workspaceId === workspaceId
+          ? Effect.succeed(found.value)
+          : Effect.fail(new Agent.AgentNotFound({ agentId }))
+      ))
+
+    /** The agent as its own stream has it now: what a response right after a command shows. */
+    const current = (agentId: string) => Effect.map(commands.load(Agent.decider, Agent.stream(agentId)), ({ state }) => liveAgent(state))
 
     const create = Effect.fn("Agents.create")(function*(principal: Principal, input: { readonly name: unknown }) {
       const name = yield* Effect.fromResult(Agent.validateName(input.name))
       const versions = yield* engine.listVersions
       const engineVersion = versions[versions.length - 1]!
       const agentId = newAgentId()
-      const workspaceStream = Workspace.stream(principal.workspaceId)
-      // The quota is decided on the workspace's stream at its exact version: concurrent creates conflict and
-      // decide again, so a workspace never gets more agents than its limit.
-      for (let attempt = 0;; attempt++) {
-        const { state, version } = yield* load(store, workspaceStream, Workspace.WorkspaceEvent, Workspace.initial, Workspace.evolve)
-        const at = yield* now
-        const slot = yield* Effect.fromResult(Workspace.takeAgentSlot(state, { workspaceId: principal.workspaceId, agentId, at }))
-        const created = new Agent.AgentCreated({ agentId, workspaceId: principal.workspaceId, userId: principal.userId, name, engineVersion, node: supervisor.node, at })
-        const appended = yield* store.append([
-          { stream: workspaceStream, expected: ExpectedVersion.Exact(version), events: slot.map((e) => encodeWorkspace(e, { actor: principal.userId })) },
-          { stream: Agent.stream(agentId), expected: ExpectedVersion.NoStream, events: [encodeAgent(created, { actor: principal.userId })] }
-        ]).pipe(Effect.as(true), Effect.catchTag("WrongExpectedVersion", () => Effect.succeed(false)))
-        if (appended) break
-        if (attempt > 100) return yield* Effect.die(new Error("agent quota: too much contention"))
-      }
+      const at = yield* now
+      const { workspaceId, userId } = principal
+      // The quota is decided on the workspace's stream in the same append as the agent's first event: concurrent
+      // creates conflict and decide again, so a workspace never gets more agents than its limit.
+      yield* commands.executeAll([
+        decision(Workspace.decider, Workspace.stream(workspaceId), new Workspace.TakeAgentSlot({ workspaceId, agentId, at })),
+        decision(Agent.decider, Agent.stream(agentId), new Agent.CreateAgent({ agentId, workspaceId, userId, name, engineVersion, node: supervisor.node, at }))
+      ], { actor: userId })
       const outcome = yield* supervisor.launch(agentId, engineVersion, 0)
       const waited = yield* Deferred.await(outcome).pipe(Effect.timeoutOption(yield* CreateWait))
-      const agent = yield* visible(principal.workspaceId, agentId)
-      if (Option.isSome(waited) && waited.value === "failed") return { agent, failed: true as const }
-      return { agent, failed: false as const }
+      const agent = yield* current(agentId)
+      return { agent, failed: Option.isSome(waited) && waited.value === "failed" }
     })
 
-    const list = (principal: Principal) =>
-      sql<AgentRecords.AgentRow>`SELECT * FROM cairn_agents WHERE workspace_id = ${principal.workspaceId} ORDER BY created_at, id`.pipe(
-        Effect.orDie,
-        Effect.map((rows) => rows.map(AgentRecords.toView))
-      )
+    const list = (principal: Principal) => agents.inWorkspace(principal.workspaceId)
 
     const remove = Effect.fn("Agents.remove")(function*(principal: Principal, agentId: string) {
-      const { state, version } = yield* loadAgent(agentId)
-      yield* Effect.fromResult(Agent.visible(state, agentId, principal.workspaceId))
+      const { workspaceId, userId } = principal
       const at = yield* now
-      yield* store.append([
-        { stream: Agent.stream(agentId), expected: ExpectedVersion.Exact(version), events: [encodeAgent(new Agent.AgentDeleted({ agentId, at }), { actor: principal.userId })] },
-        {
-          stream: Workspace.stream(principal.workspaceId),
-          expected: ExpectedVersion.Any,
-          events: [encodeWorkspace(new Workspace.AgentSlotReleased({ workspaceId: principal.workspaceId, agentId, at }), { actor: principal.userId })]
-        }
-      ]).pipe(Effect.catchTag("WrongExpectedVersion", () => Effect.fail(new Agent.AgentNotFound({ agentId }))))
+      yield* commands.executeAll([
+        decision(Agent.decider, Agent.stream(agentId), new Agent.DeleteAgent({ agentId, workspaceId, at })),
+        decision(Workspace.decider, Workspace.stream(workspaceId), new Workspace.ReleaseAgentSlot({ workspaceId, agentId, at }))
+      ], { actor: userId })
       yield* supervisor.forget(agentId)
       yield* engine.destroy(agentId)
     })
 
     const restart = Effect.fn("Agents.restart")(function*(principal: Principal, agentId: string, requested: string | undefined) {
-      const agent = yield* visible(principal.workspaceId, agentId)
-      const versions = yield* engine.listVersions
-      // Engine state migrates one way only, so an older version is as invalid as one that does not exist.
-      if (requested !== undefined && (!versions.includes(requested) || EngineVersion.isOlder(requested, agent.engineVersion))) {
-        return yield* new AgentErrors.InvalidVersion({ version: requested })
-      }
-      const version = requested ?? agent.engineVersion
+      yield* get(principal.workspaceId, agentId)
+      const offeredVersions = yield* engine.listVersions
+      const command = new Agent.RestartAgent({
+        agentId,
+        workspaceId: principal.workspaceId,
+        ...(requested === undefined ? {} : { version: requested }),
+        offeredVersions,
+        at: yield* now
+      })
+      const { events, state } = yield* commands.execute(Agent.decider, Agent.stream(agentId), command, { actor: principal.userId })
+      const version = (events[0] as Agent.AgentRestartRequested).engineVersion
+      const agent = liveAgent(state)
       /** The engine refused before stopping anything: the gateway runs on as it was. */
       const refused = engine.status(agentId).pipe(
-        Effect.flatMap((status) =>
-          status.state === "running"
-            ? supervisor.started(agentId, status.version)
-            : Effect.void
-        ),
+        Effect.flatMap((status) => status.state === "running" ? supervisor.started(agentId, status.version) : Effect.void),
         Effect.ignore,
-        Effect.andThen(Effect.fail(new AgentErrors.InvalidVersion({ version })))
+        Effect.andThen(Effect.fail(new Agent.InvalidVersion({ version })))
       )
-      yield* appendAgent(agentId, [new Agent.AgentRestartRequested({ agentId, engineVersion: version, at: yield* now })], principal.userId)
       yield* supervisor.takeOver(agentId)
       yield* engine.restart(agentId, requested === undefined ? {} : { version: requested }).pipe(
         Effect.catchTags({
-          InvalidVersion: () => refused,
+          VersionNotOffered: () => refused,
           DowngradeRefused: () => refused,
           AgentNotProvisioned: () =>
             supervisor.provision(agentId, version, agent.tokenGeneration).pipe(
               Effect.andThen(engine.start(agentId)),
-              Effect.mapError(() => new AgentErrors.RestartFailed({ agentId }))
+              Effect.mapError(() => new Agent.RestartFailed({ agentId }))
             ),
-          RestartFailed: () => Effect.fail(new AgentErrors.RestartFailed({ agentId }))
+          GatewayRestartFailed: () => Effect.fail(new Agent.RestartFailed({ agentId }))
         }),
         Effect.tapError((error) =>
           error._tag === "RestartFailed"
-            ? Effect.flatMap(now, (at) => appendAgent(agentId, [new Agent.AgentFailedToStart({ agentId, logTail: "restart failed", at })], "engine")).pipe(
+            ? Effect.flatMap(now, (at) =>
+              commands.execute(Agent.decider, Agent.stream(agentId), new Agent.RecordStartFailure({ agentId, logTail: "restart failed", at }), { actor: "engine" })
+            ).pipe(
               Effect.ignore,
               // A crashed agent stays in the supervisor's hands: this was one more attempt, not the last.
               Effect.andThen(agent.recovering ? supervisor.recover(agentId) : Effect.void)
@@ -148,53 +136,51 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
             : Effect.void
         )
       )
-      yield* supervisor.started(agentId, version)
-      return yield* visible(principal.workspaceId, agentId)
+      return yield* supervisor.started(agentId, version)
     })
 
     const devices = (principal: Principal, agentId: string) =>
-      visible(principal.workspaceId, agentId).pipe(
-        Effect.andThen(engine.listDevices(agentId).pipe(Effect.mapError(() => new AgentErrors.CliError({ agentId }))))
+      get(principal.workspaceId, agentId).pipe(
+        Effect.andThen(engine.listDevices(agentId).pipe(Effect.mapError(() => new Agent.CliError({ agentId }))))
       )
 
     const retryScripts = (principal: Principal, agentId: string) =>
-      visible(principal.workspaceId, agentId).pipe(
-        Effect.andThen(engine.relaunchScripts(agentId).pipe(Effect.mapError(() => new AgentErrors.ScriptLaunchFailed({ agentId }))))
+      get(principal.workspaceId, agentId).pipe(
+        Effect.andThen(engine.relaunchScripts(agentId).pipe(Effect.mapError(() => new Agent.ScriptLaunchFailed({ agentId }))))
       )
 
     const gatewayToken = (principal: Principal, agentId: string) =>
-      Effect.map(visible(principal.workspaceId, agentId), (agent) => gatewayTokens.tokenFor(agentId, agent.tokenGeneration))
+      Effect.map(get(principal.workspaceId, agentId), (agent) => gatewayTokens.tokenFor(agentId, agent.tokenGeneration))
 
     const rotateGatewayToken = Effect.fn("Agents.rotateGatewayToken")(function*(principal: Principal, agentId: string) {
-      const { state, version } = yield* loadAgent(agentId)
-      const agent = yield* Effect.fromResult(Agent.visible(state, agentId, principal.workspaceId))
-      const generation = agent.tokenGeneration + 1
-      yield* appendAgent(agentId, [new Agent.GatewayTokenRotated({ agentId, generation, at: yield* now })], principal.userId, ExpectedVersion.Exact(version))
-      const token = gatewayTokens.tokenFor(agentId, generation)
+      const command = new Agent.RotateGatewayToken({ agentId, workspaceId: principal.workspaceId, at: yield* now })
+      const { state } = yield* commands.execute(Agent.decider, Agent.stream(agentId), command, { actor: principal.userId })
+      const token = gatewayTokens.tokenFor(agentId, liveAgent(state).tokenGeneration)
       yield* engine.rotateGatewayToken(agentId, token).pipe(Effect.catchTag("AgentNotProvisioned", () => Effect.void))
       return token
     })
 
     /** Whether a presented gateway token is this agent's current one (a rotated token no longer is). */
     const gatewayPrincipal = (agentId: string, token: string) =>
-      records.row(agentId).pipe(Effect.map(Option.flatMap((agent) =>
+      agents.byId(agentId).pipe(Effect.map(Option.flatMap((agent) =>
         gatewayTokens.matches(agentId, agent.tokenGeneration, token)
           ? Option.some<Principal>({ workspaceId: agent.workspaceId, userId: agent.userId, keyId: `gateway:${agentId}`, scopes: ["org:agents"] })
           : Option.none()
       )))
 
     const platformToken = (principal: Principal, agentId: string) =>
-      visible(principal.workspaceId, agentId).pipe(
+      get(principal.workspaceId, agentId).pipe(
         Effect.andThen((agent) =>
           signer.issuePlatformToken({ agentId, workspaceId: agent.workspaceId, userId: agent.userId }).pipe(
-            Effect.catchCause(() => Effect.fail(new AgentErrors.TokenGenerationFailed({ agentId })))
+            Effect.catchCause(() => Effect.fail(new Agent.TokenGenerationFailed({ agentId })))
           )
         )
       )
 
-    const history = (principal: Principal, agentId: string) =>
-      visible(principal.workspaceId, agentId).pipe(
-        Effect.andThen(store.readStream(Agent.stream(agentId))),
+    /** Every event of the agent with its actor and time, whatever its workspace: the operator's audit trail. */
+    const auditTrail = (agentId: string) =>
+      store.readStream(Agent.stream(agentId)).pipe(
+        Effect.flatMap((events) => events.length === 0 ? Effect.fail(new Agent.AgentNotFound({ agentId })) : Effect.succeed(events)),
         Effect.map((events) => events.map((e): AgentHistoryEntry => ({
           type: e.type,
           at: e.recordedAt.toISOString(),
@@ -204,9 +190,12 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
         })))
       )
 
+    /** The agent's history, as its workspace sees it. */
+    const history = (principal: Principal, agentId: string) => get(principal.workspaceId, agentId).pipe(Effect.andThen(auditTrail(agentId)))
+
     return {
-      create, list, get: visible, remove, restart, devices, retryScripts, gatewayToken, rotateGatewayToken,
-      gatewayPrincipal, platformToken, history
+      create, list, get, remove, restart, devices, retryScripts, gatewayToken, rotateGatewayToken,
+      gatewayPrincipal, platformToken, history, auditTrail
     }
   })
 }) {

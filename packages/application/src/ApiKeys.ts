@@ -1,22 +1,21 @@
 /**
  * API keys: issuing one (a JWT for a user of an existing workspace), revoking it, and turning a presented token
- * into a principal. Issuing appends to the key's stream and asserts the workspace's stream exists in the same
- * transaction, so a key can never name a workspace that does not exist.
+ * into a principal. Issuing decides the key's first event together with a check on the workspace's stream, in one
+ * append, so a key can never name a workspace that does not exist (404 Workspace not found).
  */
 import { TokenSigner } from "@cairn/auth"
 import { ApiKey, Workspace } from "@cairn/domain"
-import { EventStore, ExpectedVersion } from "@cairn/event-store"
-import { Clock, Context, Effect, Layer } from "effect"
+import { Clock, Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { MissingUserId, type Principal, Unauthorized } from "./Access.ts"
-import { encoder, load, now } from "./EventCodec.ts"
-
-const encode = encoder(ApiKey.ApiKeyEvent)
+import { CommandHandler, decision } from "./CommandHandler.ts"
+import { now } from "./Now.ts"
+import * as ApiKeysTable from "./readmodels/ApiKeysTable.ts"
 
 export class ApiKeys extends Context.Service<ApiKeys>()("cairn/ApiKeys", {
   make: Effect.gen(function*() {
-    const store = yield* EventStore
-    const sql = yield* SqlClient.SqlClient
+    const commands = yield* CommandHandler
+    const keys = ApiKeysTable.queries(yield* SqlClient.SqlClient)
     const signer = yield* TokenSigner
 
     const create = Effect.fn("ApiKeys.create")(function*(input: {
@@ -25,39 +24,26 @@ export class ApiKeys extends Context.Service<ApiKeys>()("cairn/ApiKeys", {
       readonly scopes: ReadonlyArray<ApiKey.Scope>
       readonly expiresInSeconds?: number
     }) {
+      const { workspaceId, userId, scopes } = input
       const keyId = crypto.randomUUID()
-      const now = yield* Clock.currentTimeMillis
-      const expiresAt = input.expiresInSeconds === undefined ? null : new Date(now + input.expiresInSeconds * 1000).toISOString()
-      const issued = new ApiKey.ApiKeyIssued({
-        keyId,
-        workspaceId: input.workspaceId,
-        userId: input.userId,
-        scopes: input.scopes,
-        expiresAt,
-        at: new Date(now).toISOString()
-      })
-      yield* store.append([
-        { stream: Workspace.stream(input.workspaceId), expected: ExpectedVersion.StreamExists, events: [] },
-        { stream: ApiKey.stream(keyId), expected: ExpectedVersion.NoStream, events: [encode(issued, { actor: "admin" })] }
-      ]).pipe(
-        Effect.catchTag("WrongExpectedVersion", (e) =>
-          e.stream === Workspace.stream(input.workspaceId)
-            ? Effect.fail(new Workspace.WorkspaceNotFound({ workspaceId: input.workspaceId }))
-            : Effect.die(e))
-      )
+      // One reading of the clock, so the recorded expiry and the issue time agree.
+      const millis = yield* Clock.currentTimeMillis
+      const expiresAt = input.expiresInSeconds === undefined ? null : new Date(millis + input.expiresInSeconds * 1000).toISOString()
+      const at = new Date(millis).toISOString()
+      yield* commands.executeAll([
+        decision(Workspace.decider, Workspace.stream(workspaceId), new Workspace.RequireWorkspace({ workspaceId })),
+        decision(ApiKey.decider, ApiKey.stream(keyId), new ApiKey.IssueApiKey({ keyId, workspaceId, userId, scopes, expiresAt, at }))
+      ], { actor: "admin" })
       const token = yield* signer.issueApiKey(
-        { userId: input.userId, workspaceId: input.workspaceId, keyId, scopes: input.scopes },
+        { userId, workspaceId, keyId, scopes },
         input.expiresInSeconds === undefined ? {} : { expiresInSeconds: input.expiresInSeconds }
       )
       return { keyId, token }
     })
 
+    /** Revokes the key; revoking a revoked key again succeeds and records nothing. */
     const revoke = Effect.fn("ApiKeys.revoke")(function*(keyId: string) {
-      const { state, version } = yield* load(store, ApiKey.stream(keyId), ApiKey.ApiKeyEvent, ApiKey.initial, ApiKey.evolve)
-      const at = yield* now
-      const events = yield* Effect.fromResult(ApiKey.revoke(state, keyId, at))
-      if (events.length === 0) return
-      yield* store.append([{ stream: ApiKey.stream(keyId), expected: ExpectedVersion.Exact(version), events: events.map((e) => encode(e, { actor: "admin" })) }])
+      yield* commands.execute(ApiKey.decider, ApiKey.stream(keyId), new ApiKey.RevokeApiKey({ keyId, at: yield* now }), { actor: "admin" })
     })
 
     /** A presented bearer token as a principal: a valid signature, a known and unrevoked key, its own workspace. */
@@ -66,11 +52,10 @@ export class ApiKeys extends Context.Service<ApiKeys>()("cairn/ApiKeys", {
         const claims = yield* signer.verifyApiKey(token).pipe(
           Effect.mapError((e) => new Unauthorized({ reason: e.reason }))
         )
-        const [key] = yield* sql<{ workspace_id: string; revoked_at: Date | null }>`
-          SELECT workspace_id, revoked_at FROM cairn_api_keys WHERE key_id = ${claims.keyId}`.pipe(Effect.orDie)
-        if (key === undefined) return yield* new Unauthorized({ reason: "unknown key" })
-        if (key.revoked_at !== null) return yield* new Unauthorized({ reason: "revoked" })
-        if (key.workspace_id !== claims.workspaceId) return yield* new Unauthorized({ reason: "workspace mismatch" })
+        const standing = yield* keys.standing(claims.keyId)
+        if (Option.isNone(standing)) return yield* new Unauthorized({ reason: "unknown key" })
+        if (standing.value.revoked) return yield* new Unauthorized({ reason: "revoked" })
+        if (standing.value.workspaceId !== claims.workspaceId) return yield* new Unauthorized({ reason: "workspace mismatch" })
         if (claims.userId === "") return yield* new MissingUserId()
         return { workspaceId: claims.workspaceId, userId: claims.userId, keyId: claims.keyId, scopes: claims.scopes }
       })

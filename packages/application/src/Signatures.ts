@@ -1,16 +1,18 @@
 /**
  * Wallet signatures of CIDs. Adding one checks, in order: the caller's workspace holds the CID on that network
  * and uploaded it first (403), it has no signature yet (409), and the EIP-712 signature verifies for the address
- * over the first upload's date (400). Reading one is a lookup across the network; a private CID's signature is
- * only visible to its workspace.
+ * over the first upload's date (400). The verifier runs before the command is decided, since deciding is pure;
+ * a concurrent signer that wins the race makes the command handler decide again, which refuses with 409. Reading
+ * one is a lookup across the network; a private CID's signature is only visible to its workspace.
  */
 import { CidRecord, type Network } from "@cairn/domain"
-import { EventStore, ExpectedVersion } from "@cairn/event-store"
 import { SignatureVerifier } from "@cairn/signatures"
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Principal } from "./Access.ts"
-import { encoder, load, now } from "./EventCodec.ts"
+import { CommandHandler } from "./CommandHandler.ts"
+import { now } from "./Now.ts"
+import * as SignaturesTable from "./readmodels/SignaturesTable.ts"
 
 export interface SignatureView {
   readonly cid: string
@@ -18,12 +20,10 @@ export interface SignatureView {
   readonly address: string
 }
 
-const encode = encoder(CidRecord.CidEvent)
-
 export class Signatures extends Context.Service<Signatures>()("cairn/Signatures", {
   make: Effect.gen(function*() {
-    const store = yield* EventStore
-    const sql = yield* SqlClient.SqlClient
+    const commands = yield* CommandHandler
+    const signatures = SignaturesTable.queries(yield* SqlClient.SqlClient)
     const verifier = yield* SignatureVerifier
 
     const add = Effect.fn("Signatures.add")(function*(
@@ -32,29 +32,29 @@ export class Signatures extends Context.Service<Signatures>()("cairn/Signatures"
       cid: string,
       input: { readonly signature: string; readonly address: string }
     ) {
+      const { workspaceId, userId } = principal
       const stream = CidRecord.stream(network, cid)
-      const { state, version } = yield* load(store, stream, CidRecord.CidEvent, CidRecord.initial, CidRecord.evolve)
-      const date = yield* Effect.fromResult(CidRecord.signableBy(state, cid, principal.workspaceId))
+      const { state } = yield* commands.load(CidRecord.decider, stream)
+      // Refused before the verifier is asked; the date it needs is the first upload's, which never changes.
+      const date = yield* Effect.fromResult(CidRecord.signableBy(state, cid, workspaceId))
       const verified = yield* verifier.verify({ address: input.address, cid, date, signature: input.signature })
-      const at = yield* now
-      const events = yield* Effect.fromResult(CidRecord.addSignature(state, { cid, network, workspaceId: principal.workspaceId, address: input.address, signature: input.signature, verified, at }))
-      // A concurrent signer that won the race shows up as a version conflict: it is "already signed".
-      yield* store.append([{ stream, expected: ExpectedVersion.Exact(version), events: events.map((e) => encode(e, { actor: principal.userId })) }]).pipe(
-        Effect.catchTag("WrongExpectedVersion", () => Effect.fail(new CidRecord.CidAlreadySigned({ cid })))
-      )
+      const command = new CidRecord.AddSignature({
+        cid,
+        network,
+        workspaceId,
+        address: input.address,
+        signature: input.signature,
+        verified,
+        at: yield* now
+      })
+      yield* commands.execute(CidRecord.decider, stream, command, { actor: userId })
       return { cid, signature: input.signature, address: input.address } satisfies SignatureView
     })
 
     const find = (network: Network, cid: string, workspaceId: string | undefined) =>
-      sql<{ signature: string; address: string; workspace_id: string }>`
-        SELECT signature, address, workspace_id FROM cairn_signatures WHERE network = ${network} AND cid = ${cid}`.pipe(
-        Effect.orDie,
-        Effect.map(([row]) =>
-          Option.fromNullishOr(row).pipe(
-            Option.filter((row) => network === "public" || row.workspace_id === workspaceId),
-            Option.map((row): SignatureView => ({ cid, signature: row.signature, address: row.address }))
-          )
-        )
+      signatures.byCid(network, cid).pipe(
+        Effect.map(Option.filter((stored) => network === "public" || stored.workspaceId === workspaceId)),
+        Effect.map(Option.map((stored): SignatureView => ({ cid, signature: stored.signature, address: stored.address })))
       )
 
     const get = (principal: Principal, network: Network, cid: string) =>
@@ -66,13 +66,8 @@ export class Signatures extends Context.Service<Signatures>()("cairn/Signatures"
       )
 
     const remove = Effect.fn("Signatures.remove")(function*(principal: Principal, network: Network, cid: string) {
-      const stream = CidRecord.stream(network, cid)
-      const { state, version } = yield* load(store, stream, CidRecord.CidEvent, CidRecord.initial, CidRecord.evolve)
-      const at = yield* now
-      const events = yield* Effect.fromResult(CidRecord.removeSignature(state, { cid, network, workspaceId: principal.workspaceId, at }))
-      yield* store.append([{ stream, expected: ExpectedVersion.Exact(version), events: events.map((e) => encode(e, { actor: principal.userId })) }]).pipe(
-        Effect.catchTag("WrongExpectedVersion", () => Effect.fail(new CidRecord.SignatureNotFound({ cid })))
-      )
+      const command = new CidRecord.RemoveSignature({ cid, network, workspaceId: principal.workspaceId, at: yield* now })
+      yield* commands.execute(CidRecord.decider, CidRecord.stream(network, cid), command, { actor: principal.userId })
     })
 
     /** The public signature of a CID, for the gateway's response header. */

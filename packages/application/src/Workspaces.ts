@@ -1,26 +1,19 @@
-/** Creates workspaces (an administrator's act) and reads them back. */
-import { EventStore, ExpectedVersion } from "@cairn/event-store"
+/** Creates workspaces (an administrator's act) through the command handler, and reads them back from their table. */
 import { Workspace } from "@cairn/domain"
-import { Context, Effect, Layer, Option, Result } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { encoder, now } from "./EventCodec.ts"
+import { CommandHandler } from "./CommandHandler.ts"
+import { now } from "./Now.ts"
+import * as WorkspacesTable from "./readmodels/WorkspacesTable.ts"
 
-export interface WorkspaceView {
-  readonly id: string
-  readonly name: string
-  readonly plan: Workspace.Plan
-  readonly agentLimit: number
-  readonly internal: boolean
-  readonly createdAt: string
-}
-
-const encode = encoder(Workspace.WorkspaceEvent)
+export type { WorkspaceView } from "./readmodels/WorkspacesTable.ts"
 
 export class Workspaces extends Context.Service<Workspaces>()("cairn/Workspaces", {
   make: Effect.gen(function*() {
-    const store = yield* EventStore
-    const sql = yield* SqlClient.SqlClient
+    const commands = yield* CommandHandler
+    const workspaces = WorkspacesTable.queries(yield* SqlClient.SqlClient)
 
+    /** Creates the workspace and returns its new id; the agent limit defaults to the plan's. */
     const create = Effect.fn("Workspaces.create")(function*(input: {
       readonly name: string
       readonly plan: Workspace.Plan
@@ -28,38 +21,19 @@ export class Workspaces extends Context.Service<Workspaces>()("cairn/Workspaces"
       readonly internal: boolean
     }) {
       const workspaceId = crypto.randomUUID()
-      const at = yield* now
-      const events = Result.getOrThrow(Workspace.create({
+      const command = new Workspace.CreateWorkspace({
         workspaceId,
         name: input.name,
         plan: input.plan,
         agentLimit: input.agentLimit ?? Workspace.defaultAgentLimit(input.plan),
         internal: input.internal,
-        at
-      }))
-      yield* store.append([{
-        stream: Workspace.stream(workspaceId),
-        expected: ExpectedVersion.NoStream,
-        events: events.map((e) => encode(e, { actor: "admin" }))
-      }])
+        at: yield* now
+      })
+      yield* commands.execute(Workspace.decider, Workspace.stream(workspaceId), command, { actor: "admin" })
       return workspaceId
     })
 
-    const get = (workspaceId: string) =>
-      sql<{ id: string; name: string; plan: Workspace.Plan; agent_limit: number; internal: boolean; created_at: Date }>`
-        SELECT id, name, plan, agent_limit, internal, created_at FROM cairn_workspaces WHERE id = ${workspaceId}`.pipe(
-        Effect.orDie,
-        Effect.map(([row]) =>
-          Option.fromNullishOr(row).pipe(Option.map((row): WorkspaceView => ({
-            id: row.id,
-            name: row.name,
-            plan: row.plan,
-            agentLimit: row.agent_limit,
-            internal: row.internal,
-            createdAt: row.created_at.toISOString()
-          })))
-        )
-      )
+    const get = (workspaceId: string) => workspaces.byId(workspaceId)
 
     return { create, get }
   })

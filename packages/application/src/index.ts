@@ -1,10 +1,12 @@
-/** Application services: load a stream, decide with the domain, append; and the read models they query. */
+/** Application services: each command is loaded, decided and appended by the CommandHandler; queries read the read models. */
 export * from "./Access.ts"
 export * from "./Agents.ts"
 export * from "./AgentSupervisor.ts"
 export * from "./ApiKeys.ts"
-export * as EventCodec from "./EventCodec.ts"
+export * from "./CommandHandler.ts"
 export * from "./Files.ts"
-export * as ReadModelTables from "./readmodels/Tables.ts"
+export * from "./Issues.ts"
+export * as ReadModels from "./readmodels/index.ts"
+export * as Services from "./Services.ts"
 export * from "./Signatures.ts"
 export * from "./Workspaces.ts"

@@ -35,6 +35,8 @@ export class ContentStoreUnavailable extends Schema.TaggedError<ContentStoreUnav
   operation: Schema.String,
   cause: Schema.Defect()
 }) {
+  /** Clients get 503 Service unavailable; the cause goes to the log (see @cairn/domain DocumentedError). */
+  readonly unavailable = true
   override get message() {
     return `Content store ${this.operation} failed`
   }

@@ -51,6 +51,8 @@ export class EventStoreUnavailable extends Schema.TaggedError<EventStoreUnavaila
   retryable: Schema.Boolean,
   cause: Schema.Defect()
 }) {
+  /** Clients get 503 Service unavailable; the cause goes to the log (see @cairn/domain DocumentedError). */
+  readonly unavailable = true
   override get message() {
     return `Event store ${this.operation} failed`
   }

@@ -3,10 +3,9 @@
  * file the server writes into DATA_DIR at first start). The admin CLI is its client: create workspaces, issue and
  * revoke API keys.
  */
-import { ApiKeys, Unauthorized, Workspaces } from "@cairn/application"
-import { EventStore } from "@cairn/event-store"
+import { Agents, ApiKeys, Unauthorized, Workspaces } from "@cairn/application"
 import { AdminToken } from "@cairn/auth"
-import { Agent, ApiKey, Workspace } from "@cairn/domain"
+import { ApiKey, Workspace } from "@cairn/domain"
 import { Effect, Schema } from "effect"
 import { HttpRouter, type HttpServerRequest } from "effect/http"
 import { bearerToken } from "./Authenticate.ts"
@@ -33,7 +32,7 @@ export const layer = HttpRouter.use((router) =>
     const admin = yield* AdminToken.AdminToken
     const workspaces = yield* Workspaces
     const keys = yield* ApiKeys
-    const store = yield* EventStore
+    const agents = yield* Agents
 
     const asAdmin = (request: HttpServerRequest.HttpServerRequest) =>
       Effect.gen(function*() {
@@ -73,9 +72,8 @@ export const layer = HttpRouter.use((router) =>
       handled(Effect.gen(function*() {
         yield* asAdmin(request)
         const { agentId = "" } = yield* HttpRouter.params
-        const events = yield* store.readStream(Agent.stream(agentId))
-        if (events.length === 0) return yield* new Agent.AgentNotFound({ agentId })
-        return data(events.map((e) => ({ version: e.version, type: e.type, at: e.recordedAt.toISOString(), actor: e.metadata.actor ?? null, data: e.data })))
+        const events = yield* agents.auditTrail(agentId)
+        return data(events.map((e) => ({ version: e.version, type: e.type, at: e.at, actor: e.actor, data: e.data })))
       })))
 
     yield* router.add("POST", "/admin/keys/:keyId/revoke", (request) =>

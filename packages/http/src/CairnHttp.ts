@@ -3,25 +3,24 @@
  * embedding). It needs the application services, the content store, the token signer, the admin token, and a
  * FileSystem and Path for staging uploads.
  */
-import type { Agents, ApiKeys, Files, Signatures, Workspaces } from "@cairn/application"
+import type { Agents, ApiKeys, Files, Issues, Signatures, Workspaces } from "@cairn/application"
 import type { AdminToken, TokenSigner } from "@cairn/auth"
 import type { ContentStore } from "@cairn/content-store"
 import type { EventStore } from "@cairn/event-store"
 import { Config, Effect, type FileSystem, Layer, type Path, References } from "effect"
 import { HttpRouter, type HttpServer } from "effect/http"
-import type { SqlClient } from "effect/sql"
 import * as AdminRoutes from "./AdminRoutes.ts"
 import * as GatewayRoutes from "./GatewayRoutes.ts"
 import * as HealthRoutes from "./HealthRoutes.ts"
 import * as AuthRoutes from "./v3/AuthRoutes.ts"
 import * as FilesRoutes from "./v3/FilesRoutes.ts"
-import * as AgentsRoutes from "./v0/AgentsRoutes.ts"
 import * as SignatureRoutes from "./v3/SignatureRoutes.ts"
+import * as V0Routes from "./v0/Routes.ts"
 
-/** What the routes need from the application around them. */
+/** What the routes need from the application around them (the event store only for the readiness probe's ping). */
 export type Requirements =
-  | Agents | ApiKeys | Files | Signatures | Workspaces | ContentStore | EventStore | TokenSigner | AdminToken.AdminToken
-  | FileSystem.FileSystem | Path.Path | HttpRouter.HttpRouter | SqlClient.SqlClient
+  | Agents | ApiKeys | Files | Issues | Signatures | Workspaces | ContentStore | EventStore | TokenSigner | AdminToken.AdminToken
+  | FileSystem.FileSystem | Path.Path | HttpRouter.HttpRouter
 
 export const routes: Layer.Layer<never, Config.ConfigError, Requirements> = Layer.mergeAll(
   HealthRoutes.layer,
@@ -30,7 +29,7 @@ export const routes: Layer.Layer<never, Config.ConfigError, Requirements> = Laye
   SignatureRoutes.layer,
   GatewayRoutes.layer,
   AdminRoutes.layer,
-  AgentsRoutes.layer
+  V0Routes.layer
 )
 
 /**

@@ -1,9 +1,9 @@
 /**
  * The one place failures become responses: a documented error gives `{error: <its message>}` with its status;
  * input that does not decode gives 400 `Validation failed: <detail>`; anything else is a 500 with a generic
- * message, and the cause goes to the log, never to the client.
+ * message, and the cause goes to the log, never to the client. A port that could not be reached answers 503.
  */
-import { isDocumentedError } from "@cairn/domain"
+import { isDocumentedError, isUnavailable } from "@cairn/domain"
 import { Cause, Effect } from "effect"
 import type { HttpServerResponse } from "effect/http"
 import { json } from "./Respond.ts"
@@ -11,7 +11,7 @@ import { json } from "./Respond.ts"
 const schemaDetail = (error: { readonly message: string }) => error.message.replace(/\s+/g, " ").trim()
 
 export const fromError = (error: unknown): Effect.Effect<HttpServerResponse.HttpServerResponse> => {
-  if (isDocumentedError(error)) return Effect.succeed(json({ error: error.message }, error.status))
+  if (isDocumentedError(error)) return Effect.succeed(json({ error: error.message, ...error.details }, error.status))
   const tag = (error as { _tag?: unknown })?._tag
   if (tag === "SchemaError") return Effect.succeed(json({ error: `Validation failed: ${schemaDetail(error as Error)}` }, 400))
   if (tag === "MultipartError") {
@@ -21,7 +21,7 @@ export const fromError = (error: unknown): Effect.Effect<HttpServerResponse.Http
   if (tag === "RequestError" || tag === "MultipartError") {
     return Effect.succeed(json({ error: `Validation failed: the request body could not be read (${schemaDetail(error as Error)})` }, 400))
   }
-  if (tag === "ContentStoreUnavailable" || tag === "EventStoreUnavailable" || tag === "VerifierUnavailable" || tag === "EngineUnavailable") {
+  if (isUnavailable(error)) {
     return Effect.logError("Backend unavailable", error).pipe(Effect.as(json({ error: "Service unavailable" }, 503)))
   }
   return Effect.logError("Unexpected failure", error).pipe(Effect.as(json({ error: "Internal server error" }, 500)))

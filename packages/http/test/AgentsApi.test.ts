@@ -2,20 +2,14 @@
  * The agents control plane (/v0) through the real routes, on the simulated engine, with the documented error
  * contract walked row by row (service interface, sections 7.1 and 7.2).
  */
-import { AgentEngine, SimulatedAgentEngine, SimulatedEngineControl } from "@cairn/agent-engine"
-import { Agents, AgentSupervisor, ApiKeys, CrashBackoff, EventCodec, Files, Signatures, Workspaces } from "@cairn/application"
+import { AgentEngine } from "@cairn/agent-engine"
+import { AgentSupervisor, CrashBackoff } from "@cairn/application"
+import { JoseTokenSigner, TokenSigner } from "@cairn/auth"
 import { Agent } from "@cairn/domain"
-import { AdminToken, GatewayTokens, JoseTokenSigner, TokenSigner } from "@cairn/auth"
-import { HeliaContentStore } from "@cairn/content-store-helia"
 import { EventStore, ExpectedVersion } from "@cairn/event-store"
-import { PgDatabase } from "@cairn/event-store-pg"
-import { CairnHttp } from "@cairn/http"
-import { CairnRuntime } from "@cairn/runtime"
-import { EoaSignatureVerifier } from "@cairn/signatures"
-import { NodeServices } from "@effect/platform-node"
+import { TestRuntime } from "@cairn/runtime/testing"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
-import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
-import { HttpRouter } from "effect/http"
+import { Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 
 // Fault injection around the real signer, for the one documented failure nothing else can provoke.
@@ -28,37 +22,10 @@ const signer = Layer.effect(TokenSigner, Effect.gen(function*() {
   })
 }))
 
-const app = Layer.mergeAll(Workspaces.layer, ApiKeys.layer, Files.layer, Signatures.layer, Agents.layer).pipe(
-  Layer.provideMerge(Layer.mergeAll(
-    signer,
-    AdminToken.layer(Redacted.make("admin-secret")),
-    GatewayTokens.layer(Redacted.make("gateway-key-for-tests-only-gateway-key-for")),
-    SimulatedAgentEngine.layer({ startDelay: "20 millis" }),
-    HeliaContentStore.layerMemory,
-    EoaSignatureVerifier.layer
-  )),
-  Layer.provideMerge(CairnRuntime.layerStore(PgDatabase.layerPglite(undefined))),
-  Layer.provideMerge(NodeServices.layer)
-)
-const runtime = ManagedRuntime.make(app)
-const web = HttpRouter.toWebHandler(CairnHttp.routes.pipe(Layer.provide(app)), { memoMap: runtime.memoMap, disableLogger: true })
-const control = <A>(f: (c: SimulatedEngineControl["Service"]) => Effect.Effect<A, unknown>) =>
-  runtime.runPromise(SimulatedEngineControl.use(f) as Effect.Effect<A>)
-
-const request = async (method: string, path: string, token?: string, body?: unknown) => {
-  const response = await web.handler(new Request(`http://cairn${path}`, {
-    method,
-    headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) })
-  }))
-  const text = await response.text()
-  return { status: response.status, body: text === "" ? undefined : JSON.parse(text) as Record<string, any> }
-}
-const admin = (path: string, body: unknown) => request("POST", path, "admin-secret", body).then((r) => r.body!["data"])
-const workspace = (agentLimit: number, internal = false) =>
-  admin("/admin/workspaces", { name: "W", plan: "pro", agentLimit, internal }).then((w) => w.id as string)
-const key = (workspaceId: string, scopes = ["org:agents"], userId = "ada", expiresInSeconds?: number) =>
-  admin("/admin/keys", { workspaceId, userId, scopes, ...(expiresInSeconds === undefined ? {} : { expiresInSeconds }) }) as Promise<{ keyId: string; token: string }>
+const { runtime, web, request, workspace: newWorkspace, key, control, dispose } = TestRuntime.makeTestApi({ signer })
+const workspace = (agentLimit: number, internal = false) => newWorkspace(agentLimit, { internal })
+/** Agent events as another node would record them. */
+const encode = (event: Agent.AgentEvent, actor: string) => ({ type: event._tag, data: Schema.encodeSync(Agent.AgentEvent)(event), metadata: { actor } })
 const createAgent = (token: string, name: unknown = "helper") => request("POST", "/v0/agents", token, { name })
 const waitForStatus = async (token: string, agentId: string, status: string) => {
   for (let i = 0; i < 200; i++) {
@@ -79,10 +46,7 @@ beforeAll(async () => {
   agentId = created.body!["agent"].agentId
 }, 120_000)
 
-afterAll(async () => {
-  await web.dispose()
-  await runtime.dispose()
-})
+afterAll(dispose)
 
 describe("the /v0 error contract, row by row", () => {
   const expectError = (response: { status: number; body: Record<string, any> | undefined }, status: number, error: string | RegExp) => {
@@ -301,13 +265,12 @@ describe("agents", () => {
   it("on another Cairn node are that node's to supervise: this one neither takes them for crashed nor starts them", async () => {
     const agentId = `elsewhere${Date.now().toString(36)}`
     const at = new Date().toISOString()
-    const encode = EventCodec.encoder(Agent.AgentEvent)
     await runtime.runPromise(EventStore.use((store) => store.append([{
       stream: Agent.stream(agentId),
       expected: ExpectedVersion.NoStream,
       events: [
-        encode(new Agent.AgentCreated({ agentId, workspaceId: "w-elsewhere", userId: "ada", name: "remote", engineVersion: "2026.1.1", node: "other-node", at }), { actor: "ada" }),
-        encode(new Agent.AgentStarted({ agentId, engineVersion: "2026.1.1", node: "other-node", at }), { actor: "engine" })
+        encode(new Agent.AgentCreated({ agentId, workspaceId: "w-elsewhere", userId: "ada", name: "remote", engineVersion: "2026.1.1", node: "other-node", at }), "ada"),
+        encode(new Agent.AgentStarted({ agentId, engineVersion: "2026.1.1", node: "other-node", at }), "engine")
       ]
     }])))
     await runtime.runPromise(AgentSupervisor.use((supervisor) => supervisor.checkRunning.pipe(Effect.andThen(supervisor.resume))))
@@ -321,12 +284,11 @@ describe("agents", () => {
     const [deleted, moved] = [(await createAgent(token, "deleted")).body!["agent"].agentId as string, (await createAgent(token, "moved")).body!["agent"].agentId as string]
     await waitForStatus(token, deleted, "running")
     await waitForStatus(token, moved, "running")
-    const encode = EventCodec.encoder(Agent.AgentEvent)
     const at = new Date().toISOString()
     // What another node records when a user deletes one agent and restarts the other there.
     await runtime.runPromise(EventStore.use((store) => store.append([
-      { stream: Agent.stream(deleted), expected: ExpectedVersion.Any, events: [encode(new Agent.AgentDeleted({ agentId: deleted, at }), { actor: "ada" })] },
-      { stream: Agent.stream(moved), expected: ExpectedVersion.Any, events: [encode(new Agent.AgentStarted({ agentId: moved, engineVersion: "2026.1.1", node: "other-node", at }), { actor: "engine" })] }
+      { stream: Agent.stream(deleted), expected: ExpectedVersion.Any, events: [encode(new Agent.AgentDeleted({ agentId: deleted, at }), "ada")] },
+      { stream: Agent.stream(moved), expected: ExpectedVersion.Any, events: [encode(new Agent.AgentStarted({ agentId: moved, engineVersion: "2026.1.1", node: "other-node", at }), "engine")] }
     ])))
     await runtime.runPromise(AgentSupervisor.use((supervisor) => supervisor.releaseForeign))
     const status = (agentId: string) =>

@@ -6,7 +6,7 @@
  */
 import { SimulatedAgentEngine } from "@cairn/agent-engine"
 import { OpenClawAgentEngine } from "@cairn/agent-engine-openclaw"
-import { Agents, AgentsNode, AgentSupervisor, ApiKeys, Files, Signatures, Workspaces } from "@cairn/application"
+import { AgentsNode, AgentSupervisor, Services } from "@cairn/application"
 import { AdminToken, GatewayTokens, JoseTokenSigner } from "@cairn/auth"
 import { HeliaContentStore } from "@cairn/content-store-helia"
 import { KuboContentStore } from "@cairn/content-store-kubo"
@@ -116,7 +116,7 @@ const layerNode = Layer.effect(AgentsNode, Effect.gen(function*() {
 
 /** The application services and everything they stand on, except the database (given by the caller). */
 export const layerApplication = (database: DatabaseLayer) =>
-  Layer.mergeAll(Workspaces.layer, ApiKeys.layer, Files.layer, Signatures.layer, Agents.layer).pipe(
+  Services.layer.pipe(
     Layer.provideMerge(Layer.mergeAll(layerContentStore, layerSignatureVerifier, layerCredentials, layerAgentEngine, layerNode)),
     Layer.provideMerge(layerStore(database))
   )

@@ -2,13 +2,13 @@
  * Every read model Cairn keeps, in one list: inline ones are updated inside each append's transaction, the
  * asynchronous ones by background runners. The server runs them; the CLI replays them by name.
  */
-import { ReadModelTables } from "@cairn/application"
+import { ReadModels as Tables } from "@cairn/application"
 import { EventStore, type Projection, Subscription, UnknownProjection } from "@cairn/event-store"
 import { CategoryStats } from "@cairn/event-store-pg"
 import { Effect, Layer, Schedule } from "effect"
 import type { SqlClient } from "effect/sql"
 
-export const inline: ReadonlyArray<Projection<SqlClient.SqlClient>> = ReadModelTables.all
+export const inline: ReadonlyArray<Projection<SqlClient.SqlClient>> = Tables.all
 
 export const asynchronous: ReadonlyArray<Projection<SqlClient.SqlClient>> = [CategoryStats.projection]
 

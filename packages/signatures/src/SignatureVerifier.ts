@@ -32,6 +32,8 @@ export interface SignedContent {
 export class VerifierUnavailable extends Schema.TaggedError<VerifierUnavailable>()("VerifierUnavailable", {
   cause: Schema.Defect()
 }) {
+  /** Clients get 503 Service unavailable; the cause goes to the log (see @cairn/domain DocumentedError). */
+  readonly unavailable = true
   override get message() {
     return "Signature verifier unavailable"
   }

@@ -6,7 +6,7 @@ import { assert, describe, layer } from "@effect/vitest"
 import { Duration, Effect, type Layer, Redacted } from "effect"
 import { TestClock } from "effect/testing"
 import { AgentEngine } from "../AgentEngine.ts"
-import * as EngineVersion from "../EngineVersion.ts"
+import { EngineVersion } from "@cairn/domain"
 
 export interface ContractOptions {
   /**
@@ -107,7 +107,7 @@ export const agentEngineContract = (adapter: string, engineLayer: Layer.Layer<Ag
           const engine = yield* AgentEngine
           const agentId = freshAgent()
           const error = yield* Effect.flip(engine.provision(agentId, { version: unknownVersion, gatewayToken: token() }))
-          assert.deepInclude(error, { _tag: "InvalidVersion", version: unknownVersion })
+          assert.deepInclude(error, { _tag: "VersionNotOffered", version: unknownVersion })
           assert.strictEqual((yield* Effect.flip(engine.status(agentId)))._tag, "AgentNotProvisioned")
         }), timeout)
 
@@ -133,7 +133,7 @@ export const agentEngineContract = (adapter: string, engineLayer: Layer.Layer<Ag
           const { oldest } = yield* oldestAndNewest
           const agentId = yield* running(oldest)
           const error = yield* Effect.flip(drive(engine.restart(agentId, { version: unknownVersion })))
-          assert.deepInclude(error, { _tag: "InvalidVersion", version: unknownVersion })
+          assert.deepInclude(error, { _tag: "VersionNotOffered", version: unknownVersion })
           assert.deepStrictEqual(yield* engine.status(agentId), { state: "running", version: oldest })
         }), timeout)
 

@@ -1,58 +1,58 @@
 /**
- * The documented failures of the agents API (service interface, section 7), each with its status and its exact
- * string. The application maps engine failures onto these; the HTTP layer renders any of them as `{error}`.
+ * Why an agent command was refused, or how an engine-backed operation failed: one class per documented failure
+ * (service interface, section 7), each with its status and its exact string. The application maps engine failures
+ * onto these; the HTTP layer renders any of them as `{error}`.
  */
 import { Schema } from "effect"
 
+/** A wrong `agentId`, another workspace's agent, or a deleted one. */
+export class AgentNotFound extends Schema.TaggedError<AgentNotFound>()("AgentNotFound", { agentId: Schema.String }) {
+  readonly status = 404
+  override readonly message = "Agent not found"
+}
+
+/** Agent ids are random; a second create under the same id is refused rather than merged. */
+export class AgentAlreadyExists extends Schema.TaggedError<AgentAlreadyExists>()("AgentAlreadyExists", { agentId: Schema.String }) {
+  readonly status = 409
+  override readonly message = "Agent already exists"
+}
+
+/** A restart asked for an engine version that is not offered, or older than the one the agent runs. */
 export class InvalidVersion extends Schema.TaggedError<InvalidVersion>()("InvalidVersion", { version: Schema.String }) {
   readonly status = 400
-  override get message() {
-    return "Invalid version"
-  }
+  override readonly message = "Invalid version"
 }
 
 export class RestartFailed extends Schema.TaggedError<RestartFailed>()("RestartFailed", { agentId: Schema.String }) {
   readonly status = 500
-  override get message() {
-    return "Restart failed"
-  }
+  override readonly message = "Restart failed"
 }
 
 export class ScriptLaunchFailed extends Schema.TaggedError<ScriptLaunchFailed>()("ScriptLaunchFailed", { agentId: Schema.String }) {
   readonly status = 500
-  override get message() {
-    return "Script launch failed"
-  }
+  override readonly message = "Script launch failed"
 }
 
 export class CliError extends Schema.TaggedError<CliError>()("CliError", { agentId: Schema.String }) {
   readonly status = 500
-  override get message() {
-    return "CLI error"
-  }
+  override readonly message = "CLI error"
 }
 
 export class TokenGenerationFailed extends Schema.TaggedError<TokenGenerationFailed>()("TokenGenerationFailed", { agentId: Schema.String }) {
   readonly status = 500
-  override get message() {
-    return "Token generation failed"
-  }
+  override readonly message = "Token generation failed"
 }
 
-/** Creation succeeded but the gateway did not come up: the response carries the agent, which can be restarted. */
+/** Creation succeeded but the gateway did not come up: the response carries the agent (as the API shows it), which can be restarted. */
 export class GatewayFailedToStart extends Schema.TaggedError<GatewayFailedToStart>()("GatewayFailedToStart", {
-  agentId: Schema.String
+  agentId: Schema.String,
+  agent: Schema.Unknown
 }) {
   readonly status = 500
-  override get message() {
-    return "Gateway failed to start"
+  override readonly message = "Gateway failed to start"
+  get details() {
+    return { agent: this.agent }
   }
 }
 
-/** The issues endpoints exist only for internal accounts; everyone else is told there is nothing here. */
-export class IssuesNotAvailable extends Schema.TaggedError<IssuesNotAvailable>()("IssuesNotAvailable", {}) {
-  readonly status = 404
-  override get message() {
-    return "Not found"
-  }
-}
+export type AgentError = AgentNotFound | AgentAlreadyExists | InvalidVersion

@@ -1,0 +1,134 @@
+/**
+ * The one way state changes: load each stream a command touches by folding its events, `decide`, and append what
+ * was decided at the exact versions that were read, in one transaction. When another writer got there first, the
+ * streams are loaded and decided again, a bounded number of times. Services never hand-write load and append;
+ * an invariant across aggregates (a quota, a unique name) is a second stream decided in the same append.
+ */
+import type { AnyDecider, CommandOf, ErrorOf, EventOf, StateOf } from "@cairn/domain"
+import {
+  EventStore,
+  type EventStoreUnavailable,
+  type EventMetadata,
+  ExpectedVersion,
+  type StreamAppend
+} from "@cairn/event-store"
+import { Context, Effect, Layer, Schema } from "effect"
+
+/** One command for one stream, decided by `decider`. */
+export interface Decision<D extends AnyDecider> {
+  readonly decider: D
+  readonly stream: string
+  readonly command: CommandOf<D>
+}
+
+export const decision = <D extends AnyDecider>(decider: D, stream: string, command: CommandOf<D>): Decision<D> => ({
+  decider,
+  stream,
+  command
+})
+
+/** What a decision recorded, and the stream's state after it. */
+export interface Outcome<D extends AnyDecider> {
+  readonly events: ReadonlyArray<EventOf<D>>
+  readonly state: StateOf<D>
+}
+
+type Outcomes<Ds extends ReadonlyArray<Decision<AnyDecider>>> = { readonly [K in keyof Ds]: Outcome<Ds[K]["decider"]> }
+type Refusal<Ds extends ReadonlyArray<Decision<AnyDecider>>> = ErrorOf<Ds[number]["decider"]>
+
+/** Every attempt lost a race to another writer of the same streams. */
+export class TooMuchContention extends Schema.TaggedError<TooMuchContention>()("TooMuchContention", { streams: Schema.Array(Schema.String) }) {
+  readonly status = 409
+  override readonly message = "Conflict: the resource was changed concurrently, try again"
+}
+
+/** How many times a command is decided again after losing a race (each loss means another writer won). */
+export const MaxAttempts = Context.Reference<number>("cairn/CommandHandler/MaxAttempts", { defaultValue: () => 100 })
+
+// Decoders and encoders are built once per event schema, not per command.
+const codecs = new WeakMap<object, {
+  readonly decode: (data: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<unknown>, Schema.SchemaError>
+  readonly encode: (event: unknown) => unknown
+}>()
+const codecOf = (decider: AnyDecider) => {
+  let codec = codecs.get(decider.events)
+  if (codec === undefined) {
+    codec = {
+      decode: Schema.decodeUnknownEffect(Schema.Array(decider.events)),
+      encode: Schema.encodeSync(decider.events as Schema.Codec<unknown, unknown>)
+    }
+    codecs.set(decider.events, codec)
+  }
+  return codec
+}
+
+export class CommandHandler extends Context.Service<CommandHandler>()("cairn/CommandHandler", {
+  make: Effect.gen(function*() {
+    const store = yield* EventStore
+
+    /** The stream's state, and the version to expect when appending after it. */
+    const load = <D extends AnyDecider>(decider: D, stream: string): Effect.Effect<{ readonly state: StateOf<D>; readonly version: number }, EventStoreUnavailable> =>
+      store.readStream(stream).pipe(
+        Effect.flatMap((stored) =>
+          codecOf(decider).decode(stored.map((e) => e.data)).pipe(
+            // A stored event that no longer decodes is a corrupt log: a defect, never a client's error.
+            Effect.orDie,
+            Effect.map((events) => ({ state: events.reduce(decider.evolve, decider.initial) as StateOf<D>, version: stored.length }))
+          )
+        )
+      )
+
+    const attempt = <const Ds extends ReadonlyArray<Decision<AnyDecider>>>(decisions: Ds, metadata: EventMetadata) =>
+      Effect.gen(function*() {
+        const outcomes: Array<Outcome<AnyDecider>> = []
+        const appends: Array<StreamAppend> = []
+        for (const { decider, stream, command } of decisions) {
+          const { state, version } = yield* load(decider, stream)
+          const events = yield* Effect.fromResult(decider.decide(command, state))
+          const { encode } = codecOf(decider)
+          outcomes.push({ events, state: events.reduce(decider.evolve, state) })
+          // A stream with nothing to record still guards its version: what was decided on it must still hold.
+          appends.push({
+            stream,
+            expected: ExpectedVersion.Exact(version),
+            events: events.map((event: { readonly _tag: string }) => ({ type: event._tag, data: encode(event), metadata }))
+          })
+        }
+        if (appends.some((a) => a.events.length > 0)) yield* store.append(appends)
+        return outcomes as unknown as Outcomes<Ds>
+      })
+
+    /**
+     * Decides every command against its stream and appends all their events atomically, or none. Retried from the
+     * load when a stream moved meanwhile.
+     */
+    const executeAll = <const Ds extends ReadonlyArray<Decision<AnyDecider>>>(
+      decisions: Ds,
+      metadata: EventMetadata
+    ): Effect.Effect<Outcomes<Ds>, Refusal<Ds> | TooMuchContention | EventStoreUnavailable> =>
+      Effect.gen(function*() {
+        const maxAttempts = yield* MaxAttempts
+        for (let tries = 1;; tries++) {
+          const result = yield* attempt(decisions, metadata).pipe(
+            Effect.catchTag("WrongExpectedVersion", (conflict) =>
+              tries < maxAttempts ? Effect.succeed(undefined) : Effect.fail(new TooMuchContention({ streams: [conflict.stream] }))),
+            // Malformed appends and inline projections that fail are bugs, not a client's doing.
+            Effect.catchTags({
+              IdempotencyConflict: Effect.die,
+              InvalidAppend: Effect.die,
+              ProjectionFailed: Effect.die
+            })
+          )
+          if (result !== undefined) return result
+        }
+      }) as Effect.Effect<Outcomes<Ds>, Refusal<Ds> | TooMuchContention | EventStoreUnavailable>
+
+    /** Decides one command against its stream and appends what it decided. */
+    const execute = <D extends AnyDecider>(decider: D, stream: string, command: CommandOf<D>, metadata: EventMetadata) =>
+      Effect.map(executeAll([decision(decider, stream, command)], metadata), ([outcome]) => outcome as Outcome<D>)
+
+    return { load, execute, executeAll }
+  })
+}) {
+  static readonly layer = Layer.effect(this, this.make)
+}

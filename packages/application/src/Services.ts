@@ -1,0 +1,29 @@
+/**
+ * Every application service, listed once, over the one command handler. Runtimes and tests provide what they
+ * stand on (event store with its read models, content store, engine, signer, verifier).
+ */
+import type { AgentEngine } from "@cairn/agent-engine"
+import type { GatewayTokens, TokenSigner } from "@cairn/auth"
+import type { ContentStore } from "@cairn/content-store"
+import type { EventStore } from "@cairn/event-store"
+import type { SignatureVerifier } from "@cairn/signatures"
+import { Layer } from "effect"
+import type { SqlClient } from "effect/sql"
+import { Agents } from "./Agents.ts"
+import type { AgentSupervisor } from "./AgentSupervisor.ts"
+import { ApiKeys } from "./ApiKeys.ts"
+import { CommandHandler } from "./CommandHandler.ts"
+import { Files } from "./Files.ts"
+import { Issues } from "./Issues.ts"
+import { Signatures } from "./Signatures.ts"
+import { Workspaces } from "./Workspaces.ts"
+
+export type Provided = Workspaces | ApiKeys | Files | Signatures | Agents | AgentSupervisor | Issues | CommandHandler
+
+/** The ports the services stand on; the read models' tables are reached through the event store's SqlClient. */
+export type Requirements =
+  | EventStore | SqlClient.SqlClient | ContentStore | SignatureVerifier | AgentEngine | GatewayTokens.GatewayTokens | TokenSigner
+
+export const layer: Layer.Layer<Provided, never, Requirements> = Layer.mergeAll(Workspaces.layer, ApiKeys.layer, Files.layer, Signatures.layer, Agents.layer, Issues.layer).pipe(
+  Layer.provideMerge(CommandHandler.layer)
+)

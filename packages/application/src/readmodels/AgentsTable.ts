@@ -1,0 +1,99 @@
+/**
+ * `cairn_agents`: one row per live agent (a delete removes it), for the agents list, gateway-token checks and the
+ * supervisor's sweeps over the agents this node runs.
+ */
+import { Agent } from "@cairn/domain"
+import { Effect, Option } from "effect"
+import type { SqlClient } from "effect/sql"
+import * as ReadModel from "./ReadModel.ts"
+
+export const projection = ReadModel.make({
+  name: "agents",
+  events: Agent.AgentEvent,
+  tables: ["cairn_agents"],
+  setup: (sql) =>
+    sql`CREATE TABLE IF NOT EXISTS cairn_agents (
+      id text PRIMARY KEY, workspace_id text NOT NULL, user_id text NOT NULL, name text NOT NULL,
+      engine_version text NOT NULL, status text NOT NULL, token_generation int NOT NULL, created_at timestamptz NOT NULL)`.pipe(
+      // Added with crash recovery; `cli replay agents` fills it in for agents recorded before.
+      Effect.andThen(sql`ALTER TABLE cairn_agents ADD COLUMN IF NOT EXISTS recovering boolean NOT NULL DEFAULT false`),
+      Effect.andThen(sql`ALTER TABLE cairn_agents ADD COLUMN IF NOT EXISTS node text`)
+    ),
+  on: {
+    AgentCreated: (sql, e) =>
+      sql`INSERT INTO cairn_agents (id, workspace_id, user_id, name, engine_version, status, token_generation, node, created_at)
+        VALUES (${e.agentId}, ${e.workspaceId}, ${e.userId}, ${e.name}, ${e.engineVersion}, 'starting', 0, ${e.node ?? null}, ${e.at})
+        ON CONFLICT (id) DO NOTHING`,
+    AgentStarted: (sql, e) =>
+      sql`UPDATE cairn_agents SET status = 'running', engine_version = ${e.engineVersion}, recovering = false,
+        node = COALESCE(${e.node ?? null}, node) WHERE id = ${e.agentId}`,
+    AgentFailedToStart: (sql, e) => sql`UPDATE cairn_agents SET status = 'not_running' WHERE id = ${e.agentId}`,
+    AgentStopped: (sql, e) =>
+      sql`UPDATE cairn_agents SET status = 'not_running', recovering = recovering OR ${e.reason === "crashed"} WHERE id = ${e.agentId}`,
+    AgentRecoveryScheduled: (sql, e) => sql`UPDATE cairn_agents SET recovering = true WHERE id = ${e.agentId}`,
+    AgentRestartRequested: (sql, e) => sql`UPDATE cairn_agents SET status = 'starting' WHERE id = ${e.agentId}`,
+    GatewayTokenRotated: (sql, e) => sql`UPDATE cairn_agents SET token_generation = ${e.generation} WHERE id = ${e.agentId}`,
+    AgentDeleted: (sql, e) => sql`DELETE FROM cairn_agents WHERE id = ${e.agentId}`
+  }
+})
+
+interface Row {
+  readonly id: string
+  readonly workspace_id: string
+  readonly user_id: string
+  readonly name: string
+  readonly engine_version: string
+  readonly status: Agent.AgentStatus
+  readonly token_generation: number
+  readonly recovering: boolean
+  readonly node: string | null
+  readonly created_at: Date
+}
+
+const toAgent = (row: Row): Agent.Agent => ({
+  agentId: row.id,
+  workspaceId: row.workspace_id,
+  userId: row.user_id,
+  name: row.name,
+  engineVersion: row.engine_version,
+  status: row.status,
+  tokenGeneration: row.token_generation,
+  recovering: row.recovering,
+  node: row.node,
+  createdAt: row.created_at.toISOString()
+})
+
+/** The queries the services make of it. */
+export const queries = (sql: SqlClient.SqlClient) => {
+  /** The agents a node supervises; agents recorded before nodes were named count as everyone's. */
+  const onNode = (node: string) => sql`(node = ${node} OR node IS NULL)`
+  return {
+    byId: (agentId: string) =>
+      sql<Row>`SELECT * FROM cairn_agents WHERE id = ${agentId}`.pipe(
+        Effect.orDie,
+        Effect.map(([row]) => Option.map(Option.fromNullishOr(row), toAgent))
+      ),
+    inWorkspace: (workspaceId: string) =>
+      sql<Row>`SELECT * FROM cairn_agents WHERE workspace_id = ${workspaceId} ORDER BY created_at, id`.pipe(
+        Effect.orDie,
+        Effect.map((rows) => rows.map(toAgent))
+      ),
+    /** This node's agents that should have a gateway: starting, running, or recovering from a crash. */
+    toResume: (node: string) =>
+      sql<Row>`SELECT * FROM cairn_agents WHERE (status <> 'not_running' OR recovering) AND ${onNode(node)}`.pipe(
+        Effect.orDie,
+        Effect.map((rows) => rows.map(toAgent))
+      ),
+    runningOn: (node: string) =>
+      sql<Row>`SELECT * FROM cairn_agents WHERE status = 'running' AND ${onNode(node)}`.pipe(
+        Effect.orDie,
+        Effect.map((rows) => rows.map(toAgent))
+      ),
+    /** Which node runs each of these agents (null: unnamed); agents not listed were deleted. */
+    owners: (agentIds: ReadonlyArray<string>) =>
+      sql<{ id: string; node: string | null }>`SELECT id, node FROM cairn_agents WHERE id = ANY(${agentIds}::text[])`.pipe(
+        Effect.orDie,
+        Effect.map((rows) => new Map(rows.map((r) => [r.id, r.node])))
+      )
+  }
+}

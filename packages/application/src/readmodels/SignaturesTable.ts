@@ -1,0 +1,49 @@
+/**
+ * `cairn_signatures`: the signature of each signed CID per network, for reading it back and for the gateway's
+ * response header without reading the CID's stream.
+ */
+import { CidRecord, type Network } from "@cairn/domain"
+import { Effect, Option } from "effect"
+import type { SqlClient } from "effect/sql"
+import * as ReadModel from "./ReadModel.ts"
+
+export const projection = ReadModel.make({
+  name: "signatures",
+  events: CidRecord.CidEvent,
+  tables: ["cairn_signatures"],
+  setup: (sql) =>
+    sql`CREATE TABLE IF NOT EXISTS cairn_signatures (
+      network text NOT NULL, cid text NOT NULL, workspace_id text NOT NULL, address text NOT NULL,
+      signature text NOT NULL, created_at timestamptz NOT NULL, PRIMARY KEY (network, cid))`,
+  on: {
+    SignatureAdded: (sql, e) =>
+      sql`INSERT INTO cairn_signatures (network, cid, workspace_id, address, signature, created_at)
+        VALUES (${e.network}, ${e.cid}, ${e.workspaceId}, ${e.address}, ${e.signature}, ${e.at})
+        ON CONFLICT (network, cid) DO UPDATE SET workspace_id = excluded.workspace_id, address = excluded.address,
+          signature = excluded.signature, created_at = excluded.created_at`,
+    SignatureRemoved: (sql, e) => sql`DELETE FROM cairn_signatures WHERE network = ${e.network} AND cid = ${e.cid}`
+  }
+})
+
+/** A CID's signature, with the workspace that signed it (a private CID's signature is only its workspace's). */
+export interface StoredSignature {
+  readonly signature: string
+  readonly address: string
+  readonly workspaceId: string
+}
+
+/** The queries the services make of it. */
+export const queries = (sql: SqlClient.SqlClient) => ({
+  byCid: (network: Network, cid: string) =>
+    sql<{ readonly signature: string; readonly address: string; readonly workspace_id: string }>`
+      SELECT signature, address, workspace_id FROM cairn_signatures WHERE network = ${network} AND cid = ${cid}`.pipe(
+      Effect.orDie,
+      Effect.map(([row]) =>
+        Option.map(Option.fromNullishOr(row), (row): StoredSignature => ({
+          signature: row.signature,
+          address: row.address,
+          workspaceId: row.workspace_id
+        }))
+      )
+    )
+})

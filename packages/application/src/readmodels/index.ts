@@ -1,0 +1,23 @@
+/**
+ * Every inline read model, listed once: each is a table kept in the append's transaction (so a read right after a
+ * write sees it) with the queries services make of it, and each is rebuilt from the log by `cli replay <name>`.
+ */
+import type { Projection } from "@cairn/event-store"
+import type { SqlClient } from "effect/sql"
+import * as AgentsTable from "./AgentsTable.ts"
+import * as ApiKeysTable from "./ApiKeysTable.ts"
+import * as FilesTable from "./FilesTable.ts"
+import * as IssuesTable from "./IssuesTable.ts"
+import * as SignaturesTable from "./SignaturesTable.ts"
+import * as WorkspacesTable from "./WorkspacesTable.ts"
+
+export { AgentsTable, ApiKeysTable, FilesTable, IssuesTable, SignaturesTable, WorkspacesTable }
+
+export const all: ReadonlyArray<Projection<SqlClient.SqlClient>> = [
+  WorkspacesTable.projection,
+  ApiKeysTable.projection,
+  FilesTable.projection,
+  SignaturesTable.projection,
+  AgentsTable.projection,
+  IssuesTable.projection
+]

@@ -1,0 +1,76 @@
+/**
+ * What can be asked of an agent, as imperatives. A user's commands carry the caller's workspace (another
+ * workspace's agent is not found); the supervisor's carry what the engine reported. The application service puts
+ * the time, ids and the engine versions on offer into each command, so deciding needs nothing else.
+ */
+import { Schema } from "effect"
+
+export class CreateAgent extends Schema.TaggedClass<CreateAgent>()("CreateAgent", {
+  agentId: Schema.String,
+  workspaceId: Schema.String,
+  userId: Schema.String,
+  /** Already checked by `validateName`. */
+  name: Schema.String,
+  engineVersion: Schema.String,
+  node: Schema.String,
+  at: Schema.String
+}) {}
+
+/** A user's restart, on `version` when given (it must be offered, and not older than the agent's). */
+export class RestartAgent extends Schema.TaggedClass<RestartAgent>()("RestartAgent", {
+  agentId: Schema.String,
+  workspaceId: Schema.String,
+  version: Schema.optionalKey(Schema.String),
+  offeredVersions: Schema.Array(Schema.String),
+  at: Schema.String
+}) {}
+
+/** The supervisor starts the agent again on its own version: after a Cairn restart, or to recover from a crash. */
+export class RelaunchAgent extends Schema.TaggedClass<RelaunchAgent>()("RelaunchAgent", {
+  agentId: Schema.String,
+  at: Schema.String
+}) {}
+
+export class RecordAgentStarted extends Schema.TaggedClass<RecordAgentStarted>()("RecordAgentStarted", {
+  agentId: Schema.String,
+  engineVersion: Schema.String,
+  node: Schema.String,
+  at: Schema.String
+}) {}
+
+export class RecordStartFailure extends Schema.TaggedClass<RecordStartFailure>()("RecordStartFailure", {
+  agentId: Schema.String,
+  logTail: Schema.String,
+  at: Schema.String
+}) {}
+
+/** The engine reports the gateway crashed: recorded only while the agent is running (a restart or delete wins). */
+export class RecordCrash extends Schema.TaggedClass<RecordCrash>()("RecordCrash", {
+  agentId: Schema.String,
+  at: Schema.String
+}) {}
+
+export class ScheduleRecovery extends Schema.TaggedClass<ScheduleRecovery>()("ScheduleRecovery", {
+  agentId: Schema.String,
+  attempt: Schema.Int,
+  delayMs: Schema.Int,
+  at: Schema.String
+}) {}
+
+export class RotateGatewayToken extends Schema.TaggedClass<RotateGatewayToken>()("RotateGatewayToken", {
+  agentId: Schema.String,
+  workspaceId: Schema.String,
+  at: Schema.String
+}) {}
+
+export class DeleteAgent extends Schema.TaggedClass<DeleteAgent>()("DeleteAgent", {
+  agentId: Schema.String,
+  workspaceId: Schema.String,
+  at: Schema.String
+}) {}
+
+export const AgentCommand = Schema.Union([
+  CreateAgent, RestartAgent, RelaunchAgent, RecordAgentStarted, RecordStartFailure, RecordCrash, ScheduleRecovery,
+  RotateGatewayToken, DeleteAgent
+])
+export type AgentCommand = typeof AgentCommand.Type

@@ -1,0 +1,68 @@
+/**
+ * Decides an agent command against the agent's state: the events to record, or why not. Pure and total.
+ * Supervisor commands on an agent that no longer lives are refused with AgentNotFound (the supervisor stops
+ * there), except a crash report, which is simply not recorded.
+ */
+import { Match, Result } from "effect"
+import type { AgentCommand } from "./Commands.ts"
+import * as EngineVersion from "./EngineVersion.ts"
+import { AgentAlreadyExists, type AgentError, AgentNotFound, InvalidVersion } from "./Errors.ts"
+import {
+  AgentCreated,
+  AgentDeleted,
+  type AgentEvent,
+  AgentFailedToStart,
+  AgentRecoveryScheduled,
+  AgentRestartRequested,
+  AgentStarted,
+  AgentStopped,
+  GatewayTokenRotated
+} from "./Events.ts"
+import type { Agent, AgentState } from "./State.ts"
+
+export type Decision = Result.Result<ReadonlyArray<AgentEvent>, AgentError>
+
+/** The agent as its workspace sees it; another workspace's agent, or a deleted one, is not found. */
+export const visible = (state: AgentState, agentId: string, workspaceId: string): Result.Result<Agent, AgentNotFound> =>
+  state._tag === "Live" && state.agent.workspaceId === workspaceId
+    ? Result.succeed(state.agent)
+    : Result.fail(new AgentNotFound({ agentId }))
+
+const living = (state: AgentState, agentId: string): Result.Result<Agent, AgentNotFound> =>
+  state._tag === "Live" ? Result.succeed(state.agent) : Result.fail(new AgentNotFound({ agentId }))
+
+const record = (agent: Result.Result<Agent, AgentNotFound>, event: (agent: Agent) => AgentEvent): Decision =>
+  Result.map(agent, (a) => [event(a)])
+
+/** The version a restart moves to: the agent's own, or one on offer that is not older (state migrates one way). */
+const restartVersion = (agent: Agent, requested: string | undefined, offered: ReadonlyArray<string>) =>
+  requested === undefined
+    ? Result.succeed(agent.engineVersion)
+    : offered.includes(requested) && !EngineVersion.isOlder(requested, agent.engineVersion)
+    ? Result.succeed(requested)
+    : Result.fail(new InvalidVersion({ version: requested }))
+
+export const decide = (command: AgentCommand, state: AgentState): Decision =>
+  Match.valueTags(command, {
+    CreateAgent: ({ _tag, ...fields }): Decision =>
+      state._tag === "NoAgent"
+        ? Result.succeed([new AgentCreated(fields)])
+        : Result.fail(new AgentAlreadyExists({ agentId: fields.agentId })),
+    RestartAgent: ({ agentId, workspaceId, version, offeredVersions, at }) =>
+      Result.flatMap(visible(state, agentId, workspaceId), (agent): Decision =>
+        Result.map(restartVersion(agent, version, offeredVersions), (engineVersion) => [
+          new AgentRestartRequested({ agentId, engineVersion, at })
+        ])),
+    RelaunchAgent: ({ agentId, at }) =>
+      record(living(state, agentId), (agent) => new AgentRestartRequested({ agentId, engineVersion: agent.engineVersion, at })),
+    RecordAgentStarted: ({ _tag, ...fields }) => record(living(state, fields.agentId), () => new AgentStarted(fields)),
+    RecordStartFailure: ({ _tag, ...fields }) => record(living(state, fields.agentId), () => new AgentFailedToStart(fields)),
+    RecordCrash: ({ agentId, at }): Decision =>
+      Result.succeed(
+        state._tag === "Live" && state.agent.status === "running" ? [new AgentStopped({ agentId, reason: "crashed", at })] : []
+      ),
+    ScheduleRecovery: ({ _tag, ...fields }) => record(living(state, fields.agentId), () => new AgentRecoveryScheduled(fields)),
+    RotateGatewayToken: ({ agentId, workspaceId, at }) =>
+      record(visible(state, agentId, workspaceId), (agent) => new GatewayTokenRotated({ agentId, generation: agent.tokenGeneration + 1, at })),
+    DeleteAgent: ({ agentId, workspaceId, at }) => record(visible(state, agentId, workspaceId), () => new AgentDeleted({ agentId, at }))
+  })

@@ -1,0 +1,69 @@
+/**
+ * What happens to a hosted agent (stream `agent-<id>`), as facts in the past tense: created, started, failed to
+ * start, stopped (crashed or on purpose), recovery scheduled, restart requested, gateway token rotated, deleted.
+ */
+import { Schema } from "effect"
+
+export const AgentStatus = Schema.Literals(["starting", "running", "not_running"])
+export type AgentStatus = typeof AgentStatus.Type
+
+export class AgentCreated extends Schema.TaggedClass<AgentCreated>()("AgentCreated", {
+  agentId: Schema.String,
+  workspaceId: Schema.String,
+  userId: Schema.String,
+  name: Schema.String,
+  engineVersion: Schema.String,
+  /** The Cairn node that runs the agent's gateway (absent in events recorded before nodes were named). */
+  node: Schema.optionalKey(Schema.String),
+  at: Schema.String
+}) {}
+
+export class AgentStarted extends Schema.TaggedClass<AgentStarted>()("AgentStarted", {
+  agentId: Schema.String,
+  engineVersion: Schema.String,
+  node: Schema.optionalKey(Schema.String),
+  at: Schema.String
+}) {}
+
+export class AgentFailedToStart extends Schema.TaggedClass<AgentFailedToStart>()("AgentFailedToStart", {
+  agentId: Schema.String,
+  logTail: Schema.String,
+  at: Schema.String
+}) {}
+
+export class AgentStopped extends Schema.TaggedClass<AgentStopped>()("AgentStopped", {
+  agentId: Schema.String,
+  reason: Schema.Literals(["crashed", "stopped"]),
+  at: Schema.String
+}) {}
+
+/** The supervisor will start a crashed agent again after `delayMs` (attempt 0 is the first try after the crash). */
+export class AgentRecoveryScheduled extends Schema.TaggedClass<AgentRecoveryScheduled>()("AgentRecoveryScheduled", {
+  agentId: Schema.String,
+  attempt: Schema.Int,
+  delayMs: Schema.Int,
+  at: Schema.String
+}) {}
+
+export class AgentRestartRequested extends Schema.TaggedClass<AgentRestartRequested>()("AgentRestartRequested", {
+  agentId: Schema.String,
+  engineVersion: Schema.String,
+  at: Schema.String
+}) {}
+
+export class GatewayTokenRotated extends Schema.TaggedClass<GatewayTokenRotated>()("GatewayTokenRotated", {
+  agentId: Schema.String,
+  generation: Schema.Int,
+  at: Schema.String
+}) {}
+
+export class AgentDeleted extends Schema.TaggedClass<AgentDeleted>()("AgentDeleted", {
+  agentId: Schema.String,
+  at: Schema.String
+}) {}
+
+export const AgentEvent = Schema.Union([
+  AgentCreated, AgentStarted, AgentFailedToStart, AgentStopped, AgentRecoveryScheduled, AgentRestartRequested, GatewayTokenRotated,
+  AgentDeleted
+])
+export type AgentEvent = typeof AgentEvent.Type

@@ -1,0 +1,34 @@
+/** Folds one agent event into the agent's state; events after deletion change nothing. */
+import { Match } from "effect"
+import type { AgentEvent } from "./Events.ts"
+import type { Agent, AgentState } from "./State.ts"
+
+const live = (state: AgentState, change: (agent: Agent) => Agent): AgentState =>
+  state._tag === "Live" ? { _tag: "Live", agent: change(state.agent) } : state
+
+export const evolve = (state: AgentState, event: AgentEvent): AgentState =>
+  Match.valueTags(event, {
+    AgentCreated: (e): AgentState => ({
+      _tag: "Live",
+      agent: {
+        agentId: e.agentId,
+        workspaceId: e.workspaceId,
+        userId: e.userId,
+        name: e.name,
+        engineVersion: e.engineVersion,
+        status: "starting",
+        tokenGeneration: 0,
+        recovering: false,
+        node: e.node ?? null,
+        createdAt: e.at
+      }
+    }),
+    AgentStarted: (e) =>
+      live(state, (a) => ({ ...a, status: "running", engineVersion: e.engineVersion, recovering: false, node: e.node ?? a.node })),
+    AgentFailedToStart: () => live(state, (a) => ({ ...a, status: "not_running" })),
+    AgentStopped: (e) => live(state, (a) => ({ ...a, status: "not_running", recovering: a.recovering || e.reason === "crashed" })),
+    AgentRecoveryScheduled: () => live(state, (a) => ({ ...a, recovering: true })),
+    AgentRestartRequested: () => live(state, (a) => ({ ...a, status: "starting" })),
+    GatewayTokenRotated: (e) => live(state, (a) => ({ ...a, tokenGeneration: e.generation })),
+    AgentDeleted: (): AgentState => (state._tag === "Live" ? { _tag: "Deleted", agent: state.agent } : state)
+  })

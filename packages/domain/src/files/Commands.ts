@@ -1,0 +1,43 @@
+/**
+ * What a user can ask of a file. Each command carries the caller's workspace and the network it asked on: a file
+ * of another workspace, or looked up on the other network, is not found. The service stores the content first and
+ * puts its CID and size into the upload.
+ */
+import { Schema } from "effect"
+import { Network } from "../Network.ts"
+import { KeyValues } from "./Events.ts"
+
+export class UploadFile extends Schema.TaggedClass<UploadFile>()("UploadFile", {
+  fileId: Schema.String,
+  workspaceId: Schema.String,
+  userId: Schema.String,
+  network: Network,
+  cid: Schema.String,
+  name: Schema.String,
+  size: Schema.Number,
+  mimeType: Schema.String,
+  groupId: Schema.NullOr(Schema.String),
+  keyvalues: KeyValues,
+  numberOfFiles: Schema.Int,
+  at: Schema.String
+}) {}
+
+/** Renames the file or replaces its key-values; what the command leaves out is kept. */
+export class UpdateFile extends Schema.TaggedClass<UpdateFile>()("UpdateFile", {
+  fileId: Schema.String,
+  workspaceId: Schema.String,
+  network: Network,
+  name: Schema.optionalKey(Schema.String),
+  keyvalues: Schema.optionalKey(KeyValues),
+  at: Schema.String
+}) {}
+
+export class DeleteFile extends Schema.TaggedClass<DeleteFile>()("DeleteFile", {
+  fileId: Schema.String,
+  workspaceId: Schema.String,
+  network: Network,
+  at: Schema.String
+}) {}
+
+export const FileCommand = Schema.Union([UploadFile, UpdateFile, DeleteFile])
+export type FileCommand = typeof FileCommand.Type

@@ -1,0 +1,10 @@
+/** Folds one API key event into the key's state; a revocation of a key that is not active changes nothing. */
+import { Match } from "effect"
+import type { ApiKeyEvent } from "./Events.ts"
+import type { ApiKeyState } from "./State.ts"
+
+export const evolve = (state: ApiKeyState, event: ApiKeyEvent): ApiKeyState =>
+  Match.valueTags(event, {
+    ApiKeyIssued: (issued): ApiKeyState => ({ _tag: "Active", issued }),
+    ApiKeyRevoked: (): ApiKeyState => (state._tag === "Active" ? { _tag: "Revoked", issued: state.issued } : state)
+  })

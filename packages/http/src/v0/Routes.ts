@@ -1,0 +1,6 @@
+/** Every `/v0` routes module, listed once. A new resource adds its module here. */
+import { Layer } from "effect"
+import * as AgentsRoutes from "./AgentsRoutes.ts"
+import * as IssuesRoutes from "./IssuesRoutes.ts"
+
+export const layer = Layer.mergeAll(AgentsRoutes.layer, IssuesRoutes.layer)

@@ -1,0 +1,83 @@
+/**
+ * The runtime every HTTP test uses: the application over a fresh database (PGlite, or a new database on the
+ * Postgres server `DATABASE_URL` points at), the simulated engine, in-memory IPFS and fixed test credentials; and
+ * a client that sends requests through Cairn's real routes as a web handler, with the admin calls tests need to
+ * make workspaces and keys. `@cairn/runtime/testing`.
+ */
+import { SimulatedAgentEngine, SimulatedEngineControl } from "@cairn/agent-engine"
+import { Services } from "@cairn/application"
+import { AdminToken, GatewayTokens, JoseTokenSigner, TokenSigner } from "@cairn/auth"
+import { HeliaContentStore } from "@cairn/content-store-helia"
+import { layerTest as layerTestDatabase } from "@cairn/event-store-pg/testing"
+import { CairnHttp } from "@cairn/http"
+import { EoaSignatureVerifier } from "@cairn/signatures"
+import { NodeServices } from "@effect/platform-node"
+import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
+import { HttpRouter } from "effect/http"
+import { layerStore } from "../CairnRuntime.ts"
+
+export const adminToken = "admin-secret"
+
+export interface TestRuntimeOptions {
+  /** Replaces the API-key signer, e.g. to inject a failure nothing else can provoke. */
+  readonly signer?: Layer.Layer<TokenSigner, unknown>
+  /** How long the simulated engine's gateways take to come up (20 ms). */
+  readonly startDelay?: `${number} millis`
+}
+
+const layerSigner = Layer.effect(TokenSigner, Effect.flatMap(JoseTokenSigner.generate, JoseTokenSigner.make))
+
+/** The application services and everything under them, for tests. */
+export const layerTest = (options: TestRuntimeOptions = {}) =>
+  Services.layer.pipe(
+    Layer.provideMerge(Layer.mergeAll(
+      options.signer ?? layerSigner,
+      AdminToken.layer(Redacted.make(adminToken)),
+      GatewayTokens.layer(Redacted.make("gateway-key-for-tests-only-gateway-key-for")),
+      SimulatedAgentEngine.layer({ startDelay: options.startDelay ?? "20 millis" }),
+      HeliaContentStore.layerMemory,
+      EoaSignatureVerifier.layer
+    )),
+    Layer.provideMerge(layerStore(layerTestDatabase())),
+    Layer.provideMerge(NodeServices.layer)
+  )
+
+export interface Reply {
+  readonly status: number
+  readonly body: Record<string, any> | undefined
+}
+
+/** A test runtime with a client for its routes. Dispose it in `afterAll`. */
+export const makeTestApi = (options: TestRuntimeOptions = {}) => {
+  const app = layerTest(options)
+  const runtime = ManagedRuntime.make(app)
+  const web = HttpRouter.toWebHandler(CairnHttp.routes.pipe(Layer.provide(app)), { memoMap: runtime.memoMap, disableLogger: true })
+
+  /** A JSON request with an optional bearer token; the reply's body parsed. */
+  const request = async (method: string, path: string, token?: string, body?: unknown): Promise<Reply> => {
+    const response = await web.handler(new Request(`http://cairn${path}`, {
+      method,
+      headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) })
+    }))
+    const text = await response.text()
+    return { status: response.status, body: text === "" ? undefined : JSON.parse(text) as Record<string, any> }
+  }
+  const admin = (path: string, body: unknown) => request("POST", path, adminToken, body).then((r) => r.body!["data"])
+  /** A new workspace's id. */
+  const workspace = (agentLimit: number, options: { readonly internal?: boolean; readonly plan?: "free" | "pro" } = {}) =>
+    admin("/admin/workspaces", { name: "W", plan: options.plan ?? "pro", agentLimit, internal: options.internal ?? false }).then((w) => w.id as string)
+  const key = (workspaceId: string, scopes = ["org:agents"], userId = "ada", expiresInSeconds?: number) =>
+    admin("/admin/keys", { workspaceId, userId, scopes, ...(expiresInSeconds === undefined ? {} : { expiresInSeconds }) }) as Promise<{
+      keyId: string
+      token: string
+    }>
+  /** Drives the simulated engine: scripted failures, crashes, devices. */
+  const control = <A>(f: (c: SimulatedEngineControl["Service"]) => Effect.Effect<A, unknown>) =>
+    runtime.runPromise(SimulatedEngineControl.use(f) as Effect.Effect<A>)
+  const dispose = async () => {
+    await web.dispose()
+    await runtime.dispose()
+  }
+  return { runtime, web, request, admin, workspace, key, control, dispose }
+}
