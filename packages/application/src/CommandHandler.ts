@@ -14,18 +14,27 @@ import {
 } from "@cairn/event-store"
 import { Context, Effect, Layer, Schema } from "effect"
 
+/** A stream folded into its state, with the version to expect when appending after it. */
+export interface Loaded<S> {
+  readonly state: S
+  readonly version: number
+}
+
 /** One command for one stream, decided by `decider`. */
 export interface Decision<D extends AnyDecider> {
   readonly decider: D
   readonly stream: string
   readonly command: CommandOf<D>
+  /** The stream as the service already loaded it: the first attempt decides on it instead of reading it again. */
+  readonly loaded?: Loaded<StateOf<D>>
 }
 
-export const decision = <D extends AnyDecider>(decider: D, stream: string, command: CommandOf<D>): Decision<D> => ({
-  decider,
-  stream,
-  command
-})
+export const decision = <D extends AnyDecider>(
+  decider: D,
+  stream: string,
+  command: CommandOf<D>,
+  loaded?: Loaded<StateOf<D>>
+): Decision<D> => (loaded === undefined ? { decider, stream, command } : { decider, stream, command, loaded })
 
 /** What a decision recorded, and the stream's state after it. */
 export interface Outcome<D extends AnyDecider> {
@@ -67,7 +76,7 @@ export class CommandHandler extends Context.Service<CommandHandler>()("cairn/Com
     const store = yield* EventStore
 
     /** The stream's state, and the version to expect when appending after it. */
-    const load = <D extends AnyDecider>(decider: D, stream: string): Effect.Effect<{ readonly state: StateOf<D>; readonly version: number }, EventStoreUnavailable> =>
+    const load = <D extends AnyDecider>(decider: D, stream: string): Effect.Effect<Loaded<StateOf<D>>, EventStoreUnavailable> =>
       store.readStream(stream).pipe(
         Effect.flatMap((stored) =>
           codecOf(decider).decode(stored.map((e) => e.data)).pipe(
@@ -78,12 +87,12 @@ export class CommandHandler extends Context.Service<CommandHandler>()("cairn/Com
         )
       )
 
-    const attempt = <const Ds extends ReadonlyArray<Decision<AnyDecider>>>(decisions: Ds, metadata: EventMetadata) =>
+    const attempt = <const Ds extends ReadonlyArray<Decision<AnyDecider>>>(decisions: Ds, metadata: EventMetadata, first: boolean) =>
       Effect.gen(function*() {
         const outcomes: Array<Outcome<AnyDecider>> = []
         const appends: Array<StreamAppend> = []
-        for (const { decider, stream, command } of decisions) {
-          const { state, version } = yield* load(decider, stream)
+        for (const { decider, stream, command, loaded } of decisions) {
+          const { state, version } = first && loaded !== undefined ? loaded : yield* load(decider, stream)
           const events = yield* Effect.fromResult(decider.decide(command, state))
           const { encode } = codecOf(decider)
           outcomes.push({ events, state: events.reduce(decider.evolve, state) })
@@ -109,7 +118,7 @@ export class CommandHandler extends Context.Service<CommandHandler>()("cairn/Com
       Effect.gen(function*() {
         const maxAttempts = yield* MaxAttempts
         for (let tries = 1;; tries++) {
-          const result = yield* attempt(decisions, metadata).pipe(
+          const result = yield* attempt(decisions, metadata, tries === 1).pipe(
             Effect.catchTag("WrongExpectedVersion", (conflict) =>
               tries < maxAttempts ? Effect.succeed(undefined) : Effect.fail(new TooMuchContention({ streams: [conflict.stream] }))),
             // Malformed appends and inline projections that fail are bugs, not a client's doing.
@@ -123,9 +132,9 @@ export class CommandHandler extends Context.Service<CommandHandler>()("cairn/Com
         }
       }) as Effect.Effect<Outcomes<Ds>, Refusal<Ds> | TooMuchContention | EventStoreUnavailable>
 
-    /** Decides one command against its stream and appends what it decided. */
-    const execute = <D extends AnyDecider>(decider: D, stream: string, command: CommandOf<D>, metadata: EventMetadata) =>
-      Effect.map(executeAll([decision(decider, stream, command)], metadata), ([outcome]) => outcome as Outcome<D>)
+    /** Decides one command against its stream (as `loaded`, when the service has just read it) and appends what it decided. */
+    const execute = <D extends AnyDecider>(decider: D, stream: string, command: CommandOf<D>, metadata: EventMetadata, loaded?: Loaded<StateOf<D>>) =>
+      Effect.map(executeAll([decision(decider, stream, command, loaded)], metadata), ([outcome]) => outcome as Outcome<D>)
 
     return { load, execute, executeAll }
   })

@@ -159,11 +159,11 @@ export class Files extends Context.Service<Files>()("cairn/Files", {
     const remove = Effect.fn("Files.remove")(function*(principal: Principal, network: Network, fileId: string) {
       const { workspaceId, userId } = principal
       // The CID to release is the file's own, which never changes: read it first, then decide both streams.
-      const { state } = yield* commands.load(File.decider, File.stream(fileId))
-      const { cid } = yield* Effect.fromResult(File.visible(state, fileId, workspaceId, network))
+      const loaded = yield* commands.load(File.decider, File.stream(fileId))
+      const { cid } = yield* Effect.fromResult(File.visible(loaded.state, fileId, workspaceId, network))
       const at = yield* now
       yield* commands.executeAll([
-        decision(File.decider, File.stream(fileId), new File.DeleteFile({ fileId, workspaceId, network, at })),
+        decision(File.decider, File.stream(fileId), new File.DeleteFile({ fileId, workspaceId, network, at }), loaded),
         decision(CidRecord.decider, CidRecord.stream(network, cid), new CidRecord.ReleaseCid({ cid, network, workspaceId, fileId, at }))
       ], { actor: userId })
     })

@@ -34,7 +34,8 @@ export class Signatures extends Context.Service<Signatures>()("cairn/Signatures"
     ) {
       const { workspaceId, userId } = principal
       const stream = CidRecord.stream(network, cid)
-      const { state } = yield* commands.load(CidRecord.decider, stream)
+      const loaded = yield* commands.load(CidRecord.decider, stream)
+      const { state } = loaded
       // Refused before the verifier is asked; the date it needs is the first upload's, which never changes.
       const date = yield* Effect.fromResult(CidRecord.signableBy(state, cid, workspaceId))
       const verified = yield* verifier.verify({ address: input.address, cid, date, signature: input.signature })
@@ -47,7 +48,8 @@ export class Signatures extends Context.Service<Signatures>()("cairn/Signatures"
         verified,
         at: yield* now
       })
-      yield* commands.execute(CidRecord.decider, stream, command, { actor: userId })
+      // Decided on what was just read; a signer that got in between makes it read and decide again.
+      yield* commands.execute(CidRecord.decider, stream, command, { actor: userId }, loaded)
       return { cid, signature: input.signature, address: input.address } satisfies SignatureView
     })
 
