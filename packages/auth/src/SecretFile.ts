@@ -1,9 +1,11 @@
 /**
- * Secrets the server keeps on disk (the signing key, the admin token): read when the file exists, otherwise created
- * once with mode 0600, so that every process sharing a data directory ends up with the same secret. The content is
- * written to a private temporary file and then hard-linked into place; `link` fails when the name already exists, so
- * the first process to finish wins, the others read the winner's file, and no reader ever sees a half-written one.
- * Contents travel as `Redacted` values, and errors name the file, never its content.
+ * Secrets the server keeps on disk (the signing key, the admin token, the master key ring): read when the file
+ * exists, otherwise created once with mode 0600, so that every process sharing a data directory ends up with the same
+ * secret. The content is written to a private temporary file and then hard-linked into place; `link` fails when the
+ * name already exists, so the first process to finish wins, the others read the winner's file, and no reader ever
+ * sees a half-written one. A file that changes after creation (a rotated key ring) is replaced by renaming a private
+ * temporary file over it, so readers see the old content or the new, never a mix. Contents travel as `Redacted`
+ * values, and errors name the file, never its content.
  */
 import { Effect, Option, Redacted, Schema } from "effect"
 import { randomBytes } from "node:crypto"
@@ -38,29 +40,49 @@ const failure = (path: string) => (error: unknown) =>
     reason: errorCode(error) !== undefined && error instanceof Error ? error.message : "unexpected error"
   })
 
-const readIfExists = (path: string) =>
+export interface ReadOptions {
+  /**
+   * What a file readable by other users gets: a warning, and it is used (the default, for secrets that guard one
+   * installation's endpoints), or a refusal (for keys whose exposure would expose everything they protect).
+   */
+  readonly ifShared?: "warn" | "refuse"
+}
+
+const readIfExists = (path: string, options: ReadOptions) =>
   Effect.tryPromise({
     try: async () => {
       try {
-        return Option.some(Redacted.make(await fs.readFile(path, "utf8")))
+        // The mode is taken from the open file, so it is the mode of the content read, whatever renames happen.
+        const handle = await fs.open(path, "r")
+        try {
+          const { mode } = await handle.stat()
+          return Option.some({ content: Redacted.make(await handle.readFile("utf8")), mode })
+        } finally {
+          await handle.close()
+        }
       } catch (error) {
-        if (errorCode(error) === "ENOENT") return Option.none<Redacted.Redacted<string>>()
+        if (errorCode(error) === "ENOENT") return Option.none<{ content: Redacted.Redacted<string>; mode: number }>()
         throw error
       }
     },
     catch: failure(path)
-  }).pipe(Effect.tap((content) => Option.isSome(content) ? warnIfShared(path) : Effect.void))
-
-// The mode is only advice on Windows, and a file the operator made readable by others is theirs to fix: say so,
-// but keep serving.
-const warnIfShared = (path: string) =>
-  Effect.promise(() => fs.stat(path).then((stat) => stat.mode, () => 0)).pipe(
-    Effect.flatMap((mode) =>
-      process.platform !== "win32" && (mode & 0o077) !== 0
-        ? Effect.logWarning(`${path} is readable by other users; run chmod 600 on it`)
-        : Effect.void
-    )
+  }).pipe(
+    Effect.flatMap(Option.match({
+      onNone: () => Effect.succeedNone,
+      onSome: ({ content, mode }) => Effect.as(checkPrivate(path, mode, options), Option.some(content))
+    }))
   )
+
+// The mode is only advice on Windows. Elsewhere a file the operator made readable by others is theirs to fix: by
+// default say so but keep serving; a caller holding a key to everything refuses it instead.
+const checkPrivate = (path: string, mode: number, options: ReadOptions) => {
+  if (process.platform === "win32" || (mode & 0o077) === 0) return Effect.void
+  return options.ifShared === "refuse"
+    ? Effect.fail(
+      new SecretFileError({ path, reason: "it is readable by other users; run chmod 600 on it, then start again" })
+    )
+    : Effect.logWarning(`${path} is readable by other users; run chmod 600 on it`)
+}
 
 /** Links the content into place; false when another process created the file first. */
 const createExclusively = (path: string, content: Redacted.Redacted<string>) =>
@@ -70,13 +92,7 @@ const createExclusively = (path: string, content: Redacted.Redacted<string>) =>
       await fs.mkdir(directory, { recursive: true, mode: 0o700 })
       const temporary = `${path}.${process.pid}.${randomBytes(8).toString("hex")}.tmp`
       try {
-        const handle = await fs.open(temporary, "wx", 0o600)
-        try {
-          await handle.writeFile(Redacted.value(content), "utf8")
-          await handle.sync()
-        } finally {
-          await handle.close()
-        }
+        await writePrivately(temporary, content)
         try {
           await fs.link(temporary, path)
         } catch (error) {
@@ -92,8 +108,20 @@ const createExclusively = (path: string, content: Redacted.Redacted<string>) =>
     catch: failure(path)
   })
 
-// Without this a crash just after the link could lose the new name, and the next start would generate a different
-// secret. Some platforms (Windows) cannot open a directory; there the file system's own ordering is all we get.
+// A new file only this user can read, with its content on disk before anyone links or renames it into place.
+const writePrivately = async (path: string, content: Redacted.Redacted<string>) => {
+  const handle = await fs.open(path, "wx", 0o600)
+  try {
+    await handle.writeFile(Redacted.value(content), "utf8")
+    await handle.sync()
+  } finally {
+    await handle.close()
+  }
+}
+
+// Without this a crash just after the link (or the rename) could lose the new name, and the next start would find no
+// secret, or an old one. Some platforms (Windows) cannot open a directory; there the file system's own ordering is
+// all we get.
 const syncDirectory = async (directory: string) => {
   const handle = await fs.open(directory, "r").catch(() => undefined)
   if (handle === undefined) return
@@ -105,8 +133,11 @@ const syncDirectory = async (directory: string) => {
 }
 
 /** Reads an existing secret file; a missing file is an error. */
-export const read = (path: string): Effect.Effect<Redacted.Redacted<string>, SecretFileError> =>
-  readIfExists(path).pipe(
+export const read = (
+  path: string,
+  options: ReadOptions = {}
+): Effect.Effect<Redacted.Redacted<string>, SecretFileError> =>
+  readIfExists(path, options).pipe(
     Effect.flatMap(Option.match({
       onNone: () => Effect.fail(new SecretFileError({ path, reason: "the file does not exist" })),
       onSome: Effect.succeed
@@ -119,12 +150,35 @@ export const read = (path: string): Effect.Effect<Redacted.Redacted<string>, Sec
  */
 export const readOrCreate = <E, R>(
   path: string,
-  generate: Effect.Effect<Redacted.Redacted<string>, E, R>
+  generate: Effect.Effect<Redacted.Redacted<string>, E, R>,
+  options: ReadOptions = {}
 ): Effect.Effect<Loaded, SecretFileError | E, R> =>
   Effect.gen(function*() {
-    const existing = yield* readIfExists(path)
+    const existing = yield* readIfExists(path, options)
     if (Option.isSome(existing)) return { content: existing.value, created: false }
     const content = yield* generate
     if (yield* createExclusively(path, content)) return { content, created: true }
-    return { content: yield* read(path), created: false }
+    return { content: yield* read(path, options), created: false }
+  })
+
+/**
+ * Replaces the content of a secret file (creating it when missing) with mode 0600. The new content goes to a private
+ * temporary file beside it, which is then renamed over the old one: a crash or a concurrent reader sees the old
+ * content or the new, never a partial file.
+ */
+export const replace = (path: string, content: Redacted.Redacted<string>): Effect.Effect<void, SecretFileError> =>
+  Effect.tryPromise({
+    try: async () => {
+      const directory = dirname(path)
+      await fs.mkdir(directory, { recursive: true, mode: 0o700 })
+      const temporary = `${path}.${process.pid}.${randomBytes(8).toString("hex")}.tmp`
+      try {
+        await writePrivately(temporary, content)
+        await fs.rename(temporary, path)
+        await syncDirectory(directory)
+      } finally {
+        await fs.rm(temporary, { force: true })
+      }
+    },
+    catch: failure(path)
   })

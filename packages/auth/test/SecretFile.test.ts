@@ -83,3 +83,45 @@ describe("SecretFile", () => {
       assert.match(error.reason, /ENOTDIR|EEXIST/)
     }))
 })
+
+describe("SecretFile, for keys that must stay private", () => {
+  it.effect("a file readable by other users is refused when asked, naming the file, not its content", () =>
+    Effect.gen(function*() {
+      const dir = yield* TempDir.make
+      const path = join(dir, "secret")
+      yield* TempDir.writeText(path, "shared-secret", 0o640)
+      const read = yield* Effect.flip(SecretFile.read(path, { ifShared: "refuse" }))
+      const created = yield* Effect.flip(
+        SecretFile.readOrCreate(path, Effect.succeed(Redacted.make("unused")), { ifShared: "refuse" })
+      )
+      for (const error of [read, created]) {
+        assert.strictEqual(error._tag, "SecretFileError")
+        assert.include(error.message, path)
+        assert.include(error.message, "chmod 600")
+        assert.notInclude(error.message, "shared-secret")
+      }
+      assert.strictEqual(yield* TempDir.readText(path), "shared-secret")
+    }))
+
+  it.effect("replace swaps the content atomically with mode 0600 and leaves no temporary files", () =>
+    Effect.gen(function*() {
+      const dir = yield* TempDir.make
+      const path = join(dir, "ring", "secret")
+      yield* SecretFile.replace(path, Redacted.make("first"))
+      assert.strictEqual(yield* TempDir.readText(path), "first")
+      yield* TempDir.writeText(path, "first", 0o644)
+      yield* SecretFile.replace(path, Redacted.make("second"))
+      assert.strictEqual(yield* TempDir.readText(path), "second")
+      assert.strictEqual(yield* TempDir.modeOf(path), 0o600)
+      assert.deepStrictEqual(yield* TempDir.list(join(dir, "ring")), ["secret"])
+    }))
+
+  it.effect("replace fails with a SecretFileError naming the file when it cannot write", () =>
+    Effect.gen(function*() {
+      const dir = yield* TempDir.make
+      yield* TempDir.writeText(join(dir, "blocker"), "x")
+      const error = yield* Effect.flip(SecretFile.replace(join(dir, "blocker", "secret"), Redacted.make("s")))
+      assert.strictEqual(error._tag, "SecretFileError")
+      assert.include(error.message, join(dir, "blocker", "secret"))
+    }))
+})
