@@ -10,7 +10,7 @@ export class AdminRequestFailed extends Schema.TaggedError<AdminRequestFailed>()
 }) {}
 
 export const request = (
-  method: "POST" | "GET",
+  method: "POST" | "GET" | "DELETE",
   path: string,
   body?: unknown
 ): Effect.Effect<unknown, AdminRequestFailed | AdminToken.InvalidAdminToken | SecretFile.SecretFileError | Config.ConfigError> =>

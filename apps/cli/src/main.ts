@@ -1,7 +1,7 @@
 /**
- * Cairn's admin CLI. `workspace create`, `key create` and `key revoke` are clients of the running server's admin
- * API (CAIRN_URL). `replay [projection]` and `stats` open the database themselves (DATABASE_URL, or the PGlite
- * in DATA_DIR, which must not be in use by a running server).
+ * Cairn's admin CLI. `workspace create|delete`, `key create|revoke`, `secrets rotate-master-key` and `audit agent`
+ * are clients of the running server's admin API (CAIRN_URL). `replay [projection]` and `stats` open the database
+ * themselves (DATABASE_URL, or the PGlite in DATA_DIR, which must not be in use by a running server).
  */
 import { CategoryStats } from "@cairn/event-store-pg"
 import { CairnRuntime, Main, ReadModels } from "@cairn/runtime"
@@ -111,13 +111,29 @@ const auditAgent = Command.make(
     })
 ).pipe(Command.withDescription("Print an agent's history: every event with its time and actor"))
 
+const workspaceDelete = Command.make(
+  "delete",
+  { workspaceId: Argument.String("workspaceId") },
+  ({ workspaceId }) =>
+    AdminClient.request("DELETE", `/admin/workspaces/${encodeURIComponent(workspaceId)}`).pipe(
+      Effect.andThen(Console.log(`Deleted workspace ${workspaceId}: its keys are revoked and its secrets' data key is destroyed`))
+    )
+).pipe(Command.withDescription("Delete a workspace with no agents; its secrets become unreadable for good"))
+
+const rotateMasterKey = Command.make("rotate-master-key", {}, () =>
+  Effect.gen(function*() {
+    const rotated = (yield* AdminClient.request("POST", "/admin/secrets/rotate-master-key")) as { masterKeyId: string; rewrapped: number }
+    yield* Console.log(`Rewrapped ${rotated.rewrapped} workspace data key(s) under master key ${rotated.masterKeyId}`)
+  })).pipe(Command.withDescription("Rewrap every workspace's data key under a new master key (online; values are not re-encrypted)"))
+
 const audit = Command.make("audit").pipe(Command.withSubcommands([auditAgent]))
-const workspace = Command.make("workspace").pipe(Command.withSubcommands([workspaceCreate]))
+const secrets = Command.make("secrets").pipe(Command.withSubcommands([rotateMasterKey]))
+const workspace = Command.make("workspace").pipe(Command.withSubcommands([workspaceCreate, workspaceDelete]))
 const key = Command.make("key").pipe(Command.withSubcommands([keyCreate, keyRevoke]))
 
 Command.make("cairn").pipe(
   Command.withDescription("Administer a Cairn installation"),
-  Command.withSubcommands([workspace, key, audit, replay, stats]),
+  Command.withSubcommands([workspace, key, secrets, audit, replay, stats]),
   Command.run({ version: "0.1.0" }),
   Effect.provide(NodeServices.layer),
   // stdout carries the command's output; logs go to stderr.

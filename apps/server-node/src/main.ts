@@ -1,8 +1,8 @@
 /**
  * Cairn's Node server: configuration in, layers wired, HTTP served until SIGTERM or SIGINT, when the server
  * stops accepting, the read-model runners stop and the database closes.
- * PORT (3000), HOST (0.0.0.0), DATA_DIR (./data), DATABASE_URL (unset: embedded PGlite), ACCESS_LOG (false);
- * see docs/operations.md.
+ * PORT (3000), HOST (0.0.0.0), DATA_DIR (./data), DATABASE_URL (unset: embedded PGlite), ACCESS_LOG (false),
+ * LOG_LEVEL (Info); see docs/operations.md.
  */
 import { CairnHttp } from "@cairn/http"
 import { CairnRuntime, Main } from "@cairn/runtime"
@@ -21,6 +21,7 @@ const ApplicationLive = Layer.unwrap(Effect.map(CairnRuntime.databaseFromConfig,
 CairnHttp.serve(HttpServerLive).pipe(
   Layer.provide(ApplicationLive),
   Layer.provide(NodeServices.layer),
+  Layer.provide(Main.layerLogLevel),
   Layer.launch,
   Main.reportFailure,
   NodeRuntime.runMain({ teardown: Main.serverTeardown })

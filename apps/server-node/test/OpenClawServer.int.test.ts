@@ -1,13 +1,14 @@
 /**
  * Agents on real OpenClaw gateways, through the HTTP API of a real server process on its default engine, the way a
  * new user meets them: create one and see its gateway answer on loopback, list its devices, kill its process and
- * watch the supervisor bring it back, restart it (and fail to with a bad version), kill Cairn itself and see no
- * orphan gateway, start Cairn again and see the agent resumed, delete it and see its process gone.
+ * watch the supervisor bring it back, restart it (and fail to with a bad version), give it a secret and see it in
+ * the gateway's environment (and in no file), kill Cairn itself and see no orphan gateway, start Cairn again and see
+ * the agent resumed with its secret, detach it, delete the agent and see its process gone.
  * Slow (each gateway start takes about 10 s), so it runs only with ENGINE_IT=openclaw, as .ci/run sets.
  */
 import { afterAll, assert, describe, it } from "@effect/vitest"
-import { processesUnder } from "@cairn/agent-engine-openclaw/testing"
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { gatewayEnvironment, processesUnder } from "@cairn/agent-engine-openclaw/testing"
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { newApiUser, type ServerProcess, startServer, waitUntilServing } from "../src/testing/index.ts"
@@ -22,6 +23,17 @@ const env = {
   ...(process.env["OPENCLAW_ENGINES_DIR"] === undefined ? {} : { OPENCLAW_ENGINES_DIR: process.env["OPENCLAW_ENGINES_DIR"] })
 }
 let server: ServerProcess | undefined
+
+/** The regular files under `dir` (a running gateway's home changes underneath: what vanishes is skipped). */
+const filesUnder = (dir: string): Array<string> =>
+  readdirSync(dir, { withFileTypes: true, recursive: true }).filter((entry) => entry.isFile()).map((entry) => join(entry.parentPath, entry.name))
+const textOf = (file: string) => {
+  try {
+    return readFileSync(file).toString("latin1")
+  } catch {
+    return ""
+  }
+}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -99,6 +111,16 @@ describe.skipIf(!enabled)("agents on real OpenClaw gateways, through the HTTP AP
     }
     assert.strictEqual(await status(agentId), "running")
 
+    // A secret: sealed at rest, in the gateway's environment from its next start, in no file of the agent's home.
+    const value = `sk-ant-api03-${crypto.randomUUID()}`
+    const secret = (await call("POST", "/v0/secrets", { name: "ANTHROPIC_API_KEY", value })).body.secret.id as string
+    assert.deepStrictEqual((await call("POST", `/v0/agents/${agentId}/secrets`, { secretIds: [secret] })).body, { success: true, attached: 1 })
+    assert.strictEqual(gatewayEnvironment(join(dataDir, "agents", agentId))?.["ANTHROPIC_API_KEY"], undefined)
+    assert.strictEqual((await call("POST", `/v0/agents/${agentId}/restart`, {})).status, 200)
+    assert.strictEqual(gatewayEnvironment(join(dataDir, "agents", agentId))?.["ANTHROPIC_API_KEY"], value)
+    assert.deepStrictEqual((await call("GET", `/v0/agents/${agentId}`)).body.secrets.map((s: { synced: boolean }) => s.synced), [true])
+    for (const file of filesUnder(join(dataDir, "agents", agentId))) assert.notInclude(textOf(file), value, file)
+
     // Cairn is killed outright: its gateways stop themselves...
     const beforeKill = gatewayProcesses(agentId)
     assert.isAbove(beforeKill.length, 0)
@@ -111,6 +133,12 @@ describe.skipIf(!enabled)("agents on real OpenClaw gateways, through the HTTP AP
     await waitUntilServing(server)
     await untilRunning(agentId)
     assert.isTrue(await gatewayAnswers(agentId))
+    assert.strictEqual(gatewayEnvironment(join(dataDir, "agents", agentId))?.["ANTHROPIC_API_KEY"], value, "resumed with its secret")
+
+    // Detached and restarted: gone.
+    assert.strictEqual((await call("DELETE", `/v0/agents/${agentId}/secrets/${secret}`)).status, 200)
+    assert.strictEqual((await call("POST", `/v0/agents/${agentId}/restart`, {})).status, 200)
+    assert.strictEqual(gatewayEnvironment(join(dataDir, "agents", agentId))?.["ANTHROPIC_API_KEY"], undefined)
 
     // Delete: the process and the agent's home are gone.
     const deleted = await call("DELETE", `/v0/agents/${agentId}`)

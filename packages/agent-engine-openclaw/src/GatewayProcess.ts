@@ -49,7 +49,8 @@ export interface SpawnOptions {
   readonly stopGraceMs: number
 }
 
-const pidFile = (home: string) => Path.join(home, "gateway.pid")
+/** Where a gateway's pid is kept while it runs (and read by tests to find the process). */
+export const pidFile = (home: string) => Path.join(home, "gateway.pid")
 
 export const spawnGateway = (options: SpawnOptions): Gateway => {
   const tail = new LogTail()

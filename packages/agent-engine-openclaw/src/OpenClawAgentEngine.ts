@@ -4,8 +4,10 @@
  * CPU bound (about 14 CPU-seconds each), so at most `maxConcurrentStarts` run at once; the rest wait as `starting`.
  * Gateways are stopped when the layer's scope closes, and stop themselves if Cairn dies (parent-watch.mjs).
  *
- * What this adapter keeps in memory only: which agents exist and their tokens. After Cairn restarts it must
- * provision again (the home on disk is rewritten, the version in it kept) before starting an agent.
+ * What this adapter keeps in memory only: which agents exist, their tokens and their environments (secrets such as
+ * model-provider keys, handed to the gateway process and to nothing on disk). After Cairn restarts it must provision
+ * again (the home on disk is rewritten, the version in it kept) and set the environment again before starting an
+ * agent.
  */
 import {
   AgentEngine,
@@ -13,6 +15,7 @@ import {
   AgentNotProvisioned,
   DowngradeRefused,
   EngineCliError,
+  EngineEnvironment,
   EngineVersion,
   GatewayDidNotStart,
   GatewayRestartFailed
@@ -58,6 +61,8 @@ interface Agent {
   readonly slot: number
   version: string
   token: Redacted.Redacted<string>
+  /** The variables of `setEnvironment`, already admitted; the next gateway gets them (under the engine's own). */
+  environment: Readonly<Record<string, Redacted.Redacted<string>>>
   state: AgentState
   gateway: Gateway | undefined
   /** Serialises start, stop, restart and destroy of this agent. */
@@ -89,10 +94,19 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     })),
     PATH: path
   }
+  // npm runs third-party install scripts: it gets what npm needs (home, cache, registry and proxy settings), never
+  // Cairn's own configuration (DATABASE_URL, SECRETS_MASTER_KEY, ADMIN_TOKEN, …).
+  const npmEnv = (path: string): NodeJS.ProcessEnv => ({
+    ...baseEnv,
+    ...Object.fromEntries(Object.entries(process.env).filter(([name]) =>
+      /^(?:HOME|XDG_(?:CACHE|CONFIG)_HOME|(?:HTTPS?|NO)_PROXY|NODE_EXTRA_CA_CERTS|SSL_CERT_FILE)$/i.test(name) || /^npm_config_/i.test(name)
+    )),
+    PATH: path
+  })
   const versions = EngineVersions.make({
     enginesDir: Path.resolve(options.enginesDir ?? Path.join(dataDir, "engines")),
     npmPath: options.npmPath ?? "npm",
-    npmEnv: { ...process.env, PATH: path },
+    npmEnv: npmEnv(path),
     allowlist: options.versions
   })
 
@@ -101,7 +115,12 @@ export const make = Effect.fnUntraced(function*(options: Options) {
   const startSlots = yield* Semaphore.make(Math.max(1, options.maxConcurrentStarts ?? 2))
 
   const portOf = (agent: Agent) => basePort + AgentHome.portSpacing * agent.slot
-  const envOf = (agent: Agent) => AgentHome.processEnv(baseEnv, agent.home, agent.token)
+  // The agent's own variables go under the engine's, so that none of them can redirect its home, token or PATH. The
+  // CLI commands run for an agent get them too: they act as the agent, and OpenClaw reads its credentials from them.
+  const envOf = (agent: Agent): NodeJS.ProcessEnv => ({
+    ...EngineEnvironment.reveal(agent.environment),
+    ...AgentHome.processEnv(baseEnv, agent.home, agent.token)
+  })
 
   const find = (agentId: string) =>
     Effect.suspend(() => {
@@ -265,6 +284,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
           slot,
           version,
           token: spec.gatewayToken,
+          environment: {},
           state: "stopped",
           gateway: undefined,
           lock: yield* Semaphore.make(1)
@@ -343,6 +363,14 @@ export const make = Effect.fnUntraced(function*(options: Options) {
             Effect.catch((error) => Effect.logWarning("Gateway did not come back after a token rotation", error))
           )
         }).pipe(Semaphore.withPermit(agent.lock))),
+
+    // Nothing to write and nothing to restart: the next start, restart or token rotation hands it to the gateway.
+    setEnvironment: Effect.fnUntraced(function*(agentId, environment) {
+      const agent = yield* find(agentId)
+      const { refused, variables } = EngineEnvironment.admit(environment)
+      agent.environment = variables
+      if (refused.length > 0) yield* Effect.logWarning(EngineEnvironment.refusedWarning(agentId, refused))
+    }),
 
     destroy: (agentId) =>
       Effect.suspend(() => {

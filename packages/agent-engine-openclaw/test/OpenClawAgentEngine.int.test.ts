@@ -12,7 +12,7 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { OpenClawAgentEngine, OpenClawAgentHome } from "../src/index.ts"
-import { processesUnder } from "../src/testing/index.ts"
+import { gatewayEnvironment, processesUnder } from "../src/testing/index.ts"
 
 /** Two recent stable releases, so the suite can upgrade and refuse a downgrade. */
 const versions = ["2026.9.5", "2026.9.6"]
@@ -30,6 +30,43 @@ const engineLayer = (basePort: number) =>
     basePort,
     startTimeout: "120 seconds",
     stopGrace: "15 seconds"
+  })
+
+const agentHome = (basePort: number, agentId: string) => Path.join(dataDir, String(basePort), "agents", agentId)
+
+/** Runs the agent's OpenClaw CLI as its gateway would: same engine, home and environment. */
+const openclawWith = (agentDir: string, version: string, env: NodeJS.ProcessEnv, args: ReadonlyArray<string>) =>
+  Effect.promise(() =>
+    new Promise<{ readonly code: number | null; readonly stdout: string }>((resolve) => {
+      const child = spawn(process.execPath, [Path.join(enginesDir, version, "node_modules", "openclaw", "openclaw.mjs"), ...args], {
+        cwd: agentDir,
+        stdio: ["ignore", "pipe", "ignore"],
+        env
+      })
+      let stdout = ""
+      child.stdout.on("data", (chunk: Buffer) => void (stdout += chunk.toString()))
+      child.on("close", (code) => resolve({ code, stdout }))
+    })
+  )
+
+/** What `openclaw models status --json` says about a provider's credential from the environment, if anything. */
+interface ProviderAuth {
+  readonly provider: string
+  readonly effective?: { readonly kind: string }
+  readonly env?: { readonly source: string; readonly value: string }
+}
+
+/** Runs `openclaw models status --json` in the environment of the agent's running gateway. */
+const modelsStatus = (agentDir: string, version: string) =>
+  Effect.gen(function*() {
+    const env = gatewayEnvironment(agentDir)
+    assert.isDefined(env, "no gateway runs from the agent's home")
+    const { code, stdout } = yield* openclawWith(agentDir, version, env!, ["models", "status", "--json"])
+    assert.strictEqual(code, 0, "models status failed")
+    const status = JSON.parse(stdout.slice(Math.max(0, stdout.search(/^\{/m)))) as {
+      readonly auth: { readonly providers: ReadonlyArray<ProviderAuth>; readonly missingProvidersInUse: ReadonlyArray<string> }
+    }
+    return status.auth
   })
 
 /** Runs `openclaw devices list` against an agent's gateway with a token of our choosing. */
@@ -53,7 +90,11 @@ if (enabled) {
   // Runs after the layers below closed, which stopped their gateways.
   afterAll(() => Fs.rmSync(dataDir, { recursive: true, force: true }))
 
-  agentEngineContract("OpenClawAgentEngine", engineLayer(12000), { live: true, timeout })
+  agentEngineContract("OpenClawAgentEngine", engineLayer(12000), {
+    live: true,
+    timeout,
+    environmentOf: (agentId) => Effect.sync(() => gatewayEnvironment(agentHome(12000, agentId)))
+  })
 
   describe("OpenClawAgentEngine keeps the gateway token out of files", () => {
     layer(Layer.fresh(engineLayer(16000)), { excludeTestServices: true, timeout })((it) => {
@@ -88,6 +129,47 @@ if (enabled) {
           }
           yield* engine.destroy(agentId)
           assert.isFalse(Fs.existsSync(agentDir))
+        }), 300_000)
+    })
+  })
+
+  describe("OpenClawAgentEngine hands provider keys to OpenClaw through the gateway's environment only", () => {
+    layer(Layer.fresh(engineLayer(18000)), { excludeTestServices: true, timeout })((it) => {
+      it.effect("OpenClaw takes ANTHROPIC_API_KEY from the gateway's environment after a restart, and loses it after the next", () =>
+        Effect.gen(function*() {
+          const engine = yield* AgentEngine
+          const version = versions[1]!
+          const agentId = freshAgent("secrets")
+          const agentDir = agentHome(18000, agentId)
+          const key = `sk-ant-api03-${freshAgent("dummy")}`
+          yield* engine.provision(agentId, { version, gatewayToken: Redacted.make(`token-${freshAgent()}`) })
+          yield* engine.start(agentId)
+          yield* engine.setEnvironment(agentId, { ANTHROPIC_API_KEY: Redacted.make(key) })
+          assert.isUndefined(gatewayEnvironment(agentDir)?.["ANTHROPIC_API_KEY"], "the running gateway saw it before its restart")
+
+          yield* engine.restart(agentId)
+          assert.strictEqual(gatewayEnvironment(agentDir)?.["ANTHROPIC_API_KEY"], key)
+          const configured = yield* modelsStatus(agentDir, version)
+          const anthropic = configured.providers.find((entry) => entry.provider === "anthropic")
+          console.log(`OpenClaw ${version} models status --json, provider anthropic: ${JSON.stringify(anthropic)}`)
+          assert.isDefined(anthropic, "models status lists no anthropic credential")
+          assert.strictEqual(anthropic!.env?.source, "env: ANTHROPIC_API_KEY")
+          assert.strictEqual(anthropic!.effective?.kind, "env")
+          // OpenClaw shows the key masked: its first 8 characters and last 8, never the whole value.
+          assert.strictEqual(anthropic!.env?.value, `${key.slice(0, 8)}...${key.slice(-8)}`)
+
+          yield* engine.setEnvironment(agentId, { OTHER_SETTING: Redacted.make("kept") })
+          yield* engine.restart(agentId)
+          const environment = gatewayEnvironment(agentDir)
+          assert.isUndefined(environment?.["ANTHROPIC_API_KEY"], "the key outlived its removal and a restart")
+          assert.strictEqual(environment?.["OTHER_SETTING"], "kept")
+          const unconfigured = yield* modelsStatus(agentDir, version)
+          assert.isUndefined(unconfigured.providers.find((entry) => entry.env?.source === "env: ANTHROPIC_API_KEY"))
+
+          for (const file of walk(agentDir)) {
+            assert.isFalse(Fs.readFileSync(file).includes(key), `the key was written to ${file}`)
+          }
+          yield* engine.destroy(agentId)
         }), 300_000)
     })
   })

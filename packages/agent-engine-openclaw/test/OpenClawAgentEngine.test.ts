@@ -14,11 +14,15 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import * as Readline from "node:readline"
 import { OpenClawAgentEngine } from "../src/index.ts"
+import { gatewayEnvironment } from "../src/testing/index.ts"
 
 const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cairn-openclaw-fake-"))
 afterAll(() => Fs.rmSync(dataDir, { recursive: true, force: true }))
 
 const fakeNpm = Path.join(import.meta.dirname, "fixtures", "fake-npm.mjs")
+// Cairn's own configuration, which npm's install scripts (third-party code) must never see.
+process.env["SECRETS_MASTER_KEY"] = "master-key-that-must-not-reach-npm"
+process.env["CAIRN_GATEWAY_KEY"] = "gateway-key-that-must-not-reach-npm"
 
 const engineLayer = (name: string, basePort: number, versions?: ReadonlyArray<string>, maxConcurrentStarts?: number) =>
   OpenClawAgentEngine.layer({
@@ -63,7 +67,8 @@ const waitUntil = (condition: () => boolean, what: string, timeoutMs = 10_000) =
 
 agentEngineContract("OpenClawAgentEngine on a stand-in engine", engineLayer("contract", 22000, ["2026.9.1", "2026.9.5", "2026.10.2"]), {
   live: true,
-  timeout: "30 seconds"
+  timeout: "30 seconds",
+  environmentOf: (agentId) => Effect.sync(() => gatewayEnvironment(Path.join(dataDir, "contract", "agents", agentId)))
 })
 
 describe("OpenClawAgentEngine", () => {
@@ -190,6 +195,15 @@ describe("OpenClawAgentEngine", () => {
         assert.deepStrictEqual(installs.trim().split("\n"), ["openclaw@2026.9.5"])
       }))
 
+    it.effect("gives npm what it needs and none of Cairn's own configuration (install scripts are third-party code)", () =>
+      Effect.gen(function*() {
+        const engine = yield* AgentEngine
+        yield* engine.provision(freshAgent(), { version: "2026.10.2", gatewayToken: Redacted.make("t") })
+        const seen = Fs.readFileSync(Path.join(dataDir, "files", "engines", "npm-env.log"), "utf8").trim().split("\n").map((line) => JSON.parse(line))
+        assert.isAbove(seen.length, 0)
+        for (const install of seen) assert.deepStrictEqual(install, { leaked: [], home: true })
+      }))
+
     it.effect("writes an offline config that refers to the token without holding it, on ports 120 apart", () =>
       Effect.gen(function*() {
         const engine = yield* AgentEngine
@@ -252,6 +266,44 @@ describe("OpenClawAgentEngine", () => {
         assert.strictEqual((yield* engine.status(agentId)).state, "stopped")
       }))
 
+    it.effect("hands the environment to the gateway a token rotation restarts, under the engine's own, and writes it to no file", () =>
+      Effect.gen(function*() {
+        const engine = yield* AgentEngine
+        const agentId = freshAgent()
+        const home = Path.join(dataDir, "files", "agents", agentId)
+        yield* engine.provision(agentId, { version: "2026.10.2", gatewayToken: Redacted.make("first-token") })
+        yield* engine.setEnvironment(agentId, { ANTHROPIC_API_KEY: Redacted.make("sk-ant-first-value") })
+        yield* engine.start(agentId)
+        // DO_NOT_TRACK is no reserved name, but the engine sets it: the engine's value wins.
+        yield* engine.setEnvironment(agentId, {
+          ANTHROPIC_API_KEY: Redacted.make("sk-ant-second-value"),
+          DO_NOT_TRACK: Redacted.make("0")
+        })
+        yield* engine.rotateGatewayToken(agentId, Redacted.make("second-token"))
+        const environment = gatewayEnvironment(home)
+        assert.strictEqual(environment?.["ANTHROPIC_API_KEY"], "sk-ant-second-value")
+        assert.strictEqual(environment?.["OPENCLAW_GATEWAY_TOKEN"], "second-token")
+        assert.strictEqual(environment?.["DO_NOT_TRACK"], "1")
+        for (const file of filesUnder(home)) {
+          assert.notInclude(Fs.readFileSync(file, "utf8"), "-value", `a secret was written to ${file}`)
+        }
+      }))
+
+    it.effect("keeps the environment out of a failed start's error", () =>
+      Effect.gen(function*() {
+        const engine = yield* AgentEngine
+        const agentId = freshAgent()
+        yield* engine.provision(agentId, { version: "2026.10.2", gatewayToken: Redacted.make("refuse-to-start") })
+        yield* engine.setEnvironment(agentId, {
+          ANTHROPIC_API_KEY: Redacted.make("sk-ant-secret-value"),
+          BROKEN: Redacted.make("nul\0secret-value")
+        })
+        const error = yield* Effect.flip(engine.start(agentId))
+        assert.strictEqual(error._tag, "GatewayDidNotStart")
+        if (error._tag === "GatewayDidNotStart") assert.include(error.logTail, "fake refusal")
+        for (const text of [String(error), JSON.stringify(error), error.message]) assert.notInclude(text, "secret-value")
+      }))
+
     it.effect("maps the engine's device list", () =>
       Effect.gen(function*() {
         const engine = yield* AgentEngine
@@ -282,4 +334,12 @@ function pidListeningOn(port: number): number | undefined {
     }
   }
   return undefined
+}
+
+function* filesUnder(dir: string): Generator<string> {
+  for (const entry of Fs.readdirSync(dir, { withFileTypes: true })) {
+    const path = Path.join(dir, entry.name)
+    if (entry.isDirectory()) yield* filesUnder(path)
+    else if (entry.isFile()) yield path
+  }
 }

@@ -84,6 +84,16 @@ export class AgentEngine extends Context.Service<AgentEngine, {
     agentId: string,
     token: Redacted.Redacted<string>
   ) => Effect.Effect<void, AgentNotProvisioned>
+  /**
+   * Sets the variables the agent's gateway gets from its next start on (its secrets), replacing any set before. A
+   * running gateway keeps the environment it started with until it is restarted. The engine's own variables
+   * (HOME, PATH, OPENCLAW_*, …) always win over these. Values are held in memory only, never written to disk.
+   * A variable no gateway could be given safely (see EngineEnvironment.ts) is left out, and a warning names it.
+   */
+  readonly setEnvironment: (
+    agentId: string,
+    environment: Readonly<Record<string, Redacted.Redacted<string>>>
+  ) => Effect.Effect<void, AgentNotProvisioned>
   /** Stops the agent and removes everything the engine holds for it. Idempotent. */
   readonly destroy: (agentId: string) => Effect.Effect<void>
 }>()("cairn/AgentEngine") {}

@@ -1,10 +1,11 @@
 /**
  * The AgentEngine port simulated in memory, deterministically, for tests and `ENGINE=simulated`. No process runs:
  * a start puts the agent in `starting`, waits `startDelay` on Effect's Clock (so `TestClock.adjust` drives it) and
- * then marks it `running`. The layer also provides SimulatedEngineControl, built on the same state, to script
- * failures and to look inside.
+ * then marks it `running`. Each launch takes a copy of the agent's environment, as a real process would, and a
+ * token rotation relaunches a live gateway, as the real engine must to hand it the token. The layer also provides
+ * SimulatedEngineControl, built on the same state, to script failures and to look inside.
  */
-import { Context, Deferred, Duration, Effect, Fiber, Layer, type Redacted, Semaphore } from "effect"
+import { Context, Deferred, Duration, Effect, Fiber, Layer, Redacted, Semaphore } from "effect"
 import { AgentEngine, type AgentState, type Device } from "./AgentEngine.ts"
 import {
   AgentNotProvisioned,
@@ -17,6 +18,7 @@ import {
   ScriptsFailedToLaunch
 } from "./AgentEngineError.ts"
 import { EngineVersion } from "@cairn/domain"
+import * as EngineEnvironment from "./EngineEnvironment.ts"
 import { SimulatedEngineControl } from "./SimulatedEngineControl.ts"
 
 export interface Options {
@@ -48,6 +50,10 @@ interface Agent {
   /** By id, so adding a known device moves it; a Map keeps the order devices arrived in. */
   readonly devices: Map<string, { readonly device: Device; readonly list: "pending" | "paired" }>
   launch: Launch | undefined
+  /** What the next launch gets from `setEnvironment`, redacted until then. */
+  environment: Readonly<Record<string, Redacted.Redacted<string>>>
+  /** What the last launch got: the copy a real process would hold; undefined until the first launch. */
+  launchedWith: Readonly<Record<string, string>> | undefined
 }
 
 export interface Simulation {
@@ -94,6 +100,21 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
     return options.failStartFor?.(agentId)
   }
 
+  /**
+   * Hands a launching gateway its environment: the agent's variables under the engine's own, which always win. The
+   * simulated engine's own are those a real one sets (a home of the agent's, the gateway token, a PATH).
+   */
+  const launchEnvironment = (agentId: string, agent: Agent) => {
+    const home = `/simulated/agents/${agentId}`
+    agent.launchedWith = {
+      ...EngineEnvironment.reveal(agent.environment),
+      HOME: home,
+      PATH: "/usr/local/bin:/usr/bin:/bin",
+      OPENCLAW_HOME: home,
+      OPENCLAW_GATEWAY_TOKEN: Redacted.value(agent.token)
+    }
+  }
+
   /** Ends a start in progress: whoever waits on it gets GatewayDidNotStart with `logTail`. */
   const abandonLaunch = (agentId: string, agent: Agent, logTail: string) =>
     Effect.suspend(() => {
@@ -119,6 +140,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
     if (agent.state === "running") return Effect.void
     if (agent.launch !== undefined) return Deferred.await(agent.launch.ready)
     agent.starts++
+    launchEnvironment(agentId, agent)
     const logTail = takeStartFailure(agentId)
     if (logTail !== undefined) {
       // A gateway that refuses to start exits on its own, as a crash does.
@@ -156,7 +178,9 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
         starts: 0,
         scriptLaunches: 0,
         devices: new Map(),
-        launch: undefined
+        launch: undefined,
+        environment: {},
+        launchedWith: undefined
       })
     }, withLock),
     start: Effect.fnUntraced(function*(agentId) {
@@ -204,9 +228,20 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       if (detail !== undefined) return yield* new ScriptsFailedToLaunch({ agentId, detail })
       agent.scriptLaunches++
     }),
+    // The real engine restarts a live gateway to hand it the new token, so it also takes the current environment.
+    // Simulated, the relaunch is instant: the agent stays as it was, and a start in progress goes on.
     rotateGatewayToken: Effect.fnUntraced(function*(agentId, token) {
       const agent = yield* find(agentId)
       agent.token = token
+      if (agent.state !== "running" && agent.state !== "starting") return
+      agent.starts++
+      launchEnvironment(agentId, agent)
+    }, withLock),
+    setEnvironment: Effect.fnUntraced(function*(agentId, environment) {
+      const agent = yield* find(agentId)
+      const { refused, variables } = EngineEnvironment.admit(environment)
+      agent.environment = variables
+      if (refused.length > 0) yield* Effect.logWarning(EngineEnvironment.refusedWarning(agentId, refused))
     }),
     destroy: (agentId) =>
       Effect.suspend(() => {
@@ -246,7 +281,8 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
     }),
     startCount: (agentId) => Effect.map(find(agentId), (agent) => agent.starts),
     scriptLaunches: (agentId) => Effect.map(find(agentId), (agent) => agent.scriptLaunches),
-    currentToken: (agentId) => Effect.map(find(agentId), (agent) => agent.token)
+    currentToken: (agentId) => Effect.map(find(agentId), (agent) => agent.token),
+    environmentOf: (agentId) => Effect.sync(() => agents.get(agentId)?.launchedWith)
   })
 
   return { engine, control } satisfies Simulation

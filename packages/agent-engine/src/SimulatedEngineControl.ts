@@ -1,8 +1,8 @@
 /**
  * The back door into SimulatedAgentEngine, for tests and scripted scenarios: it scripts the failures a real engine
  * shows (a gateway that will not start, a CLI that errors, a crash) and reveals what a real engine keeps to itself
- * (how often a gateway was launched, which token it accepts). `SimulatedAgentEngine.layer` provides it next to the
- * AgentEngine it controls.
+ * (how often a gateway was launched, which token it accepts, the environment it got). `SimulatedAgentEngine.layer`
+ * provides it next to the AgentEngine it controls.
  */
 import { Context, type Effect, type Redacted } from "effect"
 import type { Device } from "./AgentEngine.ts"
@@ -39,4 +39,9 @@ export class SimulatedEngineControl extends Context.Service<SimulatedEngineContr
   readonly scriptLaunches: (agentId: string) => Effect.Effect<number, AgentNotProvisioned>
   /** The only token the agent's gateway accepts now. */
   readonly currentToken: (agentId: string) => Effect.Effect<Redacted.Redacted<string>, AgentNotProvisioned>
+  /**
+   * The plain environment the agent's current (or last) gateway launch received: the variables set before it, under
+   * the engine's own. Undefined for a gateway never launched, and for an agent unknown or destroyed.
+   */
+  readonly environmentOf: (agentId: string) => Effect.Effect<Readonly<Record<string, string>> | undefined>
 }>()("cairn/SimulatedEngineControl") {}

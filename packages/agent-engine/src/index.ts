@@ -1,6 +1,10 @@
-/** The AgentEngine port, its errors, the version order and the simulated adapter with its control service. */
+/**
+ * The AgentEngine port, its errors, the version order, the rule for gateway environments and the simulated adapter
+ * with its control service.
+ */
 export * from "./AgentEngine.ts"
 export * from "./AgentEngineError.ts"
+export * as EngineEnvironment from "./EngineEnvironment.ts"
 /** The order of engine versions lives in the domain (a restart decides with it); re-exported for adapters. */
 export { EngineVersion } from "@cairn/domain"
 export * as SimulatedAgentEngine from "./SimulatedAgentEngine.ts"

@@ -1,20 +1,30 @@
 import { AgentEngine, SimulatedAgentEngine, SimulatedEngineControl } from "@cairn/agent-engine"
 import { advanceTestClock, agentEngineContract } from "@cairn/agent-engine/testing"
 import { assert, describe, it } from "@effect/vitest"
-import { Cause, Effect, Exit, Fiber, Layer, Redacted } from "effect"
+import { Cause, Effect, Exit, Fiber, Layer, Logger, Redacted } from "effect"
 import { TestClock } from "effect/testing"
 
-agentEngineContract("SimulatedAgentEngine without a start delay", SimulatedAgentEngine.layer({ startDelay: 0 }))
+/** The contract's probe: what the gateway's launch received, read through the control the layer provides too. */
+const environmentOf = (agentId: string) => SimulatedEngineControl.use((control) => control.environmentOf(agentId))
+
+agentEngineContract("SimulatedAgentEngine without a start delay", SimulatedAgentEngine.layer({ startDelay: 0 }), {
+  environmentOf
+})
 
 agentEngineContract("SimulatedAgentEngine with a start delay on the TestClock", SimulatedAgentEngine.layer(), {
-  driveTime: advanceTestClock("1 second")
+  driveTime: advanceTestClock("1 second"),
+  environmentOf
 })
 
 // How a real adapter runs the suite: on the wall clock, with time passing by itself.
 agentEngineContract("SimulatedAgentEngine on the wall clock", SimulatedAgentEngine.layer({ startDelay: "5 millis" }), {
   live: true,
-  timeout: "10 seconds"
+  timeout: "10 seconds",
+  environmentOf
 })
+
+// Without a probe, the suite leaves out what it cannot see, and the rest still holds.
+agentEngineContract("SimulatedAgentEngine seen only through the port", SimulatedAgentEngine.layer({ startDelay: 0 }))
 
 const agentId = "agent-1"
 const drive = advanceTestClock("1 second")
@@ -253,6 +263,90 @@ describe("SimulatedAgentEngine", () => {
       assert.strictEqual(Redacted.value(yield* control.currentToken(agentId)), "second-token")
       yield* engine.provision(agentId, { version: control.defaultVersion, gatewayToken: Redacted.make("third-token") })
       assert.strictEqual(Redacted.value(yield* control.currentToken(agentId)), "second-token", "provision is idempotent")
+    })))
+
+  it.effect("gives each launch a copy of the environment set before it, under the engine's own variables", () =>
+    withEngine()(Effect.gen(function*() {
+      const engine = yield* AgentEngine
+      const control = yield* SimulatedEngineControl
+      assert.isUndefined(yield* control.environmentOf(agentId), "never launched")
+      yield* engine.setEnvironment(agentId, {
+        ANTHROPIC_API_KEY: Redacted.make("sk-ant-first"),
+        HOME: Redacted.make("/elsewhere"),
+        OPENCLAW_STATE_DIR: Redacted.make("/elsewhere")
+      })
+      yield* drive(engine.start(agentId))
+      assert.deepStrictEqual(yield* control.environmentOf(agentId), {
+        ANTHROPIC_API_KEY: "sk-ant-first",
+        HOME: `/simulated/agents/${agentId}`,
+        PATH: "/usr/local/bin:/usr/bin:/bin",
+        OPENCLAW_HOME: `/simulated/agents/${agentId}`,
+        OPENCLAW_GATEWAY_TOKEN: "first-token"
+      })
+      yield* engine.setEnvironment(agentId, { OPENAI_API_KEY: Redacted.make("sk-second") })
+      assert.strictEqual((yield* control.environmentOf(agentId))?.["ANTHROPIC_API_KEY"], "sk-ant-first", "the running one keeps it")
+      yield* engine.stop(agentId)
+      assert.strictEqual((yield* control.environmentOf(agentId))?.["ANTHROPIC_API_KEY"], "sk-ant-first", "the last launch's")
+      yield* drive(engine.start(agentId))
+      const restarted = yield* control.environmentOf(agentId)
+      assert.isUndefined(restarted?.["ANTHROPIC_API_KEY"])
+      assert.strictEqual(restarted?.["OPENAI_API_KEY"], "sk-second")
+    })))
+
+  it.effect("hands the environment to a gateway whose launch fails, as a real process gets it before it exits", () =>
+    withEngine()(Effect.gen(function*() {
+      const engine = yield* AgentEngine
+      const control = yield* SimulatedEngineControl
+      yield* engine.setEnvironment(agentId, { ANTHROPIC_API_KEY: Redacted.make("sk-ant") })
+      yield* control.failNextStart(agentId, "Config invalid")
+      yield* Effect.flip(drive(engine.start(agentId)))
+      assert.strictEqual((yield* control.environmentOf(agentId))?.["ANTHROPIC_API_KEY"], "sk-ant")
+    })))
+
+  it.effect("relaunches a running gateway on a token rotation, which then holds the new token and environment", () =>
+    withEngine()(Effect.gen(function*() {
+      const engine = yield* AgentEngine
+      const control = yield* SimulatedEngineControl
+      yield* engine.rotateGatewayToken(agentId, Redacted.make("stopped-token"))
+      assert.strictEqual(yield* control.startCount(agentId), 0, "a stopped gateway is not launched by a rotation")
+      yield* drive(engine.start(agentId))
+      yield* engine.setEnvironment(agentId, { ANTHROPIC_API_KEY: Redacted.make("sk-ant") })
+      yield* engine.rotateGatewayToken(agentId, Redacted.make("rotated-token"))
+      assert.strictEqual(yield* control.startCount(agentId), 2)
+      assert.strictEqual(yield* state(), "running")
+      const environment = yield* control.environmentOf(agentId)
+      assert.strictEqual(environment?.["OPENCLAW_GATEWAY_TOKEN"], "rotated-token")
+      assert.strictEqual(environment?.["ANTHROPIC_API_KEY"], "sk-ant")
+    })))
+
+  it.effect("forgets a destroyed agent's environment, and gives a new agent of that id none of it", () =>
+    withEngine()(Effect.gen(function*() {
+      const engine = yield* AgentEngine
+      const control = yield* SimulatedEngineControl
+      yield* engine.setEnvironment(agentId, { ANTHROPIC_API_KEY: Redacted.make("sk-ant") })
+      yield* drive(engine.start(agentId))
+      yield* engine.destroy(agentId)
+      assert.isUndefined(yield* control.environmentOf(agentId))
+      yield* engine.provision(agentId, { version: control.defaultVersion, gatewayToken: Redacted.make("t") })
+      yield* drive(engine.start(agentId))
+      assert.isUndefined((yield* control.environmentOf(agentId))?.["ANTHROPIC_API_KEY"])
+    })))
+
+  it.effect("names the variables it leaves out in a warning, never their values", () =>
+    withEngine()(Effect.gen(function*() {
+      const engine = yield* AgentEngine
+      const logged: Array<string> = []
+      const logger = Logger.make(({ message }) => {
+        for (const part of Array.isArray(message) ? message : [message]) logged.push(String(part))
+      })
+      yield* engine.setEnvironment(agentId, {
+        OPENCLAW_STATE_DIR: Redacted.make("/tmp/elsewhere"),
+        BROKEN: Redacted.make("nul\0value"),
+        FINE: Redacted.make("fine-value")
+      }).pipe(Effect.provide(Logger.layer([logger])))
+      const text = logged.join("\n")
+      assert.include(text, `"OPENCLAW_STATE_DIR", "BROKEN"`)
+      for (const value of ["/tmp/elsewhere", "nul", "fine-value"]) assert.notInclude(text, value)
     })))
 
   it.effect("launches a new gateway on every restart", () =>

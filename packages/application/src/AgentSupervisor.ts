@@ -13,6 +13,7 @@ import { SqlClient } from "effect/sql"
 import { CommandHandler } from "./CommandHandler.ts"
 import { now } from "./Now.ts"
 import * as AgentsTable from "./readmodels/AgentsTable.ts"
+import { Secrets } from "./Secrets.ts"
 
 /** How often the supervisor asks the engine whether running gateways are still up. */
 export const WatchInterval = Context.Reference<Duration.Input>("cairn/Agents/WatchInterval", { defaultValue: () => "1 second" })
@@ -41,6 +42,7 @@ const agentAfter = (state: Agent.AgentState) => (state._tag === "NoAgent" ? unde
 export class AgentSupervisor extends Context.Service<AgentSupervisor>()("cairn/AgentSupervisor", {
   make: Effect.gen(function*() {
     const commands = yield* CommandHandler
+    const secrets = yield* Secrets
     const agents = AgentsTable.queries(yield* SqlClient.SqlClient)
     const engine = yield* AgentEngine
     const gatewayTokens = yield* GatewayTokens.GatewayTokens
@@ -62,18 +64,32 @@ export class AgentSupervisor extends Context.Service<AgentSupervisor>()("cairn/A
         engine.provision(agentId, { version, gatewayToken: gatewayTokens.tokenFor(agentId, generation) })
       )
 
-    /** Records that the gateway runs here now; gives the agent as it then is. */
-    const started = (agentId: string, engineVersion: string) =>
-      Effect.flatMap(now, (at) => record("engine", agentId, new Agent.RecordAgentStarted({ agentId, engineVersion, node, at }))).pipe(
+    /**
+     * Gives the engine the agent's secrets for its gateway's next start; says which value versions those are. A
+     * secret that does not decrypt fails here, so a gateway never starts with a wrong or missing value.
+     */
+    const deliverSecrets = (agentId: string) =>
+      Effect.gen(function*() {
+        const { state } = yield* commands.load(Agent.decider, Agent.stream(agentId))
+        if (state._tag !== "Live") return yield* new Agent.AgentNotFound({ agentId })
+        const { environment, delivered } = yield* secrets.deliveryFor(state.agent)
+        yield* engine.setEnvironment(agentId, environment)
+        return delivered
+      })
+
+    /** Records that the gateway runs here now, with these secrets; gives the agent as it then is. */
+    const started = (agentId: string, engineVersion: string, delivered: ReadonlyArray<Agent.DeliveredSecret>) =>
+      Effect.flatMap(now, (at) => record("engine", agentId, new Agent.RecordAgentStarted({ agentId, engineVersion, node, secrets: delivered, at }))).pipe(
         Effect.map(({ state }) => agentAfter(state)!)
       )
 
-    /** Provisions and starts the gateway, and records the outcome as the agent's next event. */
+    /** Provisions and starts the gateway with its secrets, and records the outcome as the agent's next event. */
     const startGateway = (agentId: string, version: string, generation: number) =>
       Effect.gen(function*() {
         yield* provision(agentId, version, generation)
+        const delivered = yield* deliverSecrets(agentId)
         yield* engine.start(agentId)
-        yield* started(agentId, version)
+        yield* started(agentId, version, delivered)
         return "running" as const
       }).pipe(
         Effect.catch((error) =>
@@ -205,7 +221,7 @@ export class AgentSupervisor extends Context.Service<AgentSupervisor>()("cairn/A
       )
     })
 
-    return { node, provision, started, launch, recover, takeOver, forget, resume, checkRunning, releaseForeign, watch }
+    return { node, provision, deliverSecrets, started, launch, recover, takeOver, forget, resume, checkRunning, releaseForeign, watch }
   })
 }) {
   static readonly layer = Layer.effect(this, this.make)

@@ -16,8 +16,9 @@ import { AgentSupervisor } from "./AgentSupervisor.ts"
 import { CommandHandler, decision } from "./CommandHandler.ts"
 import { now } from "./Now.ts"
 import * as AgentsTable from "./readmodels/AgentsTable.ts"
+import { Secrets } from "./Secrets.ts"
 
-export type AgentView = Agent.Agent
+export type AgentView = AgentsTable.AgentView
 
 export interface AgentHistoryEntry {
   readonly type: string
@@ -49,6 +50,7 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
     const gatewayTokens = yield* GatewayTokens.GatewayTokens
     const signer = yield* TokenSigner
     const supervisor = yield* AgentSupervisor
+    const secrets = yield* Secrets
 
     /** The agent, if the caller's workspace has it. */
     const get = (workspaceId: string, agentId: string) =>
@@ -61,7 +63,10 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
     /** The agent as its own stream has it now: what a response right after a command shows. */
     const current = (agentId: string) => Effect.map(commands.load(Agent.decider, Agent.stream(agentId)), ({ state }) => liveAgent(state))
 
-    const create = Effect.fn("Agents.create")(function*(principal: Principal, input: { readonly name: unknown }) {
+    const create = Effect.fn("Agents.create")(function*(
+      principal: Principal,
+      input: { readonly name: unknown; readonly secretIds?: ReadonlyArray<string> }
+    ) {
       const name = yield* Effect.fromResult(Agent.validateName(input.name))
       const versions = yield* engine.listVersions
       const engineVersion = versions[versions.length - 1]!
@@ -70,9 +75,12 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
       const { workspaceId, userId } = principal
       // The quota is decided on the workspace's stream in the same append as the agent's first event: concurrent
       // creates conflict and decide again, so a workspace never gets more agents than its limit.
+      // Secrets named at creation are attached in the same append, with the same checks as an attach.
+      const attaching = yield* secrets.attachments(workspaceId, agentId, name, input.secretIds ?? [], at)
       yield* commands.executeAll([
         decision(Workspace.decider, Workspace.stream(workspaceId), new Workspace.TakeAgentSlot({ workspaceId, agentId, at })),
-        decision(Agent.decider, Agent.stream(agentId), new Agent.CreateAgent({ agentId, workspaceId, userId, name, engineVersion, node: supervisor.node, at }))
+        decision(Agent.decider, Agent.stream(agentId), new Agent.CreateAgent({ agentId, workspaceId, userId, name, engineVersion, node: supervisor.node, secrets: attaching.secrets, at })),
+        ...attaching.decisions
       ], { actor: userId })
       const outcome = yield* supervisor.launch(agentId, engineVersion, 0)
       const waited = yield* Deferred.await(outcome).pipe(Effect.timeoutOption(yield* CreateWait))
@@ -85,10 +93,17 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
     const remove = Effect.fn("Agents.remove")(function*(principal: Principal, agentId: string) {
       const { workspaceId, userId } = principal
       const at = yield* now
-      yield* commands.executeAll([
-        decision(Agent.decider, Agent.stream(agentId), new Agent.DeleteAgent({ agentId, workspaceId, at })),
-        decision(Workspace.decider, Workspace.stream(workspaceId), new Workspace.ReleaseAgentSlot({ workspaceId, agentId, at }))
-      ], { actor: userId })
+      // The agent's secrets are let go in the same append, so they can be deleted afterwards; planned again if the
+      // agent's attachments change meanwhile.
+      yield* commands.executePlan(Effect.gen(function*() {
+        const loaded = yield* commands.load(Agent.decider, Agent.stream(agentId))
+        const agent = yield* Effect.fromResult(Agent.visible(loaded.state, agentId, workspaceId))
+        return [
+          decision(Agent.decider, Agent.stream(agentId), new Agent.DeleteAgent({ agentId, workspaceId, at }), loaded),
+          decision(Workspace.decider, Workspace.stream(workspaceId), new Workspace.ReleaseAgentSlot({ workspaceId, agentId, at })),
+          ...secrets.releaseAll(agent, at)
+        ]
+      }), { actor: userId })
       yield* supervisor.forget(agentId)
       yield* engine.destroy(agentId)
     })
@@ -108,26 +123,32 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
       const agent = liveAgent(state)
       /** The engine refused before stopping anything: the gateway runs on as it was. */
       const refused = engine.status(agentId).pipe(
-        Effect.flatMap((status) => status.state === "running" ? supervisor.started(agentId, status.version) : Effect.void),
+        Effect.flatMap((status) => status.state === "running" ? supervisor.started(agentId, status.version, []) : Effect.void),
         Effect.ignore,
         Effect.andThen(Effect.fail(new Agent.InvalidVersion({ version })))
       )
+      const failed = (reason?: string) => new Agent.RestartFailed({ agentId, ...(reason === undefined ? {} : { reason }) })
+      /** The agent's secrets as they are now go to the engine first: a restart is how a change reaches the gateway. */
+      const deliver = supervisor.deliverSecrets(agentId).pipe(Effect.catchTag("SecretUnreadable", (e) => Effect.fail(failed(e.message))))
       yield* supervisor.takeOver(agentId)
-      yield* engine.restart(agentId, requested === undefined ? {} : { version: requested }).pipe(
+      const delivered = yield* deliver.pipe(
+        Effect.flatMap((delivered) => Effect.as(engine.restart(agentId, requested === undefined ? {} : { version: requested }), delivered)),
         Effect.catchTags({
           VersionNotOffered: () => refused,
           DowngradeRefused: () => refused,
+          // The engine no longer holds the agent (its node restarted without it): provision it and start afresh.
           AgentNotProvisioned: () =>
             supervisor.provision(agentId, version, agent.tokenGeneration).pipe(
-              Effect.andThen(engine.start(agentId)),
-              Effect.mapError(() => new Agent.RestartFailed({ agentId }))
+              Effect.mapError(() => failed()),
+              Effect.andThen(deliver),
+              Effect.tap(() => engine.start(agentId).pipe(Effect.mapError(() => failed())))
             ),
-          GatewayRestartFailed: () => Effect.fail(new Agent.RestartFailed({ agentId }))
+          GatewayRestartFailed: () => Effect.fail(failed())
         }),
         Effect.tapError((error) =>
           error._tag === "RestartFailed"
             ? Effect.flatMap(now, (at) =>
-              commands.execute(Agent.decider, Agent.stream(agentId), new Agent.RecordStartFailure({ agentId, logTail: "restart failed", at }), { actor: "engine" })
+              commands.execute(Agent.decider, Agent.stream(agentId), new Agent.RecordStartFailure({ agentId, logTail: error.reason ?? "restart failed", at }), { actor: "engine" })
             ).pipe(
               Effect.ignore,
               // A crashed agent stays in the supervisor's hands: this was one more attempt, not the last.
@@ -136,7 +157,7 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
             : Effect.void
         )
       )
-      return yield* supervisor.started(agentId, version)
+      return yield* supervisor.started(agentId, version, delivered)
     })
 
     const devices = (principal: Principal, agentId: string) =>
@@ -200,5 +221,5 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
   })
 }) {
   /** The service with its supervisor, which it provides too (the server resumes and watches through it). */
-  static readonly layer = Layer.effect(this, this.make).pipe(Layer.provideMerge(AgentSupervisor.layer))
+  static readonly layer = Layer.effect(this, this.make).pipe(Layer.provideMerge(AgentSupervisor.layer), Layer.provideMerge(Secrets.layer))
 }

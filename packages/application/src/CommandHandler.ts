@@ -108,16 +108,18 @@ export class CommandHandler extends Context.Service<CommandHandler>()("cairn/Com
       })
 
     /**
-     * Decides every command against its stream and appends all their events atomically, or none. Retried from the
-     * load when a stream moved meanwhile.
+     * Decides every command the plan gives against its stream and appends all their events atomically, or none.
+     * When a stream moved meanwhile, the plan runs again (it may read what it needs to choose its decisions, such
+     * as the secrets an agent holds when it is deleted), and everything is decided again.
      */
-    const executeAll = <const Ds extends ReadonlyArray<Decision<AnyDecider>>>(
-      decisions: Ds,
+    const executePlan = <const Ds extends ReadonlyArray<Decision<AnyDecider>>, E, R>(
+      plan: Effect.Effect<Ds, E, R>,
       metadata: EventMetadata
-    ): Effect.Effect<Outcomes<Ds>, Refusal<Ds> | TooMuchContention | EventStoreUnavailable> =>
+    ): Effect.Effect<Outcomes<Ds>, E | Refusal<Ds> | TooMuchContention | EventStoreUnavailable, R> =>
       Effect.gen(function*() {
         const maxAttempts = yield* MaxAttempts
         for (let tries = 1;; tries++) {
+          const decisions = yield* plan
           const result = yield* attempt(decisions, metadata, tries === 1).pipe(
             Effect.catchTag("WrongExpectedVersion", (conflict) =>
               tries < maxAttempts ? Effect.succeed(undefined) : Effect.fail(new TooMuchContention({ streams: [conflict.stream] }))),
@@ -130,13 +132,17 @@ export class CommandHandler extends Context.Service<CommandHandler>()("cairn/Com
           )
           if (result !== undefined) return result
         }
-      }) as Effect.Effect<Outcomes<Ds>, Refusal<Ds> | TooMuchContention | EventStoreUnavailable>
+      }) as Effect.Effect<Outcomes<Ds>, E | Refusal<Ds> | TooMuchContention | EventStoreUnavailable, R>
+
+    /** Decides every command against its stream and appends all their events atomically, or none. */
+    const executeAll = <const Ds extends ReadonlyArray<Decision<AnyDecider>>>(decisions: Ds, metadata: EventMetadata) =>
+      executePlan(Effect.succeed(decisions), metadata)
 
     /** Decides one command against its stream (as `loaded`, when the service has just read it) and appends what it decided. */
     const execute = <D extends AnyDecider>(decider: D, stream: string, command: CommandOf<D>, metadata: EventMetadata, loaded?: Loaded<StateOf<D>>) =>
       Effect.map(executeAll([decision(decider, stream, command, loaded)], metadata), ([outcome]) => outcome as Outcome<D>)
 
-    return { load, execute, executeAll }
+    return { load, execute, executeAll, executePlan }
   })
 }) {
   static readonly layer = Layer.effect(this, this.make)

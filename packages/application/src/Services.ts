@@ -3,7 +3,7 @@
  * stand on (event store with its read models, content store, engine, signer, verifier).
  */
 import type { AgentEngine } from "@cairn/agent-engine"
-import type { GatewayTokens, TokenSigner } from "@cairn/auth"
+import type { GatewayTokens, MasterKeys, TokenSigner } from "@cairn/auth"
 import type { ContentStore } from "@cairn/content-store"
 import type { EventStore } from "@cairn/event-store"
 import type { SignatureVerifier } from "@cairn/signatures"
@@ -15,15 +15,19 @@ import { ApiKeys } from "./ApiKeys.ts"
 import { CommandHandler } from "./CommandHandler.ts"
 import { Files } from "./Files.ts"
 import { Issues } from "./Issues.ts"
+import type { Secrets } from "./Secrets.ts"
+import { SecretVault } from "./SecretVault.ts"
 import { Signatures } from "./Signatures.ts"
 import { Workspaces } from "./Workspaces.ts"
 
-export type Provided = Workspaces | ApiKeys | Files | Signatures | Agents | AgentSupervisor | Issues | CommandHandler
+export type Provided = Workspaces | ApiKeys | Files | Signatures | Agents | AgentSupervisor | Secrets | SecretVault | Issues | CommandHandler
 
 /** The ports the services stand on; the read models' tables are reached through the event store's SqlClient. */
 export type Requirements =
-  | EventStore | SqlClient.SqlClient | ContentStore | SignatureVerifier | AgentEngine | GatewayTokens.GatewayTokens | TokenSigner
+  | EventStore | SqlClient.SqlClient | ContentStore | SignatureVerifier | AgentEngine | GatewayTokens.GatewayTokens | TokenSigner | MasterKeys
 
-export const layer: Layer.Layer<Provided, never, Requirements> = Layer.mergeAll(Workspaces.layer, ApiKeys.layer, Files.layer, Signatures.layer, Agents.layer, Issues.layer).pipe(
+export const layer: Layer.Layer<Provided, never, Requirements> = Layer.mergeAll(ApiKeys.layer, Files.layer, Signatures.layer, Issues.layer).pipe(
+  Layer.provideMerge(Layer.mergeAll(Workspaces.layer, Agents.layer)),
+  Layer.provideMerge(SecretVault.layer),
   Layer.provideMerge(CommandHandler.layer)
 )

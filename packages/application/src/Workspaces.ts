@@ -4,6 +4,7 @@ import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { CommandHandler } from "./CommandHandler.ts"
 import { now } from "./Now.ts"
+import { SecretVault } from "./SecretVault.ts"
 import * as WorkspacesTable from "./readmodels/WorkspacesTable.ts"
 
 export type { WorkspaceView } from "./readmodels/WorkspacesTable.ts"
@@ -11,6 +12,7 @@ export type { WorkspaceView } from "./readmodels/WorkspacesTable.ts"
 export class Workspaces extends Context.Service<Workspaces>()("cairn/Workspaces", {
   make: Effect.gen(function*() {
     const commands = yield* CommandHandler
+    const vault = yield* SecretVault
     const workspaces = WorkspacesTable.queries(yield* SqlClient.SqlClient)
 
     /** Creates the workspace and returns its new id; the agent limit defaults to the plan's. */
@@ -35,7 +37,16 @@ export class Workspaces extends Context.Service<Workspaces>()("cairn/Workspaces"
 
     const get = (workspaceId: string) => workspaces.byId(workspaceId)
 
-    return { create, get }
+    /**
+     * Deletes a workspace without agents: its keys stop working (the keys table revokes them with it), and its data
+     * key is destroyed, so every secret value it ever sealed, in the immutable log too, can never be read again.
+     */
+    const remove = Effect.fn("Workspaces.remove")(function*(workspaceId: string) {
+      yield* commands.execute(Workspace.decider, Workspace.stream(workspaceId), new Workspace.DeleteWorkspace({ workspaceId, at: yield* now }), { actor: "admin" })
+      yield* vault.shred(workspaceId)
+    })
+
+    return { create, get, remove }
   })
 }) {
   static readonly layer = Layer.effect(this, this.make)

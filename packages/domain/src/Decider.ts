@@ -23,3 +23,12 @@ export type ErrorOf<D> = D extends Decider<any, any, any, infer Err> ? Err : nev
 /** The state after `history`: what the command handler folds a stream into before deciding. */
 export const fold = <E, S>(decider: Pick<Decider<unknown, E, S, unknown>, "initial" | "evolve">, history: ReadonlyArray<E>): S =>
   history.reduce(decider.evolve, decider.initial)
+
+/**
+ * An event's fields without its tag: for a command that is recorded exactly as it is asked (`CreateX` → `XCreated`),
+ * so the two cannot drift apart.
+ */
+export const fieldsOf = <Fields extends { readonly _tag: unknown }>(fields: Fields): Omit<Fields, "_tag"> => {
+  const { _tag, ...rest } = fields
+  return rest
+}

@@ -1,9 +1,9 @@
 /**
  * The operator API behind the admin token (`Authorization: Bearer <token>`; the token is `ADMIN_TOKEN` or the
- * file the server writes into DATA_DIR at first start). The admin CLI is its client: create workspaces, issue and
- * revoke API keys.
+ * file the server writes into DATA_DIR at first start). The admin CLI is its client: create and delete workspaces,
+ * issue and revoke API keys, rotate the secrets master key.
  */
-import { Agents, ApiKeys, Unauthorized, Workspaces } from "@cairn/application"
+import { Agents, ApiKeys, SecretVault, Unauthorized, Workspaces } from "@cairn/application"
 import { AdminToken } from "@cairn/auth"
 import { ApiKey, Workspace } from "@cairn/domain"
 import { Effect, Schema } from "effect"
@@ -33,6 +33,7 @@ export const layer = HttpRouter.use((router) =>
     const workspaces = yield* Workspaces
     const keys = yield* ApiKeys
     const agents = yield* Agents
+    const vault = yield* SecretVault
 
     const asAdmin = (request: HttpServerRequest.HttpServerRequest) =>
       Effect.gen(function*() {
@@ -52,6 +53,22 @@ export const layer = HttpRouter.use((router) =>
           ...(input.agentLimit === undefined ? {} : { agentLimit: input.agentLimit })
         })
         return data((yield* workspaces.get(id)).pipe((w) => (w._tag === "Some" ? w.value : { id })), 201)
+      })))
+
+    // Crypto-shredding: the workspace's secrets become unreadable for good, wherever their ciphertexts are.
+    yield* router.add("DELETE", "/admin/workspaces/:workspaceId", (request) =>
+      handled(Effect.gen(function*() {
+        yield* asAdmin(request)
+        const { workspaceId = "" } = yield* HttpRouter.params
+        yield* workspaces.remove(workspaceId)
+        return json({ data: null })
+      })))
+
+    // Rewraps every workspace data key under the current master key (a new one, where the key file is Cairn's).
+    yield* router.add("POST", "/admin/secrets/rotate-master-key", (request) =>
+      handled(Effect.gen(function*() {
+        yield* asAdmin(request)
+        return data(yield* vault.rotateMasterKey)
       })))
 
     yield* router.add("POST", "/admin/keys", (request) =>

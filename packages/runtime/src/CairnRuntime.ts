@@ -7,7 +7,7 @@
 import { SimulatedAgentEngine } from "@cairn/agent-engine"
 import { OpenClawAgentEngine } from "@cairn/agent-engine-openclaw"
 import { AgentsNode, AgentSupervisor, Services } from "@cairn/application"
-import { AdminToken, GatewayTokens, JoseTokenSigner } from "@cairn/auth"
+import { AdminToken, GatewayTokens, JoseTokenSigner, MasterKeysConfig } from "@cairn/auth"
 import { HeliaContentStore } from "@cairn/content-store-helia"
 import { KuboContentStore } from "@cairn/content-store-kubo"
 import { PgDatabase, PgEventStore } from "@cairn/event-store-pg"
@@ -54,13 +54,20 @@ const layerSignatureVerifier = Layer.unwrap(Effect.map(
   })
 ))
 
-const layerCredentials = Layer.unwrap(Effect.map(dataDir, (dir) =>
-  Layer.mergeAll(
+/**
+ * The API-key signer, the admin token, gateway tokens, and the secrets master keys: configured, or (on the embedded
+ * database, a single node) kept in `DATA_DIR/secrets.key`, made at first start; with `DATABASE_URL` never made up.
+ */
+const layerCredentials = Layer.unwrap(Effect.gen(function*() {
+  const dir = yield* dataDir
+  const embedded = Option.isNone(yield* Config.option(Config.String("DATABASE_URL")))
+  return Layer.mergeAll(
     JoseTokenSigner.layerConfig({ dataDir: dir }),
     AdminToken.layerConfig({ dataDir: dir }),
-    GatewayTokens.layerConfig({ dataDir: dir })
+    GatewayTokens.layerConfig({ dataDir: dir }),
+    MasterKeysConfig.layerConfig({ dataDir: dir, embedded })
   )
-))
+}))
 
 /**
  * `ENGINE=openclaw`, the default, runs real OpenClaw gateways: versions are installed from the npm registry on first

@@ -3,7 +3,7 @@
  * unreachable database) carries a message written for the operator: print it alone and exit 1. Defects keep
  * their full report from the runtime.
  */
-import { Cause, Console, Effect, Runtime } from "effect"
+import { Cause, Config, Console, Effect, Layer, References, Runtime } from "effect"
 import { CliError } from "effect/cli"
 
 const messageOf = (error: unknown): string =>
@@ -27,3 +27,9 @@ export const reportFailure = <A, E, R>(program: Effect.Effect<A, E, R>): Effect.
  */
 export const serverTeardown: Runtime.Teardown = (exit, onExit) =>
   exit._tag === "Failure" && Cause.hasInterruptsOnly(exit.cause) ? onExit(0) : Runtime.defaultTeardown(exit, onExit)
+
+/** `LOG_LEVEL` (Info by default): the least severe log lines a process writes (`Debug` for more, `Warn` for less). */
+export const layerLogLevel = Layer.unwrap(Effect.map(
+  Config.Literals(["All", "Trace", "Debug", "Info", "Warn", "Error", "Fatal", "None"], "LOG_LEVEL").pipe(Config.withDefault("Info" as const)),
+  (level) => Layer.succeed(References.MinimumLogLevel, level)
+))

@@ -1,8 +1,10 @@
 /**
  * For tests and benchmarks on real gateways (Linux only, read from /proc): the processes running in agents' homes,
- * that is gateways and their workers, with their memory. A gateway's workers inherit its working directory.
+ * that is gateways and their workers, with their memory, and the environment a gateway process was started with. A
+ * gateway's workers inherit its working directory.
  */
 import * as Fs from "node:fs"
+import { pidFile } from "../GatewayProcess.ts"
 
 export interface GatewayProcess {
   readonly pid: number
@@ -33,3 +35,33 @@ export const processesUnder = (dir: string): Array<GatewayProcess> =>
       return []
     }
   })
+
+/** The environment a process was started with (/proc/<pid>/environ), or undefined when it is gone. */
+export const environmentOfProcess = (pid: number): Record<string, string> | undefined => {
+  try {
+    const entries = Fs.readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").filter((entry) => entry.length > 0)
+    return Object.fromEntries(entries.map((entry) => {
+      const at = entry.indexOf("=")
+      return at < 0 ? [entry, ""] : [entry.slice(0, at), entry.slice(at + 1)]
+    }))
+  } catch {
+    return undefined
+  }
+}
+
+/** The pid of the gateway the engine runs from the agent's home (`<home>/gateway.pid`), if one runs. */
+export const gatewayPid = (home: string): number | undefined => {
+  try {
+    const pid = Number(Fs.readFileSync(pidFile(home), "utf8").trim())
+    // A pid left in a stale file may belong to another process by now: the gateway runs in the home.
+    return Number.isSafeInteger(pid) && pid > 1 && Fs.readlinkSync(`/proc/${pid}/cwd`) === Fs.realpathSync(home) ? pid : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** The environment the gateway running from the agent's home was started with; undefined when none runs. */
+export const gatewayEnvironment = (home: string): Record<string, string> | undefined => {
+  const pid = gatewayPid(home)
+  return pid === undefined ? undefined : environmentOfProcess(pid)
+}

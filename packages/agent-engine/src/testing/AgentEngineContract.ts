@@ -1,6 +1,8 @@
 /**
  * The behaviour every AgentEngine adapter must show, written once against the port. Each adapter's test file calls
- * `agentEngineContract` with a layer; an adapter is done when the whole suite passes on it.
+ * `agentEngineContract` with a layer; an adapter is done when the whole suite passes on it. What the port keeps to
+ * itself (a gateway's environment) is seen through a probe the adapter's test passes in; without it, the tests that
+ * need it are left out.
  */
 import { assert, describe, layer } from "@effect/vitest"
 import { Duration, Effect, type Layer, Redacted } from "effect"
@@ -8,7 +10,7 @@ import { TestClock } from "effect/testing"
 import { AgentEngine } from "../AgentEngine.ts"
 import { EngineVersion } from "@cairn/domain"
 
-export interface ContractOptions {
+export interface ContractOptions<R = never> {
   /**
    * Runs an operation that waits for a gateway to become ready (`start`, `restart`). An adapter whose readiness
    * waits on a clock the test controls passes a function that moves that clock, such as `advanceTestClock`; by
@@ -20,6 +22,12 @@ export interface ContractOptions {
   readonly live?: boolean
   /** How long the layer may take to build and each test to run; real gateways need tens of seconds. */
   readonly timeout?: Duration.Input
+  /**
+   * The environment the agent's gateway received, as its process holds it (/proc/<pid>/environ on a real one), or
+   * undefined when the probe finds no gateway. The suite asks only while the gateway runs. The probe may use the
+   * services the engine's layer provides, such as a control service.
+   */
+  readonly environmentOf?: (agentId: string) => Effect.Effect<Readonly<Record<string, string>> | undefined, never, R>
 }
 
 /**
@@ -38,8 +46,14 @@ export const freshAgent = (prefix = "agent") =>
 const unknownVersion = "9999.12.31"
 
 const token = (value = freshAgent("token")) => Redacted.make(value)
+/** A value no other test uses, so finding it proves where it came from. */
+const secret = () => Redacted.make(freshAgent("secret-value"))
 
-export const agentEngineContract = (adapter: string, engineLayer: Layer.Layer<AgentEngine>, options: ContractOptions = {}) => {
+export const agentEngineContract = <R = never>(
+  adapter: string,
+  engineLayer: Layer.Layer<AgentEngine | R>,
+  options: ContractOptions<R> = {}
+) => {
   const drive = options.driveTime ?? (<A, E>(operation: Effect.Effect<A, E>) => operation)
   const timeout = options.timeout === undefined ? undefined : Duration.toMillis(Duration.fromInputUnsafe(options.timeout))
 
@@ -122,7 +136,8 @@ export const agentEngineContract = (adapter: string, engineLayer: Layer.Layer<Ag
             Effect.flip(drive(engine.restart(agentId))),
             Effect.flip(engine.listDevices(agentId)),
             Effect.flip(engine.relaunchScripts(agentId)),
-            Effect.flip(engine.rotateGatewayToken(agentId, token()))
+            Effect.flip(engine.rotateGatewayToken(agentId, token())),
+            Effect.flip(engine.setEnvironment(agentId, { CONTRACT_SECRET: secret() }))
           ])
           for (const error of errors) assert.deepInclude(error, { _tag: "AgentNotProvisioned", agentId })
         }), timeout)
@@ -211,6 +226,108 @@ export const agentEngineContract = (adapter: string, engineLayer: Layer.Layer<Ag
           yield* engine.rotateGatewayToken(agentId, token())
           assert.deepStrictEqual(yield* engine.status(agentId), { state: "running", version: newest })
         }), timeout)
+
+      it.effect("takes a new environment without stopping a running gateway", () =>
+        Effect.gen(function*() {
+          const engine = yield* AgentEngine
+          const { newest } = yield* oldestAndNewest
+          const agentId = yield* running(newest)
+          yield* engine.setEnvironment(agentId, { CONTRACT_SECRET: secret() })
+          yield* engine.setEnvironment(agentId, {})
+          assert.deepStrictEqual(yield* engine.status(agentId), { state: "running", version: newest })
+        }), timeout)
+
+      const environmentOf = options.environmentOf
+      if (environmentOf !== undefined) {
+        /** The running gateway's environment; the agent must be running. */
+        const gatewayEnvironment = (agentId: string) =>
+          Effect.gen(function*() {
+            const environment = yield* environmentOf(agentId)
+            assert.isDefined(environment, `the probe sees no gateway of ${agentId}`)
+            return environment!
+          })
+
+        it.effect("gives a gateway the environment set before it started", () =>
+          Effect.gen(function*() {
+            const engine = yield* AgentEngine
+            const { newest } = yield* oldestAndNewest
+            const agentId = yield* provisioned(newest)
+            const [first, second] = [secret(), secret()]
+            yield* engine.setEnvironment(agentId, { CONTRACT_SECRET: first, CONTRACT_OTHER: second })
+            yield* drive(engine.start(agentId))
+            const environment = yield* gatewayEnvironment(agentId)
+            assert.strictEqual(environment["CONTRACT_SECRET"], Redacted.value(first))
+            assert.strictEqual(environment["CONTRACT_OTHER"], Redacted.value(second))
+            yield* engine.stop(agentId) // a real gateway holds most of a gigabyte: free it for the next tests
+          }), timeout)
+
+        it.effect("keeps a running gateway's environment until it restarts, then gives it the one set last", () =>
+          Effect.gen(function*() {
+            const engine = yield* AgentEngine
+            const { newest } = yield* oldestAndNewest
+            const agentId = yield* provisioned(newest)
+            const [before, after] = [secret(), secret()]
+            yield* engine.setEnvironment(agentId, { CONTRACT_SECRET: before })
+            yield* drive(engine.start(agentId))
+            yield* engine.setEnvironment(agentId, { CONTRACT_OTHER: after })
+            const unchanged = yield* gatewayEnvironment(agentId)
+            assert.strictEqual(unchanged["CONTRACT_SECRET"], Redacted.value(before))
+            assert.isUndefined(unchanged["CONTRACT_OTHER"], "a running gateway saw a change before its restart")
+            yield* drive(engine.restart(agentId))
+            const restarted = yield* gatewayEnvironment(agentId)
+            assert.isUndefined(restarted["CONTRACT_SECRET"], "a variable set before survived its replacement")
+            assert.strictEqual(restarted["CONTRACT_OTHER"], Redacted.value(after))
+            yield* engine.stop(agentId)
+            yield* engine.setEnvironment(agentId, {})
+            yield* drive(engine.start(agentId))
+            assert.isUndefined((yield* gatewayEnvironment(agentId))["CONTRACT_OTHER"], "a stop and start takes it too")
+            yield* engine.stop(agentId)
+          }), timeout)
+
+        it.effect("lets no variable override the engine's own, and the gateway still works", () =>
+          Effect.gen(function*() {
+            const engine = yield* AgentEngine
+            const { newest } = yield* oldestAndNewest
+            const agentId = yield* provisioned(newest)
+            const value = secret()
+            yield* engine.setEnvironment(agentId, {
+              HOME: Redacted.make("/overridden"),
+              PATH: Redacted.make("/overridden"),
+              OPENCLAW_GATEWAY_TOKEN: Redacted.make("overridden"),
+              CONTRACT_SECRET: value
+            })
+            yield* drive(engine.start(agentId))
+            const environment = yield* gatewayEnvironment(agentId)
+            assert.strictEqual(environment["CONTRACT_SECRET"], Redacted.value(value))
+            assert.isDefined(environment["HOME"], "the engine gives every gateway a HOME of its own")
+            assert.notStrictEqual(environment["HOME"], "/overridden")
+            assert.notStrictEqual(environment["PATH"], "/overridden")
+            assert.notStrictEqual(environment["OPENCLAW_GATEWAY_TOKEN"], "overridden")
+            const devices = yield* engine.listDevices(agentId)
+            assert.isArray(devices.pending)
+            yield* engine.stop(agentId)
+          }), timeout)
+
+        it.effect("leaves out a variable no process environment can hold, and starts the gateway with the rest", () =>
+          Effect.gen(function*() {
+            const engine = yield* AgentEngine
+            const { newest } = yield* oldestAndNewest
+            const agentId = yield* provisioned(newest)
+            const value = secret()
+            yield* engine.setEnvironment(agentId, {
+              "NOT=A_NAME": Redacted.make("x"),
+              "": Redacted.make("x"),
+              CONTRACT_NUL: Redacted.make("before\0after"),
+              CONTRACT_SECRET: value
+            })
+            yield* drive(engine.start(agentId))
+            const environment = yield* gatewayEnvironment(agentId)
+            assert.strictEqual(environment["CONTRACT_SECRET"], Redacted.value(value))
+            assert.isUndefined(environment["CONTRACT_NUL"])
+            assert.isFalse(Object.keys(environment).some((name) => name.startsWith("NOT")), "a name with = was passed on")
+            yield* engine.stop(agentId)
+          }), timeout)
+      }
 
       it.effect("destroys an agent for good, and destroying it again is harmless", () =>
         Effect.gen(function*() {

@@ -50,7 +50,10 @@ interface Row {
   readonly created_at: Date
 }
 
-const toAgent = (row: Row): Agent.Agent => ({
+/** An agent as its row has it: everything but its secrets (the agent-secrets table has those). */
+export type AgentView = Omit<Agent.Agent, "secrets">
+
+const toAgent = (row: Row): AgentView => ({
   agentId: row.id,
   workspaceId: row.workspace_id,
   userId: row.user_id,

@@ -1,15 +1,15 @@
 /**
  * `cairn_api_keys`: one row per issued key, revoked or not, so authenticating a request is one lookup rather than
- * a read of the key's stream.
+ * a read of the key's stream. A deleted workspace's keys are revoked with it.
  */
-import { ApiKey } from "@cairn/domain"
-import { Effect, Option } from "effect"
+import { ApiKey, Workspace } from "@cairn/domain"
+import { Effect, Option, Schema } from "effect"
 import type { SqlClient } from "effect/sql"
 import * as ReadModel from "./ReadModel.ts"
 
 export const projection = ReadModel.make({
   name: "api-keys",
-  events: ApiKey.ApiKeyEvent,
+  events: Schema.Union([ApiKey.ApiKeyEvent, Workspace.WorkspaceEvent]),
   tables: ["cairn_api_keys"],
   setup: (sql) =>
     sql`CREATE TABLE IF NOT EXISTS cairn_api_keys (
@@ -20,7 +20,9 @@ export const projection = ReadModel.make({
       sql`INSERT INTO cairn_api_keys (key_id, workspace_id, user_id, scopes, expires_at, created_at)
         VALUES (${e.keyId}, ${e.workspaceId}, ${e.userId}, ${[...e.scopes]}::text[], ${e.expiresAt}, ${e.at})
         ON CONFLICT (key_id) DO NOTHING`,
-    ApiKeyRevoked: (sql, e) => sql`UPDATE cairn_api_keys SET revoked_at = ${e.at} WHERE key_id = ${e.keyId}`
+    ApiKeyRevoked: (sql, e) => sql`UPDATE cairn_api_keys SET revoked_at = ${e.at} WHERE key_id = ${e.keyId}`,
+    WorkspaceDeleted: (sql, e) =>
+      sql`UPDATE cairn_api_keys SET revoked_at = ${e.at} WHERE workspace_id = ${e.workspaceId} AND revoked_at IS NULL`
   }
 })
 

@@ -16,7 +16,8 @@ export const projection = ReadModel.make({
     WorkspaceCreated: (sql, e) =>
       sql`INSERT INTO cairn_workspaces (id, name, plan, agent_limit, internal, created_at)
         VALUES (${e.workspaceId}, ${e.name}, ${e.plan}, ${e.agentLimit}, ${e.internal}, ${e.at})
-        ON CONFLICT (id) DO NOTHING`
+        ON CONFLICT (id) DO NOTHING`,
+    WorkspaceDeleted: (sql, e) => sql`DELETE FROM cairn_workspaces WHERE id = ${e.workspaceId}`
   }
 })
 

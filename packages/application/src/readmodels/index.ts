@@ -8,10 +8,11 @@ import * as AgentsTable from "./AgentsTable.ts"
 import * as ApiKeysTable from "./ApiKeysTable.ts"
 import * as FilesTable from "./FilesTable.ts"
 import * as IssuesTable from "./IssuesTable.ts"
+import * as SecretsTable from "./SecretsTable.ts"
 import * as SignaturesTable from "./SignaturesTable.ts"
 import * as WorkspacesTable from "./WorkspacesTable.ts"
 
-export { AgentsTable, ApiKeysTable, FilesTable, IssuesTable, SignaturesTable, WorkspacesTable }
+export { AgentsTable, ApiKeysTable, FilesTable, IssuesTable, SecretsTable, SignaturesTable, WorkspacesTable }
 
 export const all: ReadonlyArray<Projection<SqlClient.SqlClient>> = [
   WorkspacesTable.projection,
@@ -19,5 +20,6 @@ export const all: ReadonlyArray<Projection<SqlClient.SqlClient>> = [
   FilesTable.projection,
   SignaturesTable.projection,
   AgentsTable.projection,
+  SecretsTable.projection,
   IssuesTable.projection
 ]

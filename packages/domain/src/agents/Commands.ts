@@ -4,6 +4,7 @@
  * the time, ids and the engine versions on offer into each command, so deciding needs nothing else.
  */
 import { Schema } from "effect"
+import { AttachedSecret, DeliveredSecret } from "./Events.ts"
 
 export class CreateAgent extends Schema.TaggedClass<CreateAgent>()("CreateAgent", {
   agentId: Schema.String,
@@ -13,6 +14,8 @@ export class CreateAgent extends Schema.TaggedClass<CreateAgent>()("CreateAgent"
   name: Schema.String,
   engineVersion: Schema.String,
   node: Schema.String,
+  /** Secrets to attach from the start (checked like AttachSecrets). */
+  secrets: Schema.Array(AttachedSecret),
   at: Schema.String
 }) {}
 
@@ -35,6 +38,7 @@ export class RecordAgentStarted extends Schema.TaggedClass<RecordAgentStarted>()
   agentId: Schema.String,
   engineVersion: Schema.String,
   node: Schema.String,
+  secrets: Schema.Array(DeliveredSecret),
   at: Schema.String
 }) {}
 
@@ -63,6 +67,21 @@ export class RotateGatewayToken extends Schema.TaggedClass<RotateGatewayToken>()
   at: Schema.String
 }) {}
 
+/** Attach workspace secrets; attaching one already attached records nothing for it. */
+export class AttachSecrets extends Schema.TaggedClass<AttachSecrets>()("AttachSecrets", {
+  agentId: Schema.String,
+  workspaceId: Schema.String,
+  secrets: Schema.Array(AttachedSecret),
+  at: Schema.String
+}) {}
+
+export class DetachSecret extends Schema.TaggedClass<DetachSecret>()("DetachSecret", {
+  agentId: Schema.String,
+  workspaceId: Schema.String,
+  secretId: Schema.String,
+  at: Schema.String
+}) {}
+
 export class DeleteAgent extends Schema.TaggedClass<DeleteAgent>()("DeleteAgent", {
   agentId: Schema.String,
   workspaceId: Schema.String,
@@ -71,6 +90,6 @@ export class DeleteAgent extends Schema.TaggedClass<DeleteAgent>()("DeleteAgent"
 
 export const AgentCommand = Schema.Union([
   CreateAgent, RestartAgent, RelaunchAgent, RecordAgentStarted, RecordStartFailure, RecordCrash, ScheduleRecovery,
-  RotateGatewayToken, DeleteAgent
+  RotateGatewayToken, AttachSecrets, DetachSecret, DeleteAgent
 ])
 export type AgentCommand = typeof AgentCommand.Type

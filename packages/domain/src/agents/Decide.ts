@@ -6,9 +6,14 @@
 import { Match, Result } from "effect"
 import type { AgentCommand } from "./Commands.ts"
 import * as EngineVersion from "./EngineVersion.ts"
+import { ConflictingSecrets } from "../secrets/Errors.ts"
+import { conflictAmong } from "../secrets/Providers.ts"
 import { AgentAlreadyExists, type AgentError, AgentNotFound, InvalidVersion } from "./Errors.ts"
 import {
   AgentCreated,
+  AgentSecretDetached,
+  AgentSecretsAttached,
+  type AttachedSecret,
   AgentDeleted,
   type AgentEvent,
   AgentFailedToStart,
@@ -42,11 +47,24 @@ const restartVersion = (agent: Agent, requested: string | undefined, offered: Re
     ? Result.succeed(requested)
     : Result.fail(new InvalidVersion({ version: requested }))
 
+/**
+ * Attaching `secrets` to an agent that holds `held`: the events, or the provider two of them would both be a
+ * credential for (OpenClaw would silently pick one).
+ */
+const attach = (agentId: string, held: ReadonlyMap<string, string>, secrets: ReadonlyArray<AttachedSecret>, at: string): Decision => {
+  const added = secrets.filter((s, i) => !held.has(s.secretId) && secrets.findIndex((t) => t.secretId === s.secretId) === i)
+  if (added.length === 0) return Result.succeed([])
+  const conflict = conflictAmong([...held.values(), ...added.map((s) => s.name)])
+  return conflict === undefined
+    ? Result.succeed([new AgentSecretsAttached({ agentId, secrets: added, at })])
+    : Result.fail(new ConflictingSecrets({ provider: conflict.provider, names: conflict.names }))
+}
+
 export const decide = (command: AgentCommand, state: AgentState): Decision =>
   Match.valueTags(command, {
-    CreateAgent: ({ _tag, ...fields }): Decision =>
+    CreateAgent: ({ _tag, secrets, ...fields }): Decision =>
       state._tag === "NoAgent"
-        ? Result.succeed([new AgentCreated(fields)])
+        ? Result.map(attach(fields.agentId, new Map(), secrets, fields.at), (attached) => [new AgentCreated(fields), ...attached])
         : Result.fail(new AgentAlreadyExists({ agentId: fields.agentId })),
     RestartAgent: ({ agentId, workspaceId, version, offeredVersions, at }) =>
       Result.flatMap(visible(state, agentId, workspaceId), (agent): Decision =>
@@ -64,5 +82,10 @@ export const decide = (command: AgentCommand, state: AgentState): Decision =>
     ScheduleRecovery: ({ _tag, ...fields }) => record(living(state, fields.agentId), () => new AgentRecoveryScheduled(fields)),
     RotateGatewayToken: ({ agentId, workspaceId, at }) =>
       record(visible(state, agentId, workspaceId), (agent) => new GatewayTokenRotated({ agentId, generation: agent.tokenGeneration + 1, at })),
+    AttachSecrets: ({ agentId, workspaceId, secrets, at }) =>
+      Result.flatMap(visible(state, agentId, workspaceId), (agent) => attach(agentId, agent.secrets, secrets, at)),
+    DetachSecret: ({ agentId, workspaceId, secretId, at }) =>
+      Result.map(visible(state, agentId, workspaceId), (agent) =>
+        agent.secrets.has(secretId) ? [new AgentSecretDetached({ agentId, secretId, at })] : []),
     DeleteAgent: ({ agentId, workspaceId, at }) => record(visible(state, agentId, workspaceId), () => new AgentDeleted({ agentId, at }))
   })

@@ -4,6 +4,7 @@
  * onto these; the HTTP layer renders any of them as `{error}`.
  */
 import { Schema } from "effect"
+import type { ConflictingSecrets } from "../secrets/Errors.ts"
 
 /** A wrong `agentId`, another workspace's agent, or a deleted one. */
 export class AgentNotFound extends Schema.TaggedError<AgentNotFound>()("AgentNotFound", { agentId: Schema.String }) {
@@ -23,9 +24,16 @@ export class InvalidVersion extends Schema.TaggedError<InvalidVersion>()("Invali
   override readonly message = "Invalid version"
 }
 
-export class RestartFailed extends Schema.TaggedError<RestartFailed>()("RestartFailed", { agentId: Schema.String }) {
+export class RestartFailed extends Schema.TaggedError<RestartFailed>()("RestartFailed", {
+  agentId: Schema.String,
+  /** Why, when Cairn knows it before the engine is asked (a secret that does not decrypt); shown as `reason`. */
+  reason: Schema.optionalKey(Schema.String)
+}) {
   readonly status = 500
   override readonly message = "Restart failed"
+  get details() {
+    return this.reason === undefined ? undefined : { reason: this.reason }
+  }
 }
 
 export class ScriptLaunchFailed extends Schema.TaggedError<ScriptLaunchFailed>()("ScriptLaunchFailed", { agentId: Schema.String }) {
@@ -55,4 +63,4 @@ export class GatewayFailedToStart extends Schema.TaggedError<GatewayFailedToStar
   }
 }
 
-export type AgentError = AgentNotFound | AgentAlreadyExists | InvalidVersion
+export type AgentError = AgentNotFound | AgentAlreadyExists | InvalidVersion | ConflictingSecrets

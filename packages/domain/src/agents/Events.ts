@@ -1,6 +1,7 @@
 /**
  * What happens to a hosted agent (stream `agent-<id>`), as facts in the past tense: created, started, failed to
- * start, stopped (crashed or on purpose), recovery scheduled, restart requested, gateway token rotated, deleted.
+ * start, stopped (crashed or on purpose), recovery scheduled, restart requested, gateway token rotated, secrets
+ * attached and detached, deleted.
  */
 import { Schema } from "effect"
 
@@ -18,10 +19,20 @@ export class AgentCreated extends Schema.TaggedClass<AgentCreated>()("AgentCreat
   at: Schema.String
 }) {}
 
+/** A secret as an agent holds it: its id and name (the environment variable its gateway gets). */
+export const AttachedSecret = Schema.Struct({ secretId: Schema.String, name: Schema.String })
+export type AttachedSecret = typeof AttachedSecret.Type
+
+/** Which version of a secret's value a gateway was started with. */
+export const DeliveredSecret = Schema.Struct({ secretId: Schema.String, version: Schema.Int })
+export type DeliveredSecret = typeof DeliveredSecret.Type
+
 export class AgentStarted extends Schema.TaggedClass<AgentStarted>()("AgentStarted", {
   agentId: Schema.String,
   engineVersion: Schema.String,
   node: Schema.optionalKey(Schema.String),
+  /** The secrets the gateway got in its environment (absent in events recorded before secrets existed). */
+  secrets: Schema.optionalKey(Schema.Array(DeliveredSecret)),
   at: Schema.String
 }) {}
 
@@ -57,6 +68,19 @@ export class GatewayTokenRotated extends Schema.TaggedClass<GatewayTokenRotated>
   at: Schema.String
 }) {}
 
+/** Secrets were attached: the gateway gets them at its next start. */
+export class AgentSecretsAttached extends Schema.TaggedClass<AgentSecretsAttached>()("AgentSecretsAttached", {
+  agentId: Schema.String,
+  secrets: Schema.Array(AttachedSecret),
+  at: Schema.String
+}) {}
+
+export class AgentSecretDetached extends Schema.TaggedClass<AgentSecretDetached>()("AgentSecretDetached", {
+  agentId: Schema.String,
+  secretId: Schema.String,
+  at: Schema.String
+}) {}
+
 export class AgentDeleted extends Schema.TaggedClass<AgentDeleted>()("AgentDeleted", {
   agentId: Schema.String,
   at: Schema.String
@@ -64,6 +88,6 @@ export class AgentDeleted extends Schema.TaggedClass<AgentDeleted>()("AgentDelet
 
 export const AgentEvent = Schema.Union([
   AgentCreated, AgentStarted, AgentFailedToStart, AgentStopped, AgentRecoveryScheduled, AgentRestartRequested, GatewayTokenRotated,
-  AgentDeleted
+  AgentSecretsAttached, AgentSecretDetached, AgentDeleted
 ])
 export type AgentEvent = typeof AgentEvent.Type

@@ -20,7 +20,8 @@ export const evolve = (state: AgentState, event: AgentEvent): AgentState =>
         tokenGeneration: 0,
         recovering: false,
         node: e.node ?? null,
-        createdAt: e.at
+        createdAt: e.at,
+        secrets: new Map()
       }
     }),
     AgentStarted: (e) =>
@@ -30,5 +31,8 @@ export const evolve = (state: AgentState, event: AgentEvent): AgentState =>
     AgentRecoveryScheduled: () => live(state, (a) => ({ ...a, recovering: true })),
     AgentRestartRequested: () => live(state, (a) => ({ ...a, status: "starting" })),
     GatewayTokenRotated: (e) => live(state, (a) => ({ ...a, tokenGeneration: e.generation })),
+    AgentSecretsAttached: (e) =>
+      live(state, (a) => ({ ...a, secrets: new Map([...a.secrets, ...e.secrets.map((s) => [s.secretId, s.name] as const)]) })),
+    AgentSecretDetached: (e) => live(state, (a) => ({ ...a, secrets: new Map([...a.secrets].filter(([id]) => id !== e.secretId)) })),
     AgentDeleted: (): AgentState => (state._tag === "Live" ? { _tag: "Deleted", agent: state.agent } : state)
   })

@@ -19,6 +19,8 @@ export interface Agent {
   /** The Cairn node whose engine runs the gateway; only that node supervises it. */
   readonly node: string | null
   readonly createdAt: string
+  /** Attached secrets: id to name (the variable the gateway gets). */
+  readonly secrets: ReadonlyMap<string, string>
 }
 
 export type AgentState =

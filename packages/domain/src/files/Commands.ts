@@ -4,23 +4,12 @@
  * puts its CID and size into the upload.
  */
 import { Schema } from "effect"
+import { fieldsOf } from "../Decider.ts"
 import { Network } from "../Network.ts"
-import { KeyValues } from "./Events.ts"
+import { FileUploaded, KeyValues } from "./Events.ts"
 
-export class UploadFile extends Schema.TaggedClass<UploadFile>()("UploadFile", {
-  fileId: Schema.String,
-  workspaceId: Schema.String,
-  userId: Schema.String,
-  network: Network,
-  cid: Schema.String,
-  name: Schema.String,
-  size: Schema.Number,
-  mimeType: Schema.String,
-  groupId: Schema.NullOr(Schema.String),
-  keyvalues: KeyValues,
-  numberOfFiles: Schema.Int,
-  at: Schema.String
-}) {}
+/** The upload is recorded as it is asked: the command has the event's fields. */
+export class UploadFile extends Schema.TaggedClass<UploadFile>()("UploadFile", fieldsOf(FileUploaded.fields)) {}
 
 /** Renames the file or replaces its key-values; what the command leaves out is kept. */
 export class UpdateFile extends Schema.TaggedClass<UpdateFile>()("UpdateFile", {

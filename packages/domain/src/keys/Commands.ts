@@ -3,17 +3,11 @@
  * workspace exists in the same append) and revoke it.
  */
 import { Schema } from "effect"
-import { Scope } from "./Events.ts"
+import { fieldsOf } from "../Decider.ts"
+import { ApiKeyIssued } from "./Events.ts"
 
-export class IssueApiKey extends Schema.TaggedClass<IssueApiKey>()("IssueApiKey", {
-  keyId: Schema.String,
-  workspaceId: Schema.String,
-  userId: Schema.String,
-  scopes: Schema.Array(Scope),
-  /** When the key's JWT expires, or null for a key that does not. */
-  expiresAt: Schema.NullOr(Schema.String),
-  at: Schema.String
-}) {}
+/** The key is recorded as it is issued: the command has the event's fields. */
+export class IssueApiKey extends Schema.TaggedClass<IssueApiKey>()("IssueApiKey", fieldsOf(ApiKeyIssued.fields)) {}
 
 /** Revoking is idempotent: a key already revoked stays revoked and nothing is recorded. */
 export class RevokeApiKey extends Schema.TaggedClass<RevokeApiKey>()("RevokeApiKey", {

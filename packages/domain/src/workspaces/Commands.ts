@@ -1,15 +1,10 @@
 /** What can be asked of a workspace: an administrator creates it; agents take and give back its quota slots. */
 import { Schema } from "effect"
-import { Plan } from "./Events.ts"
+import { fieldsOf } from "../Decider.ts"
+import { WorkspaceCreated } from "./Events.ts"
 
-export class CreateWorkspace extends Schema.TaggedClass<CreateWorkspace>()("CreateWorkspace", {
-  workspaceId: Schema.String,
-  name: Schema.String,
-  plan: Plan,
-  agentLimit: Schema.Int,
-  internal: Schema.Boolean,
-  at: Schema.String
-}) {}
+/** The workspace is recorded as it is asked for: the command has the event's fields. */
+export class CreateWorkspace extends Schema.TaggedClass<CreateWorkspace>()("CreateWorkspace", fieldsOf(WorkspaceCreated.fields)) {}
 
 /** An agent is being created: it takes a slot if the workspace is under its limit (the quota). */
 export class TakeAgentSlot extends Schema.TaggedClass<TakeAgentSlot>()("TakeAgentSlot", {
@@ -30,5 +25,11 @@ export class RequireWorkspace extends Schema.TaggedClass<RequireWorkspace>()("Re
   workspaceId: Schema.String
 }) {}
 
-export const WorkspaceCommand = Schema.Union([CreateWorkspace, TakeAgentSlot, ReleaseAgentSlot, RequireWorkspace])
+/** An administrator deletes the workspace; it must have no agents left. */
+export class DeleteWorkspace extends Schema.TaggedClass<DeleteWorkspace>()("DeleteWorkspace", {
+  workspaceId: Schema.String,
+  at: Schema.String
+}) {}
+
+export const WorkspaceCommand = Schema.Union([CreateWorkspace, TakeAgentSlot, ReleaseAgentSlot, RequireWorkspace, DeleteWorkspace])
 export type WorkspaceCommand = typeof WorkspaceCommand.Type

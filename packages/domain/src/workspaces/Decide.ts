@@ -1,14 +1,15 @@
 /** Decides a workspace command: the agent quota is decided here, on the workspace's own stream. Pure and total. */
 import { Match, Result } from "effect"
 import type { WorkspaceCommand } from "./Commands.ts"
-import { AgentLimitReached, WorkspaceAlreadyExists, type WorkspaceError, WorkspaceNotFound } from "./Errors.ts"
-import { AgentSlotReleased, AgentSlotTaken, WorkspaceCreated, type WorkspaceEvent } from "./Events.ts"
+import { AgentLimitReached, WorkspaceAlreadyExists, type WorkspaceError, WorkspaceHasAgents, WorkspaceNotFound } from "./Errors.ts"
+import { AgentSlotReleased, AgentSlotTaken, WorkspaceCreated, WorkspaceDeleted, type WorkspaceEvent } from "./Events.ts"
 import type { WorkspaceState } from "./State.ts"
 
 export type Decision = Result.Result<ReadonlyArray<WorkspaceEvent>, WorkspaceError>
 
 const existing = (state: WorkspaceState, workspaceId: string) =>
   state._tag === "Workspace" ? Result.succeed(state) : Result.fail(new WorkspaceNotFound({ workspaceId }))
+// (A deleted workspace is not found: it takes no agents and names no new keys.)
 
 export const decide = (command: WorkspaceCommand, state: WorkspaceState): Decision =>
   Match.valueTags(command, {
@@ -24,5 +25,10 @@ export const decide = (command: WorkspaceCommand, state: WorkspaceState): Decisi
     ReleaseAgentSlot: ({ _tag, ...fields }) =>
       Result.map(existing(state, fields.workspaceId), (workspace) =>
         workspace.agents.has(fields.agentId) ? [new AgentSlotReleased(fields)] : []),
-    RequireWorkspace: ({ workspaceId }) => Result.map(existing(state, workspaceId), () => [])
+    RequireWorkspace: ({ workspaceId }) => Result.map(existing(state, workspaceId), () => []),
+    DeleteWorkspace: ({ workspaceId, at }) =>
+      Result.flatMap(existing(state, workspaceId), (workspace): Decision =>
+        workspace.agents.size > 0
+          ? Result.fail(new WorkspaceHasAgents({ agents: workspace.agents.size }))
+          : Result.succeed([new WorkspaceDeleted({ workspaceId, at })]))
   })

@@ -18,4 +18,12 @@ export class AgentLimitReached extends Schema.TaggedError<AgentLimitReached>()("
   override readonly message = "Agent limit reached"
 }
 
-export type WorkspaceError = WorkspaceNotFound | WorkspaceAlreadyExists | AgentLimitReached
+/** A workspace is deleted only once its agents are: their gateways and secrets would be orphaned otherwise. */
+export class WorkspaceHasAgents extends Schema.TaggedError<WorkspaceHasAgents>()("WorkspaceHasAgents", { agents: Schema.Int }) {
+  readonly status = 409
+  override get message() {
+    return `Workspace still has ${this.agents} agent(s): delete them first`
+  }
+}
+
+export type WorkspaceError = WorkspaceNotFound | WorkspaceAlreadyExists | AgentLimitReached | WorkspaceHasAgents

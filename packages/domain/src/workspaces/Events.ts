@@ -1,4 +1,4 @@
-/** What happens to a workspace (stream `workspace-<id>`): created, and agent slots taken and given back. */
+/** What happens to a workspace (stream `workspace-<id>`): created, agent slots taken and given back, deleted. */
 import { Schema } from "effect"
 
 export const Plan = Schema.Literals(["free", "pro"])
@@ -26,5 +26,11 @@ export class AgentSlotReleased extends Schema.TaggedClass<AgentSlotReleased>()("
   at: Schema.String
 }) {}
 
-export const WorkspaceEvent = Schema.Union([WorkspaceCreated, AgentSlotTaken, AgentSlotReleased])
+/** The workspace is gone: its keys stop working and its secrets' data key is destroyed (crypto-shredding). */
+export class WorkspaceDeleted extends Schema.TaggedClass<WorkspaceDeleted>()("WorkspaceDeleted", {
+  workspaceId: Schema.String,
+  at: Schema.String
+}) {}
+
+export const WorkspaceEvent = Schema.Union([WorkspaceCreated, AgentSlotTaken, AgentSlotReleased, WorkspaceDeleted])
 export type WorkspaceEvent = typeof WorkspaceEvent.Type

@@ -8,5 +8,6 @@ export const evolve = (state: WorkspaceState, event: WorkspaceEvent): WorkspaceS
     WorkspaceCreated: (created): WorkspaceState => ({ _tag: "Workspace", created, agents: new Set() }),
     AgentSlotTaken: ({ agentId }) => state._tag === "Workspace" ? { ...state, agents: new Set([...state.agents, agentId]) } : state,
     AgentSlotReleased: ({ agentId }) =>
-      state._tag === "Workspace" ? { ...state, agents: new Set([...state.agents].filter((id) => id !== agentId)) } : state
+      state._tag === "Workspace" ? { ...state, agents: new Set([...state.agents].filter((id) => id !== agentId)) } : state,
+    WorkspaceDeleted: (): WorkspaceState => (state._tag === "Workspace" ? { _tag: "Deleted", created: state.created } : state)
   })

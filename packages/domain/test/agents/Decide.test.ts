@@ -1,4 +1,4 @@
-import { Agent } from "@cairn/domain"
+import { Agent, Secret } from "@cairn/domain"
 import { assert, describe, it } from "@effect/vitest"
 import { Result } from "effect"
 import { given } from "../DeciderSpec.ts"
@@ -16,7 +16,7 @@ const stateAfter = (events: ReadonlyArray<Agent.AgentEvent>) => events.reduce(Ag
 
 describe("creating an agent", () => {
   it("records it once, starting", () => {
-    const create = new Agent.CreateAgent({ agentId, workspaceId: "w", userId: "u", name: "A", engineVersion: "2026.3.8", node: "n1", at })
+    const create = new Agent.CreateAgent({ agentId, workspaceId: "w", userId: "u", name: "A", engineVersion: "2026.3.8", node: "n1", secrets: [], at })
     given(Agent.decider).when(create).then([created])
     given(Agent.decider, [created]).when(create).thenFails(new Agent.AgentAlreadyExists({ agentId }))
     const state = stateAfter([created])
@@ -56,13 +56,53 @@ describe("the supervisor's reports", () => {
       .thenFails(new Agent.AgentNotFound({ agentId }))
     given(Agent.decider, [created, deleted]).when(new Agent.RelaunchAgent({ agentId, at })).thenFails(new Agent.AgentNotFound({ agentId }))
     given(Agent.decider, [created, deleted])
-      .when(new Agent.RecordAgentStarted({ agentId, engineVersion: "2026.3.8", node: "n1", at }))
+      .when(new Agent.RecordAgentStarted({ agentId, engineVersion: "2026.3.8", node: "n1", secrets: [], at }))
       .thenFails(new Agent.AgentNotFound({ agentId }))
   })
 
   it("relaunch an agent on its own version", () => {
     given(Agent.decider, [created, started, crashed]).when(new Agent.RelaunchAgent({ agentId, at }))
       .then([new Agent.AgentRestartRequested({ agentId, engineVersion: "2026.3.8", at })])
+  })
+})
+
+describe("an agent's secrets", () => {
+  const anthropicKey = { secretId: "s1", name: "ANTHROPIC_API_KEY" }
+  const anthropicOauth = { secretId: "s2", name: "ANTHROPIC_OAUTH_TOKEN" }
+  const openrouter = { secretId: "s3", name: "OPENROUTER_API_KEY" }
+  const attach = (...secrets: Array<Agent.AttachedSecret>) => new Agent.AttachSecrets({ agentId, workspaceId: "w", secrets, at })
+  const attached = (...secrets: Array<Agent.AttachedSecret>) => new Agent.AgentSecretsAttached({ agentId, secrets, at })
+
+  it("are attached once each", () => {
+    given(Agent.decider, [created]).when(attach(anthropicKey, openrouter, anthropicKey)).then([attached(anthropicKey, openrouter)])
+    given(Agent.decider, [created, attached(anthropicKey)]).when(attach(anthropicKey, openrouter)).then([attached(openrouter)])
+    given(Agent.decider, [created, attached(anthropicKey)]).when(attach(anthropicKey)).then([])
+  })
+
+  it("never hold two credentials for one provider: 409 Conflicting secrets, naming the provider and both", () => {
+    const refused = new Secret.ConflictingSecrets({ provider: "anthropic", names: ["ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY"] })
+    given(Agent.decider, [created, attached(anthropicKey)]).when(attach(anthropicOauth)).thenFails(refused)
+    given(Agent.decider, [created]).when(attach(anthropicKey, anthropicOauth)).thenFails(refused)
+    const create = new Agent.CreateAgent({ agentId, workspaceId: "w", userId: "u", name: "A", engineVersion: "2026.3.8", node: "n1", secrets: [anthropicOauth, anthropicKey], at })
+    given(Agent.decider).when(create).thenFails(refused)
+    assert.strictEqual(refused.message, "Conflicting secrets")
+    assert.strictEqual(refused.status, 409)
+  })
+
+  it("may follow each other for one provider once the first is detached", () => {
+    const detached = new Agent.AgentSecretDetached({ agentId, secretId: "s1", at })
+    given(Agent.decider, [created, attached(anthropicKey)]).when(new Agent.DetachSecret({ agentId, workspaceId: "w", secretId: "s1", at })).then([detached])
+    given(Agent.decider, [created, attached(anthropicKey), detached]).when(attach(anthropicOauth)).then([attached(anthropicOauth)])
+  })
+
+  it("are attached with the agent when it is created with them", () => {
+    const create = new Agent.CreateAgent({ agentId, workspaceId: "w", userId: "u", name: "A", engineVersion: "2026.3.8", node: "n1", secrets: [anthropicKey], at })
+    given(Agent.decider).when(create).then([created, attached(anthropicKey)])
+  })
+
+  it("are another workspace's business: not found", () => {
+    given(Agent.decider, [created]).when(new Agent.AttachSecrets({ agentId, workspaceId: "other", secrets: [openrouter], at }))
+      .thenFails(new Agent.AgentNotFound({ agentId }))
   })
 })
 

@@ -41,6 +41,15 @@ describe("a workspace", () => {
     given(Workspace.decider, [created(1)]).when(new Workspace.RequireWorkspace({ workspaceId: "w" })).then([])
   })
 
+  it("is deleted only once it has no agents, and is then not found", () => {
+    const remove = new Workspace.DeleteWorkspace({ workspaceId: "w", at })
+    given(Workspace.decider, [created(1), taken("a1")]).when(remove).thenFails(new Workspace.WorkspaceHasAgents({ agents: 1 }))
+    const deleted = new Workspace.WorkspaceDeleted({ workspaceId: "w", at })
+    given(Workspace.decider, [created(1), taken("a1"), released("a1")]).when(remove).then([deleted])
+    given(Workspace.decider, [created(1), deleted]).when(take("a2")).thenFails(new Workspace.WorkspaceNotFound({ workspaceId: "w" }))
+    given(Workspace.decider, [created(1), deleted]).when(remove).thenFails(new Workspace.WorkspaceNotFound({ workspaceId: "w" }))
+  })
+
   it("has a default agent limit per plan", () => {
     assert.strictEqual(Workspace.defaultAgentLimit("free"), 1)
     assert.strictEqual(Workspace.defaultAgentLimit("pro"), 10)

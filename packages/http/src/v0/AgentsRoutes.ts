@@ -2,7 +2,7 @@
  * `/v0/agents`: create, list, get, delete, restart, scripts retry, devices, platform and gateway tokens, and the
  * agent's history. A create whose gateway fails answers 500 `Gateway failed to start` with the agent.
  */
-import { Agents, type AgentView } from "@cairn/application"
+import { Agents, type AgentView, Secrets } from "@cairn/application"
 import { Agent } from "@cairn/domain"
 import { Effect, Redacted, Schema } from "effect"
 import { HttpRouter } from "effect/http"
@@ -22,18 +22,25 @@ export const toWire = (agent: AgentView) => ({
   status: agent.status
 })
 
-const CreateAgent = Schema.Struct({ name: Schema.optional(Schema.Unknown) })
+const CreateAgent = Schema.Struct({
+  name: Schema.optional(Schema.Unknown),
+  secretIds: Schema.optional(Schema.Array(Schema.String).pipe(Schema.check(Schema.isMaxLength(100))))
+})
 const Restart = Schema.Struct({ version: Schema.optional(Schema.String) })
 
 export const layer = HttpRouter.use((router) =>
   Effect.gen(function*() {
     const { route, agentRoute } = yield* Kit.make(router)
     const agents = yield* Agents
+    const secrets = yield* Secrets
 
     yield* route("POST", "/v0/agents", ({ principal, body }) =>
       Effect.gen(function*() {
         const input = yield* body(CreateAgent)
-        const { agent, failed } = yield* agents.create(principal, { name: input.name })
+        const { agent, failed } = yield* agents.create(principal, {
+          name: input.name,
+          ...(input.secretIds === undefined ? {} : { secretIds: input.secretIds })
+        })
         if (failed) return yield* new Agent.GatewayFailedToStart({ agentId: agent.agentId, agent: toWire(agent) })
         return Kit.created({ success: true, agent: toWire(agent) })
       }))
@@ -41,12 +48,10 @@ export const layer = HttpRouter.use((router) =>
     yield* route("GET", "/v0/agents", ({ principal }) => Effect.map(agents.list(principal), (list) => ({ agents: list.map(toWire) })))
 
     yield* agentRoute("GET", "/v0/agents/:agentId", ({ principal, agentId }) =>
-      Effect.map(agents.get(principal.workspaceId, agentId), (agent) => ({
-        agent: toWire(agent),
-        processStatus: agent.status,
-        skills: [],
-        secrets: []
-      })))
+      Effect.gen(function*() {
+        const agent = yield* agents.get(principal.workspaceId, agentId)
+        return { agent: toWire(agent), processStatus: agent.status, skills: [], secrets: yield* secrets.ofAgent(agentId) }
+      }))
 
     yield* agentRoute("DELETE", "/v0/agents/:agentId", ({ principal, agentId }) =>
       Effect.as(agents.remove(principal, agentId), { success: true, message: "Agent deleted" }))

@@ -2,5 +2,6 @@
 import { Layer } from "effect"
 import * as AgentsRoutes from "./AgentsRoutes.ts"
 import * as IssuesRoutes from "./IssuesRoutes.ts"
+import * as SecretsRoutes from "./SecretsRoutes.ts"
 
-export const layer = Layer.mergeAll(AgentsRoutes.layer, IssuesRoutes.layer)
+export const layer = Layer.mergeAll(AgentsRoutes.layer, SecretsRoutes.layer, IssuesRoutes.layer)

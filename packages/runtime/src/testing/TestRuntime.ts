@@ -6,7 +6,7 @@
  */
 import { SimulatedAgentEngine, SimulatedEngineControl } from "@cairn/agent-engine"
 import { Services } from "@cairn/application"
-import { AdminToken, GatewayTokens, JoseTokenSigner, TokenSigner } from "@cairn/auth"
+import { AdminToken, ConfigMasterKeys, GatewayTokens, JoseTokenSigner, type MasterKeys, TokenSigner } from "@cairn/auth"
 import { HeliaContentStore } from "@cairn/content-store-helia"
 import { layerTest as layerTestDatabase } from "@cairn/event-store-pg/testing"
 import { CairnHttp } from "@cairn/http"
@@ -21,9 +21,14 @@ export const adminToken = "admin-secret"
 export interface TestRuntimeOptions {
   /** Replaces the API-key signer, e.g. to inject a failure nothing else can provoke. */
   readonly signer?: Layer.Layer<TokenSigner, unknown>
+  /** The secrets master keys (a fresh random key by default; `NoMasterKeys.layer` for "not configured"). */
+  readonly masterKeys?: Layer.Layer<MasterKeys, unknown>
   /** How long the simulated engine's gateways take to come up (20 ms). */
   readonly startDelay?: `${number} millis`
 }
+
+const randomMasterKey = () => btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))))
+const layerMasterKeys = () => ConfigMasterKeys.layer({ current: Redacted.make(randomMasterKey()), previous: [] })
 
 const layerSigner = Layer.effect(TokenSigner, Effect.flatMap(JoseTokenSigner.generate, JoseTokenSigner.make))
 
@@ -32,6 +37,7 @@ export const layerTest = (options: TestRuntimeOptions = {}) =>
   Services.layer.pipe(
     Layer.provideMerge(Layer.mergeAll(
       options.signer ?? layerSigner,
+      options.masterKeys ?? layerMasterKeys(),
       AdminToken.layer(Redacted.make(adminToken)),
       GatewayTokens.layer(Redacted.make("gateway-key-for-tests-only-gateway-key-for")),
       SimulatedAgentEngine.layer({ startDelay: options.startDelay ?? "20 millis" }),

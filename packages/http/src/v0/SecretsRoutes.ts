@@ -1,0 +1,59 @@
+/**
+ * `/v0/secrets` and an agent's secrets: create, list, change a value, delete (409 while attached), attach to an
+ * agent and detach. A value goes in and never comes out: responses carry names and times only.
+ */
+import { Secrets, type SecretView } from "@cairn/application"
+import { Effect, Schema } from "effect"
+import { HttpRouter } from "effect/http"
+import * as Kit from "./Kit.ts"
+
+// Fields are checked by the domain's rules, so a missing or empty one gets its documented `Validation failed`.
+const CreateSecret = Schema.Struct({ name: Schema.optional(Schema.Unknown), value: Schema.optional(Schema.Unknown) })
+const ChangeValue = Schema.Struct({ value: Schema.optional(Schema.Unknown) })
+const AttachSecrets = Schema.Struct({
+  secretIds: Schema.Array(Schema.String).pipe(Schema.check(Schema.isMinLength(1), Schema.isMaxLength(100)))
+})
+
+const toWire = (secret: SecretView) => ({
+  id: secret.id,
+  userId: secret.userId,
+  name: secret.name,
+  createdAt: secret.createdAt,
+  updatedAt: secret.updatedAt
+})
+
+export const layer = HttpRouter.use((router) =>
+  Effect.gen(function*() {
+    const { route, agentRoute } = yield* Kit.make(router)
+    const secrets = yield* Secrets
+
+    yield* route("GET", "/v0/secrets", ({ principal }) =>
+      Effect.map(secrets.list(principal), (list) => ({ secrets: list.map((s) => ({ ...toWire(s), agents: s.agents })) })))
+
+    yield* route("POST", "/v0/secrets", ({ principal, body }) =>
+      Effect.gen(function*() {
+        const input = yield* body(CreateSecret)
+        const secret = yield* secrets.create(principal, { name: input.name, value: input.value })
+        return Kit.created({ success: true, secret: toWire(secret) })
+      }))
+
+    yield* route("PUT", "/v0/secrets/:secretId", ({ principal, params, body }) =>
+      Effect.gen(function*() {
+        const input = yield* body(ChangeValue)
+        const secret = yield* secrets.update(principal, params["secretId"] ?? "", { value: input.value })
+        return { success: true, secret: toWire(secret) }
+      }))
+
+    yield* route("DELETE", "/v0/secrets/:secretId", ({ principal, params }) =>
+      Effect.as(secrets.remove(principal, params["secretId"] ?? ""), { success: true, message: "Secret deleted" }))
+
+    yield* agentRoute("POST", "/v0/agents/:agentId/secrets", ({ principal, agentId, body }) =>
+      Effect.gen(function*() {
+        const { secretIds } = yield* body(AttachSecrets)
+        return { success: true, attached: yield* secrets.attach(principal, agentId, secretIds) }
+      }))
+
+    yield* agentRoute("DELETE", "/v0/agents/:agentId/secrets/:secretId", ({ principal, agentId, params }) =>
+      Effect.as(secrets.detach(principal, agentId, params["secretId"] ?? ""), { success: true, message: "Secret detached" }))
+  })
+)
