@@ -20,6 +20,8 @@ const env = {
   ENGINE: undefined, // the default engine is OpenClaw
   OPENCLAW_VERSIONS: "2026.9.5,2026.9.6",
   OPENCLAW_BASE_PORT: "20000",
+  // Configured, as it must be when the suite runs on a shared PostgreSQL (DATABASE_URL): no key is generated there.
+  SECRETS_MASTER_KEY: btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32)))),
   ...(process.env["OPENCLAW_ENGINES_DIR"] === undefined ? {} : { OPENCLAW_ENGINES_DIR: process.env["OPENCLAW_ENGINES_DIR"] })
 }
 let server: ServerProcess | undefined
