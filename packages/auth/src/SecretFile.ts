@@ -84,15 +84,27 @@ const checkPrivate = (path: string, mode: number, options: ReadOptions) => {
     : Effect.logWarning(`${path} is readable by other users; run chmod 600 on it`)
 }
 
+/**
+ * Writes the content to a private temporary file beside `path`, hands it to `place` (which links or renames it into
+ * place), then removes what is left of it.
+ */
+const viaPrivateTemporary = async <A>(path: string, content: Redacted.Redacted<string>, place: (temporary: string, directory: string) => Promise<A>) => {
+  const directory = dirname(path)
+  await fs.mkdir(directory, { recursive: true, mode: 0o700 })
+  const temporary = `${path}.${process.pid}.${randomBytes(8).toString("hex")}.tmp`
+  try {
+    await writePrivately(temporary, content)
+    return await place(temporary, directory)
+  } finally {
+    await fs.rm(temporary, { force: true })
+  }
+}
+
 /** Links the content into place; false when another process created the file first. */
 const createExclusively = (path: string, content: Redacted.Redacted<string>) =>
   Effect.tryPromise({
-    try: async () => {
-      const directory = dirname(path)
-      await fs.mkdir(directory, { recursive: true, mode: 0o700 })
-      const temporary = `${path}.${process.pid}.${randomBytes(8).toString("hex")}.tmp`
-      try {
-        await writePrivately(temporary, content)
+    try: () =>
+      viaPrivateTemporary(path, content, async (temporary, directory) => {
         try {
           await fs.link(temporary, path)
         } catch (error) {
@@ -101,10 +113,7 @@ const createExclusively = (path: string, content: Redacted.Redacted<string>) =>
         }
         await syncDirectory(directory)
         return true
-      } finally {
-        await fs.rm(temporary, { force: true })
-      }
-    },
+      }),
     catch: failure(path)
   })
 
@@ -168,17 +177,10 @@ export const readOrCreate = <E, R>(
  */
 export const replace = (path: string, content: Redacted.Redacted<string>): Effect.Effect<void, SecretFileError> =>
   Effect.tryPromise({
-    try: async () => {
-      const directory = dirname(path)
-      await fs.mkdir(directory, { recursive: true, mode: 0o700 })
-      const temporary = `${path}.${process.pid}.${randomBytes(8).toString("hex")}.tmp`
-      try {
-        await writePrivately(temporary, content)
+    try: () =>
+      viaPrivateTemporary(path, content, async (temporary, directory) => {
         await fs.rename(temporary, path)
         await syncDirectory(directory)
-      } finally {
-        await fs.rm(temporary, { force: true })
-      }
-    },
+      }),
     catch: failure(path)
   })
