@@ -16,16 +16,12 @@ export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthoriz
   reason: Schema.String
 }) {
   readonly status = 401
-  override get message() {
-    return "Unauthorized"
-  }
+  override readonly message = "Unauthorized"
 }
 
 export class MissingUserId extends Schema.TaggedError<MissingUserId>()("MissingUserId", {}) {
   readonly status = 401
-  override get message() {
-    return "Missing userId"
-  }
+  override readonly message = "Missing userId"
 }
 
 export class Forbidden extends Schema.TaggedError<Forbidden>()("Forbidden", { scope: Schema.String }) {

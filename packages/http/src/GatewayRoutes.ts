@@ -6,12 +6,12 @@
  */
 import { Files, Signatures } from "@cairn/application"
 import { ContentStore } from "@cairn/content-store"
-import { Cid } from "@cairn/domain"
+import { Cid, CidRecord } from "@cairn/domain"
 import { Effect, Option, Schema } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
 import * as ContentType from "./ContentType.ts"
 import { handled } from "./ErrorResponse.ts"
-import { json, standardHeaders } from "./Respond.ts"
+import { standardHeaders } from "./Respond.ts"
 
 const formatOf = (accept: string | undefined, format: string | null) => {
   if (format === "raw" || accept?.includes("application/vnd.ipld.raw")) return "raw"
@@ -28,7 +28,7 @@ export const layer = HttpRouter.use((router) =>
     yield* router.add("GET", "/ipfs/:cid", (request) =>
       handled(Effect.gen(function*() {
         const cid = yield* Effect.flatMap(HttpRouter.params, (params) => Schema.decodeUnknownEffect(Cid)(params["cid"]))
-        if (!(yield* files.isPublic(cid))) return json({ error: "Content not found" }, 404)
+        if (!(yield* files.isPublic(cid))) return yield* new CidRecord.ContentNotPublic({ cid })
         const signature = yield* signatures.publicSignature(cid)
         const headers = standardHeaders({
           etag: `"${cid}"`,

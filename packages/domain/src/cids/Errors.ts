@@ -26,3 +26,9 @@ export class SignatureDoesNotVerify extends Schema.TaggedError<SignatureDoesNotV
 }
 
 export type CidError = CidNotOwned | CidAlreadySigned | SignatureNotFound | SignatureDoesNotVerify
+
+/** The public gateway serves only CIDs some workspace holds on the public network; any other is simply not there. */
+export class ContentNotPublic extends Schema.TaggedError<ContentNotPublic>()("ContentNotPublic", { cid: Schema.String }) {
+  readonly status = 404
+  override readonly message = "Content not found"
+}

@@ -23,16 +23,12 @@ export const abandonedAfterMillis = 24 * 60 * 60 * 1000
 
 class UploadNotFound extends Schema.TaggedError<UploadNotFound>()("UploadNotFound", {}) {
   readonly status = 404
-  override get message() {
-    return "Upload not found"
-  }
+  override readonly message = "Upload not found"
 }
 
 class UploadTooLarge extends Schema.TaggedError<UploadTooLarge>()("UploadTooLarge", {}) {
   readonly status = 413
-  override get message() {
-    return "File too large"
-  }
+  override readonly message = "File too large"
 }
 
 class OffsetMismatch extends Schema.TaggedError<OffsetMismatch>()("OffsetMismatch", { expected: Schema.Number }) {
