@@ -76,7 +76,9 @@ describe("the v3 API through the official pinata SDK", () => {
     assert.strictEqual(got.cid, v0.cid)
     // A private file is not visible on the public network, nor through the gateway.
     assert.strictEqual((await call(`/v3/files/public/${v0.id}`, { token: writer })).status, 404)
-    assert.strictEqual((await call(`/ipfs/${v0.cid}`)).status, 404)
+    const hidden = await call(`/ipfs/${v0.cid}`)
+    assert.strictEqual(hidden.status, 404)
+    assert.strictEqual(await errorOf(hidden), "Content not found")
     const gateway = await call(`/ipfs/${uploaded.cid}`)
     assert.strictEqual(gateway.status, 200)
     assert.strictEqual(await gateway.text(), "hello world\n")
