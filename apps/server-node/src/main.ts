@@ -13,7 +13,10 @@ import { createServer } from "node:http"
 const HttpServerLive = Layer.unwrap(Effect.gen(function*() {
   const port = yield* Config.Port("PORT").pipe(Config.withDefault(3000))
   const host = yield* Config.String("HOST").pipe(Config.withDefault("0.0.0.0"))
-  return NodeHttpServer.layer(createServer, { port, host })
+  // Idle keep-alive connections stay open longer than a load balancer's (60 s, usually) and a client's own idle
+  // timeout, so it is never the server that closes a connection a client is about to reuse. Node's default is 5 s.
+  const server = () => Object.assign(createServer(), { keepAliveTimeout: 65_000, headersTimeout: 66_000 })
+  return NodeHttpServer.layer(server, { port, host })
 }))
 
 const ApplicationLive = Layer.unwrap(Effect.map(CairnRuntime.databaseFromConfig, CairnRuntime.layerServer))
