@@ -75,7 +75,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     const { current } = yield* Ref.get(ring)
     // Secrets wrapped under an earlier key (a deleted or replaced file) can no longer be read; an operator wants to
     // know, and to back the new file up.
-    yield* Effect.logInfo(`Generated master key ${current.key.id} in ${path}; back this file up with the database`)
+    yield* Effect.logInfo(`Generated master key ${current.key.id} in ${path}: back it up, kept apart from the database backups (without it, secrets are lost)`)
   }
 
   // One change at a time, so a retire cannot drop the key a concurrent rotate just made current.
