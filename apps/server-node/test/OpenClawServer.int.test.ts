@@ -8,10 +8,10 @@
  */
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import { gatewayEnvironment, processesUnder } from "@cairn/agent-engine-openclaw/testing"
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { newApiUser, type ServerProcess, startServer, waitUntilServing } from "../src/testing/index.ts"
+import { filesUnder, newApiUser, type ServerProcess, startServer, textOf, waitUntilServing } from "../src/testing/index.ts"
 
 const enabled = process.env["ENGINE_IT"] === "openclaw"
 const dataDir = enabled ? mkdtempSync(join(tmpdir(), "cairn-openclaw-server-")) : ""
@@ -25,17 +25,6 @@ const env = {
   ...(process.env["OPENCLAW_ENGINES_DIR"] === undefined ? {} : { OPENCLAW_ENGINES_DIR: process.env["OPENCLAW_ENGINES_DIR"] })
 }
 let server: ServerProcess | undefined
-
-/** The regular files under `dir` (a running gateway's home changes underneath: what vanishes is skipped). */
-const filesUnder = (dir: string): Array<string> =>
-  readdirSync(dir, { withFileTypes: true, recursive: true }).filter((entry) => entry.isFile()).map((entry) => join(entry.parentPath, entry.name))
-const textOf = (file: string) => {
-  try {
-    return readFileSync(file).toString("latin1")
-  } catch {
-    return ""
-  }
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 

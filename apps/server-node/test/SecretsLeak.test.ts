@@ -9,10 +9,10 @@ import { PgDatabase } from "@cairn/event-store-pg"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { cli, newApiUser, type ServerProcess, startServer, waitUntilServing } from "../src/testing/index.ts"
+import { cli, filesUnder, newApiUser, type ServerProcess, startServer, textOf, waitUntilServing } from "../src/testing/index.ts"
 
 const dataDir = mkdtempSync(join(tmpdir(), "cairn-leak-"))
 const canary = `sk-ant-api03-CANARY${crypto.randomUUID().replace(/-/g, "")}`
@@ -29,12 +29,6 @@ const hits = (haystack: string) => needles.filter((needle) => haystack.includes(
 
 let server: ServerProcess
 const bodies: Array<string> = []
-
-const filesUnder = (dir: string): Array<string> =>
-  readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name)
-    return statSync(path).isDirectory() ? filesUnder(path) : [path]
-  })
 
 beforeAll(async () => {
   // Embedded on purpose (the data directory is what is searched), with every log line Cairn can write.
@@ -106,7 +100,7 @@ describe("a secret's value", () => {
     assert.deepStrictEqual(hits(tables.dumped), [], "a table")
 
     for (const file of filesUnder(dataDir)) {
-      assert.deepStrictEqual(hits(readFileSync(file).toString("latin1")), [], file)
+      assert.deepStrictEqual(hits(textOf(file)), [], file)
     }
   })
 })

@@ -2,3 +2,4 @@
 export * from "./Cli.ts"
 export * from "./ServerProcess.ts"
 export * from "./Api.ts"
+export * from "./Files.ts"
