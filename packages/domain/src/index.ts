@@ -13,5 +13,7 @@ export * as Reservation from "./reservations/index.ts"
 export * as Secret from "./secrets/index.ts"
 // Named at the top level too, so that services whose inferred types carry secret refusals can be declared.
 export type { SecretError } from "./secrets/Errors.ts"
+export * as Skill from "./skills/index.ts"
+export type { SkillError } from "./skills/Errors.ts"
 export * from "./ValidationFailed.ts"
 export * as Workspace from "./workspaces/index.ts"

@@ -4,7 +4,7 @@
  * the time, ids and the engine versions on offer into each command, so deciding needs nothing else.
  */
 import { Schema } from "effect"
-import { AttachedSecret, DeliveredSecret } from "./Events.ts"
+import { AttachedSecret, AttachedSkill, DeliveredSecret } from "./Events.ts"
 
 export class CreateAgent extends Schema.TaggedClass<CreateAgent>()("CreateAgent", {
   agentId: Schema.String,
@@ -82,6 +82,29 @@ export class DetachSecret extends Schema.TaggedClass<DetachSecret>()("DetachSecr
   at: Schema.String
 }) {}
 
+/** Attach library skills (at most `Skill.MaxPerAgent` in all); one already attached records nothing for it. */
+export class AttachSkills extends Schema.TaggedClass<AttachSkills>()("AttachSkills", {
+  agentId: Schema.String,
+  workspaceId: Schema.String,
+  skills: Schema.Array(AttachedSkill),
+  at: Schema.String
+}) {}
+
+export class DetachSkill extends Schema.TaggedClass<DetachSkill>()("DetachSkill", {
+  agentId: Schema.String,
+  workspaceId: Schema.String,
+  skillId: Schema.String,
+  at: Schema.String
+}) {}
+
+/** Move an attached skill to another version of it (or back, to undo an update that could not be applied). */
+export class UpdateSkill extends Schema.TaggedClass<UpdateSkill>()("UpdateSkill", {
+  agentId: Schema.String,
+  workspaceId: Schema.String,
+  skill: AttachedSkill,
+  at: Schema.String
+}) {}
+
 export class DeleteAgent extends Schema.TaggedClass<DeleteAgent>()("DeleteAgent", {
   agentId: Schema.String,
   workspaceId: Schema.String,
@@ -90,6 +113,6 @@ export class DeleteAgent extends Schema.TaggedClass<DeleteAgent>()("DeleteAgent"
 
 export const AgentCommand = Schema.Union([
   CreateAgent, RestartAgent, RelaunchAgent, RecordAgentStarted, RecordStartFailure, RecordCrash, ScheduleRecovery,
-  RotateGatewayToken, AttachSecrets, DetachSecret, DeleteAgent
+  RotateGatewayToken, AttachSecrets, DetachSecret, AttachSkills, DetachSkill, UpdateSkill, DeleteAgent
 ])
 export type AgentCommand = typeof AgentCommand.Type

@@ -8,12 +8,18 @@ import type { AgentCommand } from "./Commands.ts"
 import * as EngineVersion from "./EngineVersion.ts"
 import { ConflictingSecrets } from "../secrets/Errors.ts"
 import { conflictAmong } from "../secrets/Providers.ts"
-import { AgentAlreadyExists, type AgentError, AgentNotFound, InvalidVersion } from "./Errors.ts"
+import { MaxPerAgent, tooMany } from "../skills/Validation.ts"
+import type { ValidationFailed } from "../ValidationFailed.ts"
+import { AgentAlreadyExists, type AgentError, AgentNotFound, InvalidVersion, SkillNotAttached } from "./Errors.ts"
 import {
   AgentCreated,
   AgentSecretDetached,
   AgentSecretsAttached,
+  AgentSkillDetached,
+  AgentSkillsAttached,
+  AgentSkillUpdated,
   type AttachedSecret,
+  type AttachedSkill,
   AgentDeleted,
   type AgentEvent,
   AgentFailedToStart,
@@ -60,6 +66,20 @@ const attach = (agentId: string, held: ReadonlyMap<string, string>, secrets: Rea
     : Result.fail(new ConflictingSecrets({ provider: conflict.provider, names: conflict.names }))
 }
 
+/** Attaching `skills` to an agent holding `held`: the new ones, unless the agent would hold more than allowed. */
+const attachSkills = (
+  agentId: string,
+  held: ReadonlyMap<string, AttachedSkill>,
+  skills: ReadonlyArray<AttachedSkill>,
+  at: string
+): Result.Result<ReadonlyArray<AgentEvent>, ValidationFailed> => {
+  const added = skills.filter((s, i) => !held.has(s.skillId) && skills.findIndex((t) => t.skillId === s.skillId) === i)
+  if (added.length === 0) return Result.succeed([])
+  return held.size + added.length > MaxPerAgent
+    ? Result.fail(tooMany())
+    : Result.succeed([new AgentSkillsAttached({ agentId, skills: added, at })])
+}
+
 export const decide = (command: AgentCommand, state: AgentState): Decision =>
   Match.valueTags(command, {
     CreateAgent: ({ _tag, secrets, ...fields }): Decision =>
@@ -87,5 +107,17 @@ export const decide = (command: AgentCommand, state: AgentState): Decision =>
     DetachSecret: ({ agentId, workspaceId, secretId, at }) =>
       Result.map(visible(state, agentId, workspaceId), (agent) =>
         agent.secrets.has(secretId) ? [new AgentSecretDetached({ agentId, secretId, at })] : []),
+    AttachSkills: ({ agentId, workspaceId, skills, at }) =>
+      Result.flatMap(visible(state, agentId, workspaceId), (agent): Decision => attachSkills(agentId, agent.skills, skills, at)),
+    DetachSkill: ({ agentId, workspaceId, skillId, at }) =>
+      Result.map(visible(state, agentId, workspaceId), (agent) =>
+        agent.skills.has(skillId) ? [new AgentSkillDetached({ agentId, skillId, at })] : []),
+    UpdateSkill: ({ agentId, workspaceId, skill, at }) =>
+      Result.flatMap(visible(state, agentId, workspaceId), (agent): Decision => {
+        const held = agent.skills.get(skill.skillId)
+        return held === undefined
+          ? Result.fail(new SkillNotAttached({ skillId: skill.skillId }))
+          : Result.succeed(held.revision === skill.revision ? [] : [new AgentSkillUpdated({ agentId, skill, at })])
+      }),
     DeleteAgent: ({ agentId, workspaceId, at }) => record(visible(state, agentId, workspaceId), () => new AgentDeleted({ agentId, at }))
   })

@@ -4,6 +4,7 @@
  * onto these; the HTTP layer renders any of them as `{error}`.
  */
 import { Schema } from "effect"
+import type { ValidationFailed } from "../ValidationFailed.ts"
 import type { ConflictingSecrets } from "../secrets/Errors.ts"
 
 /** A wrong `agentId`, another workspace's agent, or a deleted one. */
@@ -63,4 +64,10 @@ export class GatewayFailedToStart extends Schema.TaggedError<GatewayFailedToStar
   }
 }
 
-export type AgentError = AgentNotFound | AgentAlreadyExists | InvalidVersion | ConflictingSecrets
+/** The skill is in the library but not attached to this agent. */
+export class SkillNotAttached extends Schema.TaggedError<SkillNotAttached>()("SkillNotAttached", { skillId: Schema.String }) {
+  readonly status = 404
+  override readonly message = "Skill not attached to this agent"
+}
+
+export type AgentError = AgentNotFound | AgentAlreadyExists | InvalidVersion | ConflictingSecrets | ValidationFailed | SkillNotAttached

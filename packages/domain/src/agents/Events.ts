@@ -81,6 +81,36 @@ export class AgentSecretDetached extends Schema.TaggedClass<AgentSecretDetached>
   at: Schema.String
 }) {}
 
+/** A library skill as an agent holds it: which version (revision and folder CID) its workspace got. */
+export const AttachedSkill = Schema.Struct({
+  skillId: Schema.String,
+  name: Schema.String,
+  cid: Schema.String,
+  revision: Schema.Int,
+  version: Schema.optionalKey(Schema.String)
+})
+export type AttachedSkill = typeof AttachedSkill.Type
+
+/** Skills were attached: their folders go into the agent's workspace. */
+export class AgentSkillsAttached extends Schema.TaggedClass<AgentSkillsAttached>()("AgentSkillsAttached", {
+  agentId: Schema.String,
+  skills: Schema.Array(AttachedSkill),
+  at: Schema.String
+}) {}
+
+export class AgentSkillDetached extends Schema.TaggedClass<AgentSkillDetached>()("AgentSkillDetached", {
+  agentId: Schema.String,
+  skillId: Schema.String,
+  at: Schema.String
+}) {}
+
+/** The agent moved to another version of an attached skill. */
+export class AgentSkillUpdated extends Schema.TaggedClass<AgentSkillUpdated>()("AgentSkillUpdated", {
+  agentId: Schema.String,
+  skill: AttachedSkill,
+  at: Schema.String
+}) {}
+
 export class AgentDeleted extends Schema.TaggedClass<AgentDeleted>()("AgentDeleted", {
   agentId: Schema.String,
   at: Schema.String
@@ -88,6 +118,6 @@ export class AgentDeleted extends Schema.TaggedClass<AgentDeleted>()("AgentDelet
 
 export const AgentEvent = Schema.Union([
   AgentCreated, AgentStarted, AgentFailedToStart, AgentStopped, AgentRecoveryScheduled, AgentRestartRequested, GatewayTokenRotated,
-  AgentSecretsAttached, AgentSecretDetached, AgentDeleted
+  AgentSecretsAttached, AgentSecretDetached, AgentSkillsAttached, AgentSkillDetached, AgentSkillUpdated, AgentDeleted
 ])
 export type AgentEvent = typeof AgentEvent.Type

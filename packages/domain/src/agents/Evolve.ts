@@ -21,7 +21,8 @@ export const evolve = (state: AgentState, event: AgentEvent): AgentState =>
         recovering: false,
         node: e.node ?? null,
         createdAt: e.at,
-        secrets: new Map()
+        secrets: new Map(),
+        skills: new Map()
       }
     }),
     AgentStarted: (e) =>
@@ -34,5 +35,9 @@ export const evolve = (state: AgentState, event: AgentEvent): AgentState =>
     AgentSecretsAttached: (e) =>
       live(state, (a) => ({ ...a, secrets: new Map([...a.secrets, ...e.secrets.map((s) => [s.secretId, s.name] as const)]) })),
     AgentSecretDetached: (e) => live(state, (a) => ({ ...a, secrets: new Map([...a.secrets].filter(([id]) => id !== e.secretId)) })),
+    AgentSkillsAttached: (e) =>
+      live(state, (a) => ({ ...a, skills: new Map([...a.skills, ...e.skills.map((s) => [s.skillId, s] as const)]) })),
+    AgentSkillDetached: (e) => live(state, (a) => ({ ...a, skills: new Map([...a.skills].filter(([id]) => id !== e.skillId)) })),
+    AgentSkillUpdated: (e) => live(state, (a) => ({ ...a, skills: new Map([...a.skills, [e.skill.skillId, e.skill]]) })),
     AgentDeleted: (): AgentState => (state._tag === "Live" ? { _tag: "Deleted", agent: state.agent } : state)
   })

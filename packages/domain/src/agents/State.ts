@@ -4,7 +4,7 @@
  * starts it again, with growing delays, until it runs (or is deleted). The gateway token is never stored: it is
  * derived from a server secret and the token generation, which a rotation bumps, so every older token stops working.
  */
-import type { AgentStatus } from "./Events.ts"
+import type { AgentStatus, AttachedSkill } from "./Events.ts"
 
 export interface Agent {
   readonly agentId: string
@@ -21,6 +21,8 @@ export interface Agent {
   readonly createdAt: string
   /** Attached secrets: id to name (the variable the gateway gets). */
   readonly secrets: ReadonlyMap<string, string>
+  /** Attached library skills by id, each at the version the agent's workspace got. */
+  readonly skills: ReadonlyMap<string, AttachedSkill>
 }
 
 export type AgentState =
