@@ -1,9 +1,10 @@
 /**
- * Files: upload (content into the store, then the file and its CID record decided and appended together), list
- * with filters and keyset pagination, get, update and delete (the file and the release of its CID, together).
- * Every file is scoped to the caller's workspace and network; reads come from the files table.
+ * Files: upload (content into the store, then the file and its CID record decided and appended together), folder
+ * upload (the files as one UnixFS directory, recorded as one file of mime type `directory`), list with filters and
+ * keyset pagination, get, update and delete (the file and the release of its CID, together). Every file is scoped
+ * to the caller's workspace and network; reads come from the files table.
  */
-import { ContentStore } from "@cairn/content-store"
+import { ContentStore, type DirectoryFile, directoryPathProblem } from "@cairn/content-store"
 import { CidRecord, File, type Network, ValidationFailed } from "@cairn/domain"
 import { Context, Effect, Layer, Option, type Stream } from "effect"
 import { SqlClient } from "effect/sql"
@@ -22,6 +23,34 @@ export interface Upload {
   readonly keyvalues: File.KeyValues
   readonly cidVersion: 0 | 1
   readonly content: Stream.Stream<Uint8Array, unknown>
+}
+
+/** The mime type a folder's file record carries, as Pinata reports it. */
+const folderMimeType = "directory"
+
+/** A folder's name when neither the client nor the paths give one: what the pinata SDK calls an unnamed folder. */
+const defaultFolderName = "folder_from_sdk"
+
+export interface FolderUpload {
+  readonly network: Network
+  /** The record's name; when undefined, the folder's own name (the paths' common first segment). */
+  readonly name: string | undefined
+  readonly groupId: string | null
+  readonly keyvalues: File.KeyValues
+  readonly cidVersion: 0 | 1
+  /**
+   * The files at the paths the client gave: relative, `/`-separated. When every path starts with the same folder
+   * (the SDK sends `<folder>/<name>`), the directory is that folder's contents, unless `wrapWithDirectory`.
+   */
+  readonly files: ReadonlyArray<DirectoryFile>
+  /** Keep the common folder as the directory's one entry (pinFileToIPFS's `wrapWithDirectory`). */
+  readonly wrapWithDirectory?: boolean
+}
+
+/** The first segment every path shares, when every path lies under it; undefined otherwise. */
+const commonFolder = (paths: ReadonlyArray<string>): string | undefined => {
+  const first = paths[0]?.split("/")[0]
+  return first !== undefined && paths.every((path) => path.startsWith(`${first}/`)) ? first : undefined
 }
 
 export interface ListQuery {
@@ -76,28 +105,24 @@ export class Files extends Context.Service<Files>()("cairn/Files", {
     const files = FilesTable.queries(yield* SqlClient.SqlClient)
     const content = yield* ContentStore
 
-    const upload = Effect.fn("Files.upload")(function*(principal: Principal, input: Upload) {
-      const added = yield* content.add(input.content, { network: input.network, cidVersion: input.cidVersion })
+    /** Records stored content as a new file of the caller's, with the CID's upload, in one append. */
+    const record = Effect.fnUntraced(function*(principal: Principal, stored: {
+      readonly network: Network
+      readonly cid: string
+      readonly size: number
+      readonly name: string
+      readonly mimeType: string
+      readonly groupId: string | null
+      readonly keyvalues: File.KeyValues
+      readonly numberOfFiles: number
+    }) {
       const fileId = crypto.randomUUID()
       const at = yield* now
       const { workspaceId, userId } = principal
-      const { network } = input
+      const { network, cid } = stored
       const [{ state }] = yield* commands.executeAll([
-        decision(File.decider, File.stream(fileId), new File.UploadFile({
-          fileId,
-          workspaceId,
-          userId,
-          network,
-          cid: added.cid,
-          name: input.name,
-          size: added.size,
-          mimeType: input.mimeType,
-          groupId: input.groupId,
-          keyvalues: input.keyvalues,
-          numberOfFiles: 1,
-          at
-        })),
-        decision(CidRecord.decider, CidRecord.stream(network, added.cid), new CidRecord.RecordCidUpload({ cid: added.cid, network, workspaceId, fileId, at }))
+        decision(File.decider, File.stream(fileId), new File.UploadFile({ fileId, workspaceId, userId, ...stored, at })),
+        decision(CidRecord.decider, CidRecord.stream(network, cid), new CidRecord.RecordCidUpload({ cid, network, workspaceId, fileId, at }))
       ], { actor: userId }).pipe(
         // A fresh file id is never taken and a CID upload is never refused: a refusal here is a bug, not the
         // client's doing. Only a lost race and an unreachable store are failures an upload reports (which also
@@ -105,6 +130,51 @@ export class Files extends Context.Service<Files>()("cairn/Files", {
         Effect.catchTag(["TooMuchContention", "EventStoreUnavailable"], (failure) => Effect.fail(failure), (refusal) => Effect.die(refusal))
       )
       return toView(storedFile(state))
+    })
+
+    const upload = Effect.fn("Files.upload")(function*(principal: Principal, input: Upload) {
+      const added = yield* content.add(input.content, { network: input.network, cidVersion: input.cidVersion })
+      return yield* record(principal, {
+        network: input.network,
+        cid: added.cid,
+        size: added.size,
+        name: input.name,
+        mimeType: input.mimeType,
+        groupId: input.groupId,
+        keyvalues: input.keyvalues,
+        numberOfFiles: 1
+      })
+    })
+
+    /**
+     * Stores a folder as one UnixFS directory and records it as one file: `number_of_files` the files in it, `size`
+     * their bytes, mime type `directory`. Paths are checked before anything is stored (400 Validation failed).
+     */
+    const uploadFolder = Effect.fn("Files.uploadFolder")(function*(principal: Principal, input: FolderUpload) {
+      if (input.files.length === 0) return yield* new ValidationFailed({ detail: "a folder needs at least one file" })
+      const paths = input.files.map((file) => file.path)
+      const problem = directoryPathProblem(paths)
+      if (problem !== undefined) {
+        return yield* new ValidationFailed({ detail: `file path ${JSON.stringify(problem.path)} ${problem.reason}` })
+      }
+      const folder = commonFolder(paths)
+      const files = folder === undefined || input.wrapWithDirectory === true
+        ? input.files
+        : input.files.map((file) => ({ path: file.path.slice(folder.length + 1), content: file.content }))
+      const added = yield* content.addDirectory(files, { network: input.network, cidVersion: input.cidVersion }).pipe(
+        // The paths were checked above with the store's own rules.
+        Effect.catchTag("InvalidDirectoryPath", (refusal) => Effect.die(refusal))
+      )
+      return yield* record(principal, {
+        network: input.network,
+        cid: added.cid,
+        size: added.size,
+        name: input.name ?? folder ?? defaultFolderName,
+        mimeType: folderMimeType,
+        groupId: input.groupId,
+        keyvalues: input.keyvalues,
+        numberOfFiles: files.length
+      })
     })
 
     const list = Effect.fn("Files.list")(function*(principal: Principal, network: Network, query: ListQuery) {
@@ -171,7 +241,7 @@ export class Files extends Context.Service<Files>()("cairn/Files", {
     /** Whether any workspace holds a live file of this CID on the public network: what the gateway may serve. */
     const isPublic = (cid: string) => files.isPublic(cid)
 
-    return { upload, list, get, update, remove, isPublic }
+    return { upload, uploadFolder, list, get, update, remove, isPublic }
   })
 }) {
   static readonly layer = Layer.effect(this, this.make)

@@ -1,16 +1,27 @@
 /**
  * The ContentStore port on an embedded @helia/unixfs, without a helia node: one blockstore per network (files under
  * `<dataDir>/ipfs/public` and `<dataDir>/ipfs/private`, or memory) and no libp2p, so a block that is not stored
- * fails at once instead of being looked for on the network. Files are imported with Kubo's settings, so a CID here
- * is the CID `ipfs add` gives for the same bytes.
+ * fails at once instead of being looked for on the network. Files and directories are imported with Kubo's
+ * settings (ipfs-unixfs-importer), so a CID here is the CID `ipfs add` (`-r --wrap-with-directory` for a directory)
+ * gives for the same content; directories are walked with ipfs-unixfs-exporter.
  */
-import { ContentNotFound, ContentStore, ContentStoreUnavailable, type Network } from "@cairn/content-store"
+import {
+  ContentNotFound,
+  ContentStore,
+  ContentStoreUnavailable,
+  type DirectoryEntry,
+  directoryPathProblem,
+  type Network,
+  NotADirectory
+} from "@cairn/content-store"
 import { type UnixFSComponents, unixfs } from "@helia/unixfs"
 import { CarWriter } from "@ipld/car"
 import * as dagPb from "@ipld/dag-pb"
 import { MemoryBlockstore } from "blockstore-core"
 import { FsBlockstore } from "blockstore-fs"
 import { Effect, Layer, Stream } from "effect"
+import { exporter } from "ipfs-unixfs-exporter"
+import { importer } from "ipfs-unixfs-importer"
 import { fixedSize } from "ipfs-unixfs-importer/chunker"
 import { balanced } from "ipfs-unixfs-importer/layout"
 import { CID } from "multiformats/cid"
@@ -18,7 +29,11 @@ import * as path from "node:path"
 
 type Blockstore = UnixFSComponents["blockstore"]
 
-/** `ipfs add --cid-version=<v> --chunker=size-1048576`, raw leaves for v1 only, 1024 links per node. */
+/**
+ * `ipfs add --cid-version=<v> --chunker=size-1048576`, raw leaves for v1 only, 1024 links per node. Directories keep
+ * the importer's defaults, which are Kubo's: a directory whose links pass 256 KiB (estimated from names and CIDs)
+ * becomes a HAMT shard.
+ */
 const kuboImport = (cidVersion: 0 | 1) => ({
   cidVersion,
   rawLeaves: cidVersion === 1,
@@ -55,6 +70,49 @@ async function* walk(store: Blockstore, root: CID, signal: AbortSignal) {
     yield { cid, bytes }
     if (cid.code === dagPb.code) pending.push(...dagPb.decode(bytes).Links.map((link) => link.Hash).reverse())
   }
+}
+
+/** The walk met a root that is no directory. */
+class RootIsNotADirectory extends Error {
+  override readonly name = "RootIsNotADirectory"
+}
+
+/** Names in UTF-8 byte order (which is code point order), the order of a flat directory's links and of `ipfs ls`. */
+const byName = (a: { readonly name: string }, b: { readonly name: string }) => {
+  const x = Array.from(a.name, (c) => c.codePointAt(0)!)
+  const y = Array.from(b.name, (c) => c.codePointAt(0)!)
+  for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i]! - y[i]!
+  return x.length - y.length
+}
+
+/**
+ * Every entry under the directory `root`, depth first, parents before children, siblings in name order (a HAMT
+ * shard hands its links out in hash order).
+ */
+const walkDirectory = async (store: Blockstore, root: CID, signal: AbortSignal): Promise<ReadonlyArray<DirectoryEntry>> => {
+  const options = { signal, offline: true }
+  const top = await exporter(root, store, options)
+  if (top.type !== "directory") throw new RootIsNotADirectory()
+  const found: Array<DirectoryEntry> = []
+  const visit = async (directory: typeof top, prefix: string): Promise<void> => {
+    const links = []
+    for await (const link of directory.entries(options)) links.push(link)
+    for (const link of links.sort(byName)) {
+      const path = `${prefix}${link.name}`
+      const entry = await exporter(link.cid, store, options)
+      const cid = link.cid.toString()
+      if (entry.type === "directory") {
+        found.push({ path, cid, kind: "directory", size: 0 })
+        await visit(entry, `${path}/`)
+      } else if (entry.type === "file" && entry.unixfs.type === "symlink") {
+        found.push({ path, cid, kind: "symlink", size: 0 })
+      } else {
+        found.push({ path, cid, kind: "file", size: Number(entry.size) })
+      }
+    }
+  }
+  await visit(top, "")
+  return found
 }
 
 export const make = (stores: Readonly<Record<Network, Blockstore>>) =>
@@ -101,6 +159,33 @@ export const make = (stores: Readonly<Record<Network, Blockstore>>) =>
           // offline: a missing block is an error at once, never a search.
           Stream.fromAsyncIterable(files[network].cat(root, { offline: true }), failure("cat", cid, network))
         ))),
+      addDirectory: (directoryFiles, { network, cidVersion = 1 }) => {
+        const invalid = directoryPathProblem(directoryFiles.map((file) => file.path))
+        if (invalid !== undefined) return Effect.fail(invalid)
+        return Effect.tryPromise({
+          try: async () => {
+            const candidates = directoryFiles.map(({ path, content }) => ({ path, content }))
+            let root: CID | undefined
+            // With wrapWithDirectory the wrapping directory (path "") comes last.
+            for await (const entry of importer(candidates, stores[network], { ...kuboImport(cidVersion), wrapWithDirectory: true })) {
+              if (entry.path === "") root = entry.cid
+            }
+            if (root === undefined) throw new Error("the importer yielded no root directory")
+            return root
+          },
+          catch: (cause) => new ContentStoreUnavailable({ operation: "addDirectory", cause })
+        }).pipe(Effect.map((root) => ({
+          cid: root.toString(),
+          size: directoryFiles.reduce((total, file) => total + file.content.byteLength, 0)
+        })))
+      },
+      walk: (cid, network) =>
+        parse(cid, network).pipe(Effect.flatMap((root) =>
+          Effect.tryPromise({
+            try: (signal) => walkDirectory(stores[network], root, signal),
+            catch: (cause) => cause instanceof RootIsNotADirectory ? new NotADirectory({ cid }) : failure("walk", cid, network)(cause)
+          })
+        )),
       has: (cid, network) =>
         parse(cid, network).pipe(
           Effect.flatMap((root) => hasBlock(root, network)),

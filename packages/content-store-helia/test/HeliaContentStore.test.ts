@@ -2,8 +2,10 @@ import { ContentStore } from "@cairn/content-store"
 import { contentStoreContract, deterministicBytes } from "@cairn/content-store/testing"
 import { HeliaContentStore } from "@cairn/content-store-helia"
 import { assert, describe, it } from "@effect/vitest"
+import { MemoryBlockstore } from "blockstore-core"
 import { FsBlockstore } from "blockstore-fs"
 import { Effect, Layer, Stream } from "effect"
+import { importer } from "ipfs-unixfs-importer"
 import { CID } from "multiformats/cid"
 import * as raw from "multiformats/codecs/raw"
 import { sha256 } from "multiformats/hashes/sha2"
@@ -52,6 +54,57 @@ describe("HeliaContentStore on the filesystem", () => {
           yield* Effect.flip(Stream.runDrain(store.car(cid, "public")))
         ]
         for (const failure of failures) assert.deepInclude(failure, { _tag: "ContentNotFound", cid, network: "public" })
+      }).pipe(Effect.provide(HeliaContentStore.layer({ dataDir })), Effect.timeout("10 seconds"))
+    }))
+})
+
+describe("HeliaContentStore directories", () => {
+  it.effect("lists a symlink as a symlink and does not follow it", () =>
+    Effect.gen(function*() {
+      const blocks = new MemoryBlockstore()
+      const root = yield* Effect.promise(async () => {
+        const candidates = [
+          { path: "target.txt", content: new TextEncoder().encode("pointed at") },
+          { path: "link", link: "target.txt" }
+        ]
+        let cid = ""
+        for await (const entry of importer(candidates, blocks, { wrapWithDirectory: true })) if (entry.path === "") cid = entry.cid.toString()
+        return cid
+      })
+      const store = yield* HeliaContentStore.make({ public: blocks, private: new MemoryBlockstore() })
+      const entries = yield* store.walk(root, "public")
+      assert.deepStrictEqual(entries.map(({ path, kind, size }) => ({ path, kind, size })), [
+        { path: "link", kind: "symlink", size: 0 },
+        { path: "target.txt", kind: "file", size: 10 }
+      ])
+      assert.deepInclude(yield* Effect.flip(store.walk(entries[0]!.cid, "public")), { _tag: "NotADirectory" })
+    }))
+
+  it.effect("walks a directory big enough to be sharded (HAMT), siblings in name order", () =>
+    Effect.gen(function*() {
+      const store = yield* ContentStore
+      // ~3000 links of ~60 bytes pass the 256 KiB threshold, so the root is sharded.
+      const files = Array.from({ length: 3000 }, (_, i) => ({
+        path: `file-${String(i).padStart(4, "0")}-with-a-longer-name-to-pass-the-threshold.txt`,
+        content: new TextEncoder().encode(`file ${i}`)
+      }))
+      const { cid } = yield* store.addDirectory(files, { network: "public" })
+      const block = yield* store.block(cid, "public")
+      assert.isTrue(block.length < 256 * 1024, "the root is one shard of many, not one flat node")
+      const entries = yield* store.walk(cid, "public")
+      assert.deepStrictEqual(entries.map((entry) => entry.path), files.map((file) => file.path))
+      assert.isTrue(entries.every((entry) => entry.kind === "file"))
+    }).pipe(Effect.provide(HeliaContentStore.layerMemory)))
+
+  it.effect("fails a walk with ContentNotFound, rather than waiting, when a subdirectory's block is lost", () =>
+    Effect.gen(function*() {
+      const dataDir = yield* tempDataDir
+      yield* Effect.gen(function*() {
+        const store = yield* ContentStore
+        const { cid } = yield* store.addDirectory([{ path: "a/b.txt", content: new TextEncoder().encode("b") }], { network: "public" })
+        const subdirectory = (yield* store.walk(cid, "public")).find((entry) => entry.path === "a")!
+        yield* Effect.promise(() => new FsBlockstore(path.join(dataDir, "ipfs", "public")).delete(CID.parse(subdirectory.cid)))
+        assert.deepInclude(yield* Effect.flip(store.walk(cid, "public")), { _tag: "ContentNotFound", cid, network: "public" })
       }).pipe(Effect.provide(HeliaContentStore.layer({ dataDir })), Effect.timeout("10 seconds"))
     }))
 })

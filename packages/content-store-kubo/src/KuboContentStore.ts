@@ -2,8 +2,19 @@
  * The ContentStore port on Kubo's RPC API. One Kubo node has one blockstore, so each network is its own node:
  * public content goes to one that may run a gateway, private content to one with no gateway and no networking.
  * Reads pass `offline=true`, so a CID the node does not hold fails at once instead of being searched for.
+ * Directories go in as one multipart `add` with `wrap-with-directory` (each part's filename its path) and are
+ * walked with `files/stat` (is the root a directory?) and `ls` per directory.
  */
-import { ContentNotFound, ContentStore, ContentStoreUnavailable, type Network } from "@cairn/content-store"
+import {
+  ContentNotFound,
+  ContentStore,
+  ContentStoreUnavailable,
+  type DirectoryEntry,
+  type DirectoryFile,
+  directoryPathProblem,
+  type Network,
+  NotADirectory
+} from "@cairn/content-store"
 import { Data, Effect, Layer, Option, Schema, Stream } from "effect"
 import { FetchHttpClient, HttpClient, HttpClientRequest, type HttpClientResponse } from "effect/http"
 import { CID } from "multiformats/cid"
@@ -31,6 +42,14 @@ class KuboRefused extends Data.TaggedError("KuboRefused")<{ readonly status: num
 
 const ErrorBody = Schema.fromJsonString(Schema.Struct({ Message: Schema.String }))
 const AddedLine = Schema.fromJsonString(Schema.Struct({ Hash: Schema.String }))
+const Stat = Schema.fromJsonString(Schema.Struct({ Type: Schema.String }))
+/** `ipfs ls --resolve-type --size` as JSON. Type is UnixFS's: 1 directory (a HAMT shard too), 2 file, 4 symlink. */
+const Listing = Schema.fromJsonString(Schema.Struct({
+  Objects: Schema.Array(Schema.Struct({
+    Links: Schema.NullOr(Schema.Array(Schema.Struct({ Name: Schema.String, Hash: Schema.String, Size: Schema.Number, Type: Schema.Number })))
+  }))
+}))
+const unixfsType = { directory: 1, symlink: 4 } as const
 
 // Kubo answers a missing block with a 500 such as "block was not found locally (offline): ipld: could not find …".
 // The status matters: a wrong API URL gets a plain "404 page not found", which is a broken node, not absent content.
@@ -57,6 +76,44 @@ const multipartFile = (content: Stream.Stream<Uint8Array, unknown>, boundary: st
   )
 }
 
+/** Names in UTF-8 byte order (code point order): how Kubo sorts a directory's links. */
+const byName = (a: { readonly Name: string }, b: { readonly Name: string }) => {
+  const x = Array.from(a.Name, (c) => c.codePointAt(0)!)
+  const y = Array.from(b.Name, (c) => c.codePointAt(0)!)
+  for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i]! - y[i]!
+  return x.length - y.length
+}
+
+/** Paths in depth-first order, segment by segment, so every directory's files are contiguous. */
+const bySegments = (a: DirectoryFile, b: DirectoryFile) => {
+  const x = a.path.split("/")
+  const y = b.path.split("/")
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    if (x[i] !== y[i]) return byName({ Name: x[i]! }, { Name: y[i]! })
+  }
+  return x.length - y.length
+}
+
+/**
+ * A directory as Kubo's multipart reader takes it: one part per file, its filename the URL-encoded path (Kubo
+ * unescapes it and makes the implied directories). Kubo reads the parts as one walk of the tree, so a directory's
+ * files must come together: they go in depth-first order. No files is one empty directory part.
+ */
+const multipartDirectory = (files: ReadonlyArray<DirectoryFile>, boundary: string) => {
+  const encoder = new TextEncoder()
+  const part = (filename: string, contentType: string) =>
+    encoder.encode(
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${encodeURIComponent(filename)}"\r\n`
+        + `Content-Type: ${contentType}\r\n\r\n`
+    )
+  const chunks: Array<Uint8Array> = files.length === 0 ? [part("empty", "application/x-directory"), encoder.encode("\r\n")] : []
+  for (const file of [...files].sort(bySegments)) {
+    chunks.push(part(file.path, "application/octet-stream"), file.content, encoder.encode("\r\n"))
+  }
+  chunks.push(encoder.encode(`--${boundary}--\r\n`))
+  return Stream.fromIterable(chunks)
+}
+
 export const make = (options: Options) =>
   Effect.gen(function*() {
     const client = yield* HttpClient.HttpClient
@@ -76,10 +133,13 @@ export const make = (options: Options) =>
         Effect.flatMap((response) => response.status < 300 ? Effect.succeed(response) : refusal(response))
       )
 
-    /** Runs a read command on a CID, offline. A malformed CID, or a refusal that says a block is missing, is ContentNotFound. */
-    const read = (command: string, cid: string, network: Network) =>
+    /**
+     * Runs a read command on a CID (or an `/ipfs/<cid>` path naming `cid`), offline. A malformed CID, or a refusal
+     * that says a block is missing, is ContentNotFound.
+     */
+    const read = (command: string, arg: string, network: Network, cid = arg, params: Record<string, string> = {}) =>
       Effect.try({ try: () => CID.parse(cid), catch: () => new ContentNotFound({ cid, network }) }).pipe(
-        Effect.flatMap((root) => post(network, command, { arg: root.toString(), offline: "true" })),
+        Effect.flatMap((root) => post(network, command, { ...params, arg: arg === cid ? root.toString() : arg, offline: "true" })),
         Effect.catchTag("KuboRefused", (refused) =>
           Effect.fail(
             meansNotFound(refused)
@@ -112,6 +172,54 @@ export const make = (options: Options) =>
           )
         }),
       cat: (cid, network) => streamed("cat", cid, network),
+      addDirectory: (files, { network, cidVersion = 1 }) => {
+        const invalid = directoryPathProblem(files.map((file) => file.path))
+        if (invalid !== undefined) return Effect.fail(invalid)
+        const boundary = `cairn-${crypto.randomUUID()}`
+        // An empty directory is added as itself; anything else is wrapped, and the wrapper's line comes last.
+        const params = { ...addParams(cidVersion), "wrap-with-directory": String(files.length > 0) }
+        return post(network, "add", params, HttpClientRequest.bodyStream(multipartDirectory(files, boundary), {
+          contentType: `multipart/form-data; boundary=${boundary}`
+        })).pipe(
+          Effect.flatMap((response) => response.text),
+          Effect.flatMap((text) => Schema.decodeUnknownEffect(AddedLine)(text.trim().split("\n").at(-1))),
+          Effect.map(({ Hash }) => ({ cid: Hash, size: files.reduce((total, file) => total + file.content.byteLength, 0) })),
+          Effect.mapError((error) => error._tag === "ContentStoreUnavailable" ? error : unavailable("addDirectory")(error))
+        )
+      },
+      walk: (cid, network) =>
+        Effect.gen(function*() {
+          const decoded = <A>(response: HttpClientResponse.HttpClientResponse, schema: Schema.Codec<A, string>, operation: string) =>
+            response.text.pipe(Effect.flatMap(Schema.decodeUnknownEffect(schema)), Effect.mapError(unavailable(operation)))
+          const root = yield* read("files/stat", `/ipfs/${cid}`, network, cid).pipe(
+            Effect.flatMap((response) => decoded(response, Stat, "files/stat"))
+          )
+          if (root.Type !== "directory") return yield* new NotADirectory({ cid })
+          const found: Array<DirectoryEntry> = []
+          const visit = (directory: string, prefix: string): Effect.Effect<void, ContentNotFound | ContentStoreUnavailable> =>
+            Effect.gen(function*() {
+              const listing = yield* read("ls", directory, network, directory, { "resolve-type": "true", size: "true" }).pipe(
+                Effect.flatMap((response) => decoded(response, Listing, "ls"))
+              )
+              const links = [...(listing.Objects[0]?.Links ?? [])].sort(byName)
+              for (const link of links) {
+                const path = `${prefix}${link.Name}`
+                if (link.Type === unixfsType.directory) {
+                  found.push({ path, cid: link.Hash, kind: "directory", size: 0 })
+                  yield* visit(link.Hash, `${path}/`)
+                } else if (link.Type === unixfsType.symlink) {
+                  found.push({ path, cid: link.Hash, kind: "symlink", size: 0 })
+                } else {
+                  found.push({ path, cid: link.Hash, kind: "file", size: link.Size })
+                }
+              }
+            })
+          yield* visit(cid, "")
+          return found as ReadonlyArray<DirectoryEntry>
+        }).pipe(
+          // A block missing anywhere below is the whole directory missing from this network.
+          Effect.mapError((error) => error._tag === "ContentNotFound" ? new ContentNotFound({ cid, network }) : error)
+        ),
       has: (cid, network) =>
         read("block/stat", cid, network).pipe(
           Effect.flatMap((response) => Effect.mapError(response.text, unavailable("block/stat"))),

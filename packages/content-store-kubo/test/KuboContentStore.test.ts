@@ -40,9 +40,11 @@ describe("KuboContentStore when its node cannot be reached", () => {
           Effect.flip(store.has(cid, "private")),
           Effect.flip(Stream.runDrain(store.cat(cid, "public"))),
           Effect.flip(store.block(cid, "private")),
-          Effect.flip(Stream.runDrain(store.car(cid, "public")))
+          Effect.flip(Stream.runDrain(store.car(cid, "public"))),
+          Effect.flip(store.addDirectory([{ path: "a/b.txt", content: new Uint8Array([1]) }], { network: "private" })),
+          Effect.flip(store.walk(cid, "public"))
         ])
       ).pipe(Effect.provide(KuboContentStore.layer({ publicApiUrl: url, privateApiUrl: url })))
-      assert.deepStrictEqual(failures.map((failure) => failure._tag), Array(5).fill("ContentStoreUnavailable"))
+      assert.deepStrictEqual(failures.map((failure) => failure._tag), Array(7).fill("ContentStoreUnavailable"))
     }))
 })

@@ -1,5 +1,5 @@
 /**
- * The content store port: IPFS content addressed by CID, kept apart per network. Public content may be served
+ * The content store port: IPFS files and directories addressed by CID, kept apart per network. Public content may be served
  * by the gateway; private content is only ever read on behalf of its owner (the application checks ownership
  * before it calls `cat`). Adapters: HeliaContentStore (embedded @helia/unixfs on a filesystem blockstore, or in
  * memory with `layerMemory` for tests), KuboContentStore (a Kubo node's RPC API).
@@ -42,6 +42,75 @@ export class ContentStoreUnavailable extends Schema.TaggedError<ContentStoreUnav
   }
 }
 
+/** One file of a directory to import, at a relative `/`-separated path (`scripts/run.sh`). */
+export interface DirectoryFile {
+  readonly path: string
+  readonly content: Uint8Array
+}
+
+/** What is under a directory CID: every file, directory and symlink, at its path relative to the root. */
+export interface DirectoryEntry {
+  /** Relative, `/`-separated, never empty (the root itself is not listed). */
+  readonly path: string
+  readonly cid: string
+  readonly kind: "file" | "directory" | "symlink"
+  /** Bytes of a file's content; 0 for directories and symlinks. */
+  readonly size: number
+}
+
+/** The CID names a file (or a symlink), not a directory. */
+export class NotADirectory extends Schema.TaggedError<NotADirectory>()("NotADirectory", {
+  cid: Schema.String
+}) {
+  override get message() {
+    return `Content ${this.cid} is not a directory`
+  }
+}
+
+/**
+ * A path `addDirectory` refuses: empty, absolute, with an empty, `.` or `..` segment, a backslash (the importer reads
+ * `\/` as an escaped slash) or a NUL; given twice; or both a file and a directory (`a` beside `a/b`). Callers check
+ * paths first (`directoryPathProblem`), so this is a guard, not a message for clients.
+ */
+export class InvalidDirectoryPath extends Schema.TaggedError<InvalidDirectoryPath>()("InvalidDirectoryPath", {
+  path: Schema.String,
+  reason: Schema.String
+}) {
+  override get message() {
+    return `Invalid directory path ${JSON.stringify(this.path)}: ${this.reason}`
+  }
+}
+
+const segmentProblem = (segment: string) =>
+  segment === "" ? "has an empty segment" : segment === "." || segment === ".." ? "has a . or .. segment" : undefined
+
+/**
+ * The first path of `paths` that `addDirectory` would refuse, with why; undefined when every path is fine. Pure, so
+ * callers validate with the same rules the adapters enforce.
+ */
+export const directoryPathProblem = (paths: ReadonlyArray<string>): InvalidDirectoryPath | undefined => {
+  const files = new Set<string>()
+  const directories = new Set<string>()
+  for (const path of paths) {
+    const reason = path === "" ? "is empty"
+      : path.startsWith("/") ? "is absolute"
+      : path.includes("\\") ? "contains a backslash"
+      : path.includes("\0") ? "contains a NUL character"
+      : path.split("/").map(segmentProblem).find((problem) => problem !== undefined)
+    if (reason !== undefined) return new InvalidDirectoryPath({ path, reason })
+    if (files.has(path)) return new InvalidDirectoryPath({ path, reason: "is given twice" })
+    if (directories.has(path)) return new InvalidDirectoryPath({ path, reason: "is both a file and a directory" })
+    files.add(path)
+    const segments = path.split("/")
+    for (let i = 1; i < segments.length; i++) {
+      const directory = segments.slice(0, i).join("/")
+      if (files.has(directory)) return new InvalidDirectoryPath({ path: directory, reason: "is both a file and a directory" })
+      directories.add(directory)
+    }
+  }
+  return undefined
+}
+
 export type ContentStoreError = ContentNotFound | ContentStoreUnavailable
 
 export class ContentStore extends Context.Service<ContentStore, {
@@ -52,6 +121,25 @@ export class ContentStore extends Context.Service<ContentStore, {
   ) => Effect.Effect<Added, ContentStoreUnavailable>
   /** The file's bytes. */
   readonly cat: (cid: string, network: Network) => Stream.Stream<Uint8Array, ContentStoreError>
+  /**
+   * Imports files as one UnixFS directory (intermediate directories implied by the paths), with the same import
+   * settings as `add`: the CID matches `ipfs add -r --wrap-with-directory` of the same tree (no files: the empty
+   * directory). `size` is the sum of the files' bytes. A path `directoryPathProblem` objects to is refused with
+   * InvalidDirectoryPath before anything is stored.
+   */
+  readonly addDirectory: (
+    files: ReadonlyArray<DirectoryFile>,
+    options: AddOptions
+  ) => Effect.Effect<Added, ContentStoreUnavailable | InvalidDirectoryPath>
+  /**
+   * Every entry under a directory CID (recursively, depth first, parents before children, siblings in name order;
+   * the root itself is not listed). Symlinks are listed, never followed. A file or symlink CID is NotADirectory; a
+   * CID this network lacks (or a directory missing a block) is ContentNotFound. Reads only this store, offline.
+   */
+  readonly walk: (
+    cid: string,
+    network: Network
+  ) => Effect.Effect<ReadonlyArray<DirectoryEntry>, ContentStoreError | NotADirectory>
   readonly has: (cid: string, network: Network) => Effect.Effect<boolean, ContentStoreUnavailable>
   /** The root block's bytes, for `application/vnd.ipld.raw` (trustless gateway). */
   readonly block: (cid: string, network: Network) => Effect.Effect<Uint8Array, ContentStoreError>

@@ -1,7 +1,8 @@
 /**
  * The behaviour every ContentStore adapter must show, written once against the port. Each adapter's test file calls
  * `contentStoreContract` with a layer; an adapter is done when the whole suite passes on it. CIDs are pinned to what
- * Kubo gives for the same bytes, so an adapter that chunks or lays out files differently fails here.
+ * Kubo gives for the same bytes (files, and directory trees), so an adapter that chunks or lays out content
+ * differently fails here.
  */
 import { assert, describe, layer } from "@effect/vitest"
 import { CarReader } from "@ipld/car"
@@ -12,7 +13,7 @@ import { equals } from "multiformats/bytes"
 import { CID } from "multiformats/cid"
 import * as raw from "multiformats/codecs/raw"
 import { sha256 } from "multiformats/hashes/sha2"
-import { ContentStore, type Network } from "../ContentStore.ts"
+import { ContentStore, type DirectoryEntry, type DirectoryFile, type Network } from "../ContentStore.ts"
 
 /** `length` pseudo-random bytes (xorshift32): the same on every run and machine, and no two 1 MiB chunks alike. */
 export const deterministicBytes = (length: number): Uint8Array => {
@@ -68,6 +69,46 @@ export const kuboVectors: ReadonlyArray<KuboVector> = [
   { name: "a 3 MiB file", content: multiChunk, cidVersion: 0, cid: "QmWxSZCQ5MWWiK89akzJc4M3c2cLiPHjT3gNxPRkUkXpmv" }
 ]
 
+export interface KuboDirectoryVector {
+  readonly name: string
+  readonly files: ReadonlyArray<DirectoryFile>
+  readonly cidVersion: 0 | 1
+  /** What `ipfs add -r --wrap-with-directory --cid-version=<v> --chunker=size-1048576` prints last for the tree. */
+  readonly cid: string
+}
+
+/**
+ * Three small files two directories deep, and a two-chunk file (a dag-pb file node inside a directory, so the
+ * directory links' cumulative sizes are pinned too). Given out of order: the store lays the tree out by name.
+ */
+export const directoryTree: ReadonlyArray<DirectoryFile> = [
+  { path: "hello.txt", content: helloWorld },
+  { path: "docs/readme.md", content: text("# Cairn\n") },
+  { path: "docs/notes/todo.txt", content: text("walk the tree\n") },
+  { path: "docs/big.bin", content: deterministicBytes(1_048_576 + 100) }
+]
+
+/** What `walk` lists for `directoryTree`: depth first, parents before children, siblings by name (CIDs aside). */
+export const directoryTreeWalk: ReadonlyArray<Omit<DirectoryEntry, "cid">> = [
+  { path: "docs", kind: "directory", size: 0 },
+  { path: "docs/big.bin", kind: "file", size: 1_048_576 + 100 },
+  { path: "docs/notes", kind: "directory", size: 0 },
+  { path: "docs/notes/todo.txt", kind: "file", size: 14 },
+  { path: "docs/readme.md", kind: "file", size: 8 },
+  { path: "hello.txt", kind: "file", size: 12 }
+]
+
+// Where the directory CIDs come from. The empty directory's are the well-known ones Kubo prints for an empty
+// folder (`QmUNLLsP…`, `bafybeiczssc…`). The tree's were computed with ipfs-unixfs-importer 17.1.1 (Kubo's
+// settings as for files, `wrapWithDirectory: true`), apart from any adapter; no Kubo binary was at hand.
+// test/testing/DirectoryVectors.test.ts rebuilds every one by hand from the UnixFS and dag-pb specs.
+export const kuboDirectoryVectors: ReadonlyArray<KuboDirectoryVector> = [
+  { name: "an empty directory", files: [], cidVersion: 1, cid: "bafybeiczsscdsbs7ffqz55asqdf3smv6klcw3gofszvwlyarci47bgf354" },
+  { name: "an empty directory", files: [], cidVersion: 0, cid: "QmUNLLsPACCz1vLxQVkXqqLX5R1X345qqfHbsf67hvA3Nn" },
+  { name: "a nested tree", files: directoryTree, cidVersion: 1, cid: "bafybeig73wgy5v3h3d5yjor6tgmjl7sshe3piakdfkpxghgjflkatofxse" },
+  { name: "a nested tree", files: directoryTree, cidVersion: 0, cid: "QmfR5PruKvWXhFPRtWUrn6kD628BvvzCHWtpwt36TTps9F" }
+]
+
 export interface ContractOptions {
   /** False when both networks are one store (a single Kubo node under test): the separation test is skipped. */
   readonly networksAreSeparate?: boolean
@@ -112,6 +153,9 @@ const fileFrom = (root: string, blocks: ReadonlyArray<{ readonly cid: CID; reado
     if (entry.type !== "file" && entry.type !== "raw") return assert.fail(`${root} is a ${entry.type}, not a file`)
     return yield* Stream.mkUint8Array(Stream.fromAsyncIterable(entry.content(), (cause) => cause))
   })
+
+/** dag-pb's multicodec code (directories and multi-block files); the contract does not need the codec itself. */
+const dagPbCode = 0x70
 
 export const contentStoreContract = <E>(
   adapter: string,
@@ -164,6 +208,92 @@ export const contentStoreContract = <E>(
               assert.isTrue(yield* hashesTo(block.bytes, block.cid), `block ${block.cid} does not hash to its CID`)
             }
             assert.isTrue(equals(yield* fileFrom(cid, car.blocks), vector.content), `the CAR of ${cid} is not the file`)
+          }
+        }))
+
+      for (const vector of kuboDirectoryVectors) {
+        it.effect(`adds ${vector.name} as CIDv${vector.cidVersion} ${vector.cid}, as \`ipfs add -r --wrap-with-directory\` does`, () =>
+          Effect.gen(function*() {
+            const store = yield* ContentStore
+            const options = vector.cidVersion === 1 ? { network: "public" as const } : { network: "public" as const, cidVersion: 0 as const }
+            const added = yield* store.addDirectory(vector.files, options)
+            const size = vector.files.reduce((total, file) => total + file.content.length, 0)
+            assert.deepStrictEqual(added, { cid: vector.cid, size })
+            assert.isTrue(yield* store.has(added.cid, "public"))
+          }))
+      }
+
+      it.effect("walks a directory depth first, parents before children, and each file's CID reads back its bytes", () =>
+        Effect.gen(function*() {
+          const store = yield* ContentStore
+          for (const cidVersion of [1, 0] as const) {
+            const { cid } = yield* store.addDirectory(directoryTree, { network: "private", cidVersion })
+            const entries = yield* store.walk(cid, "private")
+            assert.deepStrictEqual(entries.map(({ cid: _, ...entry }) => entry), directoryTreeWalk)
+            for (const entry of entries) {
+              assert.strictEqual(CID.parse(entry.cid).version, cidVersion, `${entry.path} is CIDv${cidVersion}`)
+              if (entry.kind !== "file") continue
+              const read = yield* Stream.mkUint8Array(store.cat(entry.cid, "private"))
+              const given = directoryTree.find((file) => file.path === entry.path)!.content
+              assert.isTrue(equals(read, given), `cat of ${entry.path} (${entry.cid}) gave other bytes`)
+            }
+            const subdirectory = entries.find((entry) => entry.path === "docs/notes")!
+            assert.deepStrictEqual(
+              (yield* store.walk(subdirectory.cid, "private")).map((entry) => [entry.path, entry.kind]),
+              [["todo.txt", "file"]]
+            )
+          }
+          const empty = yield* store.addDirectory([], { network: "private" })
+          assert.deepStrictEqual(yield* store.walk(empty.cid, "private"), [])
+        }))
+
+      it.effect("refuses to walk a file: NotADirectory", () =>
+        Effect.gen(function*() {
+          const store = yield* ContentStore
+          for (const vector of kuboVectors) {
+            const { cid } = yield* add("public", vector)
+            assert.deepInclude(yield* Effect.flip(store.walk(cid, "public")), { _tag: "NotADirectory", cid })
+          }
+        }))
+
+      it.effect("walks nothing it does not have: ContentNotFound for a malformed or unknown CID", () =>
+        Effect.gen(function*() {
+          const store = yield* ContentStore
+          const digest = yield* Effect.promise(async () => sha256.digest(text("no directory was ever added with this")))
+          const unknown = CID.create(1, dagPbCode, digest).toString()
+          for (const cid of ["not-a-cid", unknown]) {
+            assert.deepInclude(yield* Effect.flip(store.walk(cid, "public")), { _tag: "ContentNotFound", cid, network: "public" })
+          }
+        }))
+
+      it.effect.runIf(options.networksAreSeparate ?? true)("keeps a directory to the network it was added to", () =>
+        Effect.gen(function*() {
+          const store = yield* ContentStore
+          const { cid } = yield* store.addDirectory([{ path: "only/private.txt", content: text("private tree") }], { network: "private" })
+          assert.strictEqual((yield* store.walk(cid, "private")).length, 2)
+          assert.deepInclude(yield* Effect.flip(store.walk(cid, "public")), { _tag: "ContentNotFound", cid, network: "public" })
+        }))
+
+      it.effect("refuses a path that is empty, absolute, climbs, is doubled or is both file and directory", () =>
+        Effect.gen(function*() {
+          const store = yield* ContentStore
+          const bad: ReadonlyArray<readonly [ReadonlyArray<string>, string]> = [
+            [[""], ""],
+            [["/etc/passwd"], "/etc/passwd"],
+            [["a/../../b"], "a/../../b"],
+            [["./a"], "./a"],
+            [["a//b"], "a//b"],
+            [["a/"], "a/"],
+            [["a\\b"], "a\\b"],
+            [["a\0b"], "a\0b"],
+            [["a.txt", "a.txt"], "a.txt"],
+            [["a", "a/b"], "a"],
+            [["a/b", "a"], "a"]
+          ]
+          for (const [paths, path] of bad) {
+            const files = paths.map((path) => ({ path, content: text("x") }))
+            const refused = yield* Effect.flip(store.addDirectory(files, { network: "public" }))
+            assert.deepInclude(refused, { _tag: "InvalidDirectoryPath", path }, JSON.stringify(paths))
           }
         }))
 

@@ -1,22 +1,43 @@
 /**
  * `/v3/files`: upload (multipart, or the resumable protocol when `Upload-Length` is present), list with the
- * pinata SDK's filters and pagination, get, update and delete. Responses use the `{data: …}` envelope.
+ * pinata SDK's filters and pagination, get, update and delete. Responses use the `{data: …}` envelope. A multipart
+ * upload with several `file` parts, or one whose filename is a path (`<folder>/<name>`), is a folder: stored as one
+ * UnixFS directory. Pinata's legacy `POST /pinning/pinFileToIPFS` (the SDK's `fileArray`) is served here too.
  */
-import { ApiKeys, Files, type ListQuery } from "@cairn/application"
+import { ApiKeys, Files, type FolderUpload, type ListQuery, type Principal } from "@cairn/application"
 import { Cid, File, Network, ValidationFailed } from "@cairn/domain"
 import { ByteSize, Config, Effect, FileSystem, Path, Schema } from "effect"
-import { HttpRouter, type HttpServerRequest, Multipart } from "effect/http"
+import { HttpIncomingMessage, HttpRouter, type HttpServerRequest, Multipart } from "effect/http"
 import { requireScope } from "../Authenticate.ts"
 import * as Body from "../Body.ts"
 import { handled } from "../ErrorResponse.ts"
 import { data, json } from "../Respond.ts"
 import * as ContentType from "../ContentType.ts"
 import { toWire } from "./FileWire.ts"
+import * as LegacyPinning from "./LegacyPinning.ts"
 import * as ResumableUploads from "./ResumableUploads.ts"
 import * as UploadOptions from "./UploadOptions.ts"
 
-/** Above this, the SDK switches to the resumable protocol (90 MiB); multipart accepts a little more. */
+/**
+ * Above this, the SDK switches to the resumable protocol (90 MiB); multipart accepts a little more. A folder's
+ * files count together.
+ */
 export const multipartLimitBytes = 100 * 1024 * 1024
+
+/** Room for the form's fields and part headers beside the files, when the whole body is capped while it is read. */
+const formOverheadBytes = 1024 * 1024
+
+/** The files of one multipart upload come to more than `multipartLimitBytes`. */
+class UploadTooLarge extends Schema.TaggedError<UploadTooLarge>()("UploadTooLarge", {}) {
+  readonly status = 413
+  override readonly message = "File too large"
+}
+
+/** One `file` part of a multipart upload, staged on disk. */
+type Part = Multipart.PersistedFile
+
+/** Whether the parts are a folder: several files, or one whose filename is a path. */
+const isFolder = (parts: ReadonlyArray<Part>) => parts.length > 1 || parts[0]!.name.includes("/")
 
 const decodeNetwork = (params: Readonly<Record<string, string | undefined>>) =>
   Schema.decodeUnknownEffect(Network)(params["network"])
@@ -68,35 +89,78 @@ export const layer = HttpRouter.use((router) =>
     const dataDir = yield* Config.String("DATA_DIR").pipe(Config.withDefault("./data"))
     const resumable = yield* ResumableUploads.make({ directory: path.join(dataDir, "uploads"), files, fs })
 
-    const uploadMultipart = (request: HttpServerRequest.HttpServerRequest) =>
+    /**
+     * The form's string fields and its `file` parts. Each file, and the whole body, is capped while it streams in
+     * (413); the files' total is checked once they are staged.
+     */
+    const readForm = (request: HttpServerRequest.HttpServerRequest) =>
       Effect.gen(function*() {
-        const principal = yield* requireScope(keys, request, "org:files:write")
         const form = yield* request.multipart.pipe(
           Effect.provideService(FileSystem.FileSystem, fs),
           Effect.provideService(Path.Path, path),
-          Effect.provideService(Multipart.MaxFileSize, ByteSize.bytes(multipartLimitBytes))
+          Effect.provideService(Multipart.MaxFileSize, ByteSize.bytes(multipartLimitBytes)),
+          Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(multipartLimitBytes + formOverheadBytes))
         )
         const fields: Record<string, string> = {}
-        let file: Multipart.PersistedFile | undefined
+        const parts: Array<Part> = []
         for (const [key, value] of Object.entries(form)) {
           if (typeof value === "string") fields[key] = value
           else if (value.length > 0 && Multipart.isPersistedFile(value[0])) {
-            if (key === "file") file = value[0]
+            if (key === "file") parts.push(...(value as ReadonlyArray<Part>))
           } else if (typeof value[0] === "string") fields[key] = value[0]
         }
-        if (file === undefined) return yield* new ValidationFailed({ detail: "a file part named \"file\" is required" })
-        const options = yield* UploadOptions.decode(fields)
-        const given = options.mimeType ?? file.contentType
-        const uploaded = yield* files.upload(principal, {
+        let total = 0
+        for (const part of parts) total += Number((yield* fs.stat(part.path)).size)
+        if (total > multipartLimitBytes) return yield* new UploadTooLarge()
+        return { fields, parts }
+      })
+
+    /** One file: its type as the client gave it, or sniffed when the client's says nothing. */
+    const uploadFile = (principal: Principal, part: Part, options: Omit<UploadOptions.UploadOptions, "name"> & { readonly name: string }) =>
+      Effect.gen(function*() {
+        const given = options.mimeType ?? part.contentType
+        return yield* files.upload(principal, {
           network: options.network,
-          name: options.name ?? (file.name || "File from SDK"),
-          mimeType: ContentType.isGeneric(given) ? yield* ContentType.sniffStream(fs.stream(file.path)) : given,
+          name: options.name,
+          mimeType: ContentType.isGeneric(given) ? yield* ContentType.sniffStream(fs.stream(part.path)) : given,
           groupId: options.groupId,
           keyvalues: options.keyvalues,
           cidVersion: options.cidVersion,
-          content: fs.stream(file.path)
+          content: fs.stream(part.path)
         })
-        return data(toWire(uploaded))
+      })
+
+    /** Several files, each at the path its filename gives, as one directory. */
+    const uploadFolder = (principal: Principal, parts: ReadonlyArray<Part>, options: Omit<FolderUpload, "files">) =>
+      Effect.gen(function*() {
+        const folder = yield* Effect.forEach(parts, (part) =>
+          Effect.map(fs.readFile(part.path), (content) => ({ path: part.name, content })))
+        return yield* files.uploadFolder(principal, { ...options, files: folder })
+      })
+
+    const uploadMultipart = (request: HttpServerRequest.HttpServerRequest) =>
+      Effect.gen(function*() {
+        const principal = yield* requireScope(keys, request, "org:files:write")
+        const { fields, parts } = yield* readForm(request)
+        if (parts.length === 0) return yield* new ValidationFailed({ detail: "a file part named \"file\" is required" })
+        const options = yield* UploadOptions.decode(fields)
+        if (isFolder(parts)) return data(toWire(yield* uploadFolder(principal, parts, options)))
+        const part = parts[0]!
+        return data(toWire(yield* uploadFile(principal, part, { ...options, name: options.name ?? (part.name || "File from SDK") })))
+      }).pipe(Effect.scoped)
+
+    /** The legacy pin: a folder as on /v3, or a single file (unless it is to be wrapped in a directory). */
+    const pinFileToIPFS = (request: HttpServerRequest.HttpServerRequest) =>
+      Effect.gen(function*() {
+        const principal = yield* requireScope(keys, request, "org:files:write")
+        const { fields, parts } = yield* readForm(request)
+        if (parts.length === 0) return yield* new ValidationFailed({ detail: "a file part named \"file\" is required" })
+        const legacy = yield* LegacyPinning.decode(fields)
+        const options = { network: "public" as const, groupId: legacy.groupId, keyvalues: legacy.keyvalues, cidVersion: legacy.cidVersion }
+        const pinned = isFolder(parts) || legacy.wrapWithDirectory
+          ? yield* uploadFolder(principal, parts, { ...options, name: legacy.name, wrapWithDirectory: legacy.wrapWithDirectory })
+          : yield* uploadFile(principal, parts[0]!, { ...options, mimeType: undefined, name: legacy.name ?? (parts[0]!.name || "File from SDK") })
+        return json(LegacyPinning.toLegacyWire(pinned))
       }).pipe(Effect.scoped)
 
     yield* router.add("POST", "/v3/files", (request) =>
@@ -104,6 +168,7 @@ export const layer = HttpRouter.use((router) =>
         if (request.headers["upload-length"] !== undefined) return yield* resumable.create(keys, request)
         return yield* uploadMultipart(request)
       })))
+    yield* router.add("POST", "/pinning/pinFileToIPFS", (request) => handled(pinFileToIPFS(request)))
     yield* router.add("PATCH", "/v3/files/uploads/:uploadId", (request) =>
       handled(Effect.flatMap(HttpRouter.params, (params) => resumable.append(keys, request, params["uploadId"] ?? ""))))
     yield* router.add("GET", "/v3/files/uploads/:uploadId", (request) =>
