@@ -33,6 +33,8 @@ const offlineEnv = {
 export const stateDir = (home: string) => Path.join(home, ".openclaw")
 export const configPath = (home: string) => Path.join(stateDir(home), "openclaw.json")
 export const logPath = (home: string) => Path.join(stateDir(home), "logs", "openclaw.log")
+/** The agent's workspace: OpenClaw's default, `<state>/workspace` (no `agents.defaults.workspace` in the config). */
+export const workspaceDir = (home: string) => Path.join(stateDir(home), "workspace")
 const metaPath = (home: string) => Path.join(home, "cairn-agent.json")
 
 /** The minimal offline config of §2.1; the token is a reference to the environment, never the secret itself. */

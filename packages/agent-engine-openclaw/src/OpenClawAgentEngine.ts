@@ -1,6 +1,7 @@
 /**
  * The AgentEngine port on real OpenClaw gateways, one OS process per running agent (reference §1, §2, §6):
- * versions come from EngineVersions, each agent's home from AgentHome, its process from GatewayProcess. Starts are
+ * versions come from EngineVersions, each agent's home from AgentHome, its process from GatewayProcess, its workspace
+ * files and skill folders from Workspace (written directly on disk, where OpenClaw finds them). Starts are
  * CPU bound (about 14 CPU-seconds each), so at most `maxConcurrentStarts` run at once; the rest wait as `starting`.
  * Gateways are stopped when the layer's scope closes, and stop themselves if Cairn dies (parent-watch.mjs).
  *
@@ -16,9 +17,11 @@ import {
   DowngradeRefused,
   EngineCliError,
   EngineEnvironment,
+  EngineUnavailable,
   EngineVersion,
   GatewayDidNotStart,
-  GatewayRestartFailed
+  GatewayRestartFailed,
+  WorkspacePath
 } from "@cairn/agent-engine"
 import { Duration, Effect, Layer, type Redacted, Semaphore } from "effect"
 import * as Fs from "node:fs/promises"
@@ -28,6 +31,8 @@ import { runCommand, sleep } from "./Command.ts"
 import { parseDeviceList } from "./Devices.ts"
 import * as EngineVersions from "./EngineVersions.ts"
 import { type Gateway, probeReady, reapStale, signalGroup, spawnGateway, terminate } from "./GatewayProcess.ts"
+import { parseSkillList } from "./Skills.ts"
+import * as Workspace from "./Workspace.ts"
 
 export interface Options {
   /** The data root: agents live in `<dataDir>/agents/<agentId>`. */
@@ -67,6 +72,8 @@ interface Agent {
   gateway: Gateway | undefined
   /** Serialises start, stop, restart and destroy of this agent. */
   readonly lock: Semaphore.Semaphore
+  /** Serialises the agent's workspace operations (and destroy), apart from `lock`: a slow start never holds them up. */
+  readonly files: Semaphore.Semaphore
 }
 
 /** Builds the engine; every gateway it started is stopped (SIGTERM, then SIGKILL) when the scope closes. */
@@ -236,6 +243,39 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       )
     })
 
+  /**
+   * Runs a workspace operation on the agent's files, one at a time per agent and only while the agent exists (a
+   * destroy in between must not see its workspace written again). Filesystem failures are EngineUnavailable. Not
+   * interruptible: the promise would run on without the lock, and it cleans up its temporary files itself.
+   */
+  const onWorkspace = <A>(agentId: string, operation: (workspace: string) => Promise<A>) =>
+    Effect.flatMap(find(agentId), (agent) =>
+      Effect.suspend((): Effect.Effect<A, EngineUnavailable | AgentNotProvisioned> =>
+        agents.get(agentId) === agent
+          ? Effect.tryPromise({
+            try: () => operation(AgentHome.workspaceDir(agent.home)),
+            catch: (cause) => new EngineUnavailable({ cause })
+          })
+          : Effect.fail(new AgentNotProvisioned({ agentId }))
+      ).pipe(Semaphore.withPermit(agent.files), Effect.uninterruptible))
+
+  /** Runs the agent's OpenClaw CLI as the agent (its home, environment and engine version); fails as EngineCliError. */
+  const cli = (agentId: string, agent: Agent, args: ReadonlyArray<string>) =>
+    Effect.tryPromise({
+      try: () =>
+        runCommand(nodePath, [versions.entryFile(agent.version), ...args], { env: envOf(agent), cwd: agent.home, timeoutMs: 60_000 }),
+      catch: (cause) => new EngineCliError({ agentId, detail: String(cause) })
+    }).pipe(Effect.flatMap((result) =>
+      result.code === 0
+        ? Effect.succeed(result.stdout)
+        : Effect.fail(
+          new EngineCliError({
+            agentId,
+            detail: (result.stdout.trim() || result.stderr.trim() || `exit code ${result.code}`).slice(0, 2_000)
+          })
+        )
+    ))
+
   // Children must not outlive the engine: stop them all with the scope, and kill them if Node exits first.
   const killAllNow = () => {
     for (const agent of agents.values()) if (agent.gateway !== undefined) signalGroup(agent.gateway, "SIGKILL", true)
@@ -287,7 +327,8 @@ export const make = Effect.fnUntraced(function*(options: Options) {
           environment: {},
           state: "stopped",
           gateway: undefined,
-          lock: yield* Semaphore.make(1)
+          lock: yield* Semaphore.make(1),
+          files: yield* Semaphore.make(1)
         })
       }).pipe(Semaphore.withPermit(agentsLock))
     }),
@@ -330,22 +371,8 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       if (agent.state !== "running") {
         return yield* new EngineCliError({ agentId, detail: `the gateway is not running (${agent.state})` })
       }
-      const result = yield* Effect.tryPromise({
-        try: () =>
-          runCommand(nodePath, [versions.entryFile(agent.version), "devices", "list", "--json"], {
-            env: envOf(agent),
-            cwd: agent.home,
-            timeoutMs: 60_000
-          }),
-        catch: (cause) => new EngineCliError({ agentId, detail: String(cause) })
-      })
-      if (result.code !== 0) {
-        return yield* new EngineCliError({
-          agentId,
-          detail: (result.stdout.trim() || result.stderr.trim() || `exit code ${result.code}`).slice(0, 2_000)
-        })
-      }
-      return yield* parseDeviceList(result.stdout).pipe(Effect.mapError((detail) => new EngineCliError({ agentId, detail })))
+      const stdout = yield* cli(agentId, agent, ["devices", "list", "--json"])
+      return yield* parseDeviceList(stdout).pipe(Effect.mapError((detail) => new EngineCliError({ agentId, detail })))
     }),
 
     // This adapter configures no build or start scripts for agents, so there is nothing to relaunch: success.
@@ -388,8 +415,40 @@ export const make = Effect.fnUntraced(function*(options: Options) {
           agents.delete(agentId)
           yield* halt(agent)
           yield* Effect.promise(() => Fs.rm(agent.home, { recursive: true, force: true }))
-        }).pipe(Semaphore.withPermit(agent.lock))
-      })
+        }).pipe(Semaphore.withPermit(agent.lock), Semaphore.withPermit(agent.files))
+      }),
+
+    // Written on disk, not with `openclaw skills install` (12 s a call, features §15): the gateway's skills watcher
+    // and every later `skills list` see the folder as it is swapped in.
+    installSkill: (agentId, skill) =>
+      Effect.flatMap(
+        Effect.zip(WorkspacePath.requireSkillName(skill.name), WorkspacePath.requireFileSet(skill.files)),
+        ([name, files]) => onWorkspace(agentId, (workspace) => Workspace.installSkill(workspace, name, files))
+      ),
+
+    // OpenClaw has no `skills uninstall` (features §4): deleting the folder is what its docs say.
+    removeSkill: (agentId, name) =>
+      Effect.flatMap(WorkspacePath.requireSkillName(name), (checked) =>
+        onWorkspace(agentId, (workspace) => Workspace.removeSkill(workspace, checked))),
+
+    readSkill: (agentId, name) =>
+      Effect.flatMap(WorkspacePath.requireSkillName(name), (checked) =>
+        onWorkspace(agentId, (workspace) => Workspace.readSkill(workspace, checked))),
+
+    // The CLI reads the skills from disk, so it answers with the gateway stopped too (about 2 s a call).
+    listSkills: Effect.fnUntraced(function*(agentId) {
+      const agent = yield* find(agentId)
+      const stdout = yield* cli(agentId, agent, ["skills", "list", "--json"])
+      return yield* parseSkillList(stdout).pipe(Effect.mapError((detail) => new EngineCliError({ agentId, detail })))
+    }),
+
+    writeWorkspaceFiles: (agentId, files) =>
+      Effect.flatMap(WorkspacePath.requireFileSet(files), (checked) =>
+        onWorkspace(agentId, (workspace) => Workspace.writeFiles(workspace, checked))),
+
+    readWorkspaceFile: (agentId, path) =>
+      Effect.flatMap(WorkspacePath.requireRelativePath(path), (checked) =>
+        onWorkspace(agentId, (workspace) => Workspace.readFile(workspace, checked)))
   })
 })
 

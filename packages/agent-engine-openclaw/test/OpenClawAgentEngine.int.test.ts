@@ -2,6 +2,7 @@
  * The AgentEngine contract on real OpenClaw gateways. Slow (a real start takes 10–30 s, ~0.9 GB RSS per gateway)
  * and needs the npm registry for the first install, so it runs only with ENGINE_IT=openclaw. Set
  * OPENCLAW_ENGINES_DIR to reuse installed engines between runs (each version is ~650 MB and ~30 s to install).
+ * The engine never touches the event store, so CI's second pass (DATABASE_URL set, on Postgres) skips it.
  */
 import { AgentEngine } from "@cairn/agent-engine"
 import { agentEngineContract, freshAgent } from "@cairn/agent-engine/testing"
@@ -16,7 +17,7 @@ import { gatewayEnvironment, processesUnder } from "../src/testing/index.ts"
 
 /** Two recent stable releases, so the suite can upgrade and refuse a downgrade. */
 const versions = ["2026.9.5", "2026.9.6"]
-const enabled = process.env["ENGINE_IT"] === "openclaw"
+const enabled = process.env["ENGINE_IT"] === "openclaw" && process.env["DATABASE_URL"] === undefined
 const timeout = "300 seconds"
 
 const dataDir = enabled ? Fs.mkdtempSync(Path.join(Os.tmpdir(), "cairn-openclaw-")) : ""
@@ -69,6 +70,20 @@ const modelsStatus = (agentDir: string, version: string) =>
     return status.auth
   })
 
+/** The skills the agent's running gateway has loaded: `openclaw gateway call skills.status` (RPC, about 2 s). */
+const loadedSkills = (agentDir: string) =>
+  Effect.gen(function*() {
+    const env = gatewayEnvironment(agentDir)
+    assert.isDefined(env, "no gateway runs from the agent's home")
+    const meta = yield* OpenClawAgentHome.readMeta(agentDir)
+    const { code, stdout } = yield* openclawWith(agentDir, meta!.version, env!, ["gateway", "call", "skills.status", "--json"])
+    assert.strictEqual(code, 0, "gateway call skills.status failed")
+    const status = JSON.parse(stdout.slice(Math.max(0, stdout.search(/^\{/m)))) as {
+      readonly skills: ReadonlyArray<{ readonly name: string; readonly description: string }>
+    }
+    return status.skills
+  })
+
 /** Runs `openclaw devices list` against an agent's gateway with a token of our choosing. */
 const devicesListWith = (agentDir: string, version: string, token: string) =>
   Effect.promise(() =>
@@ -93,7 +108,8 @@ if (enabled) {
   agentEngineContract("OpenClawAgentEngine", engineLayer(12000), {
     live: true,
     timeout,
-    environmentOf: (agentId) => Effect.sync(() => gatewayEnvironment(agentHome(12000, agentId)))
+    environmentOf: (agentId) => Effect.sync(() => gatewayEnvironment(agentHome(12000, agentId))),
+    loadedSkills: (agentId) => loadedSkills(agentHome(12000, agentId))
   })
 
   describe("OpenClawAgentEngine keeps the gateway token out of files", () => {
@@ -174,7 +190,7 @@ if (enabled) {
     })
   })
 } else {
-  describe.skip("OpenClawAgentEngine against real gateways (set ENGINE_IT=openclaw to run)", () => {
+  describe.skip("OpenClawAgentEngine against real gateways (set ENGINE_IT=openclaw, without DATABASE_URL, to run)", () => {
     it.skip("needs ENGINE_IT=openclaw", () => {})
   })
 }

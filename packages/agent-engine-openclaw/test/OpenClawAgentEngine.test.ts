@@ -153,6 +153,97 @@ describe("OpenClawAgentEngine", () => {
       }).pipe(Effect.provide(offline(["2026.9.6"]))))
   })
 
+  describe("workspace files and skills on disk", () => {
+    const home = (agentId: string) => Path.join(dataDir, "workspace", "agents", agentId)
+    const workspace = (agentId: string) => Path.join(home(agentId), ".openclaw", "workspace")
+    const text = (path: string, content: string) => ({ path, content: new TextEncoder().encode(content) })
+    const skillMd = (name: string) => text("SKILL.md", `---\nname: ${name}\ndescription: on disk\n---\n`)
+    const provisioned = Effect.gen(function*() {
+      const agentId = freshAgent()
+      yield* (yield* AgentEngine).provision(agentId, { version: "2026.10.2", gatewayToken: Redacted.make("t") })
+      return agentId
+    })
+    const mode = (path: string) => Fs.statSync(path).mode & 0o777
+    const hidden = (dir: string) => Fs.readdirSync(dir).filter((name) => name.startsWith("."))
+
+    layer(Layer.fresh(engineLayer("workspace", 29000)), { excludeTestServices: true, timeout: "30 seconds" })((it) => {
+      it.effect("writes a skill where OpenClaw looks, scripts executable and the rest 0644, and leaves no temporary folder", () =>
+        Effect.gen(function*() {
+          const engine = yield* AgentEngine
+          const agentId = yield* provisioned
+          yield* engine.installSkill(agentId, {
+            name: "hello",
+            files: [skillMd("hello"), text("scripts/run.py", "print(1)\n"), text("tool", "#!/bin/sh\n"), text("docs/a.md", "a")]
+          })
+          const folder = Path.join(workspace(agentId), "skills", "hello")
+          assert.deepStrictEqual(
+            [mode(Path.join(folder, "SKILL.md")), mode(Path.join(folder, "scripts", "run.py")), mode(Path.join(folder, "tool")), mode(Path.join(folder, "docs", "a.md"))],
+            [0o644, 0o755, 0o755, 0o644]
+          )
+          yield* engine.installSkill(agentId, { name: "hello", files: [skillMd("hello")] })
+          yield* engine.removeSkill(agentId, "hello")
+          yield* engine.writeWorkspaceFiles(agentId, [text("AGENTS.md", "a"), text("memory/today.md", "b")])
+          assert.deepStrictEqual(hidden(Path.join(workspace(agentId), "skills")), [])
+          assert.deepStrictEqual(hidden(workspace(agentId)), [])
+          assert.deepStrictEqual(hidden(Path.join(workspace(agentId), "memory")), [])
+          assert.strictEqual(mode(Path.join(workspace(agentId), "AGENTS.md")), 0o644)
+        }))
+
+      it.effect("keeps the old skill folder whole when the new copy cannot be written", () =>
+        Effect.gen(function*() {
+          const engine = yield* AgentEngine
+          const agentId = yield* provisioned
+          const first = [skillMd("kept"), text("notes.md", "first")]
+          yield* engine.installSkill(agentId, { name: "kept", files: first })
+          // 200 characters pass the path rules, but 400 bytes are too long a name for the filesystem.
+          const error = yield* Effect.flip(engine.installSkill(agentId, { name: "kept", files: [skillMd("kept"), text("é".repeat(200), "x")] }))
+          assert.strictEqual(error._tag, "EngineUnavailable")
+          assert.deepStrictEqual(
+            (yield* engine.readSkill(agentId, "kept"))?.map((file) => file.path),
+            ["SKILL.md", "notes.md"]
+          )
+          assert.deepStrictEqual(hidden(Path.join(workspace(agentId), "skills")), [], "the temporary copy was left behind")
+        }))
+
+      it.effect("follows no symlink out of the workspace, for reads or writes", () =>
+        Effect.gen(function*() {
+          const engine = yield* AgentEngine
+          const agentId = yield* provisioned
+          const outside = Path.join(dataDir, `outside-${agentId}`)
+          Fs.mkdirSync(outside, { recursive: true })
+          Fs.writeFileSync(Path.join(outside, "secret.md"), "outside")
+          yield* engine.writeWorkspaceFiles(agentId, [text("inside.md", "inside")])
+          const ws = workspace(agentId)
+          Fs.symlinkSync(outside, Path.join(ws, "out-dir"))
+          Fs.symlinkSync(Path.join(outside, "secret.md"), Path.join(ws, "out-file.md"))
+          Fs.symlinkSync(Path.join(ws, "inside.md"), Path.join(ws, "in-file.md"))
+
+          assert.strictEqual((yield* Effect.flip(engine.readWorkspaceFile(agentId, "out-dir/secret.md")))._tag, "EngineUnavailable")
+          assert.strictEqual((yield* Effect.flip(engine.readWorkspaceFile(agentId, "out-file.md")))._tag, "EngineUnavailable")
+          assert.strictEqual(new TextDecoder().decode(yield* engine.readWorkspaceFile(agentId, "in-file.md")), "inside")
+          assert.strictEqual((yield* Effect.flip(engine.writeWorkspaceFiles(agentId, [text("out-dir/new/x.md", "x")])))._tag, "EngineUnavailable")
+          // A symlink where a file goes is replaced, not written through.
+          yield* engine.writeWorkspaceFiles(agentId, [text("out-file.md", "replaced")])
+          assert.isFalse(Fs.lstatSync(Path.join(ws, "out-file.md")).isSymbolicLink())
+          assert.deepStrictEqual(Fs.readdirSync(outside), ["secret.md"])
+          assert.strictEqual(Fs.readFileSync(Path.join(outside, "secret.md"), "utf8"), "outside")
+
+          // A skill's symlink is reported, not followed; a skills folder leading outside is refused.
+          yield* engine.installSkill(agentId, { name: "linked", files: [skillMd("linked")] })
+          Fs.symlinkSync(Path.join(outside, "secret.md"), Path.join(ws, "skills", "linked", "leak.md"))
+          assert.deepStrictEqual(
+            (yield* engine.readSkill(agentId, "linked"))?.map((file) => [file.path, new TextDecoder().decode(file.content)]),
+            [["SKILL.md", "---\nname: linked\ndescription: on disk\n---\n"], ["leak.md", `symlink:${Path.join(outside, "secret.md")}`]]
+          )
+          Fs.rmSync(Path.join(ws, "skills"), { recursive: true })
+          Fs.symlinkSync(outside, Path.join(ws, "skills"))
+          assert.strictEqual((yield* Effect.flip(engine.installSkill(agentId, { name: "x", files: [skillMd("x")] })))._tag, "EngineUnavailable")
+          assert.strictEqual((yield* Effect.flip(engine.readSkill(agentId, "x")))._tag, "EngineUnavailable")
+          assert.deepStrictEqual(Fs.readdirSync(outside), ["secret.md"])
+        }))
+    })
+  })
+
   describe("when the process running the engine is killed", () => {
     it.live("its gateways stop themselves (no orphans)", () =>
       Effect.gen(function*() {

@@ -49,6 +49,30 @@ export interface ProvisionSpec {
   readonly gatewayToken: Redacted.Redacted<string>
 }
 
+/** A file in an agent's workspace, at a `/`-separated path relative to the folder it belongs to. */
+export interface WorkspaceFile {
+  readonly path: string
+  readonly content: Uint8Array
+}
+
+/** A skill folder to install: `<workspace>/skills/<name>/` gets exactly `files` (SKILL.md among them). */
+export interface SkillFolder {
+  readonly name: string
+  readonly files: ReadonlyArray<WorkspaceFile>
+}
+
+/** A skill as the engine itself reports it (OpenClaw's `skills list`): where it was found, and whether it can run. */
+export interface EngineSkill {
+  /**
+   * The name the engine loads the skill under: OpenClaw takes it from SKILL.md's front matter (`name:`), and the
+   * folder's name only when there is none, so it need not be the `SkillFolder.name` it was installed as.
+   */
+  readonly name: string
+  /** The engine's word for where the skill came from; `workspace` for the agent's own `<workspace>/skills`. */
+  readonly source: string
+  readonly eligible: boolean
+}
+
 export interface RestartOptions {
   /** Move to this version; it must be installable and not older than the current one. */
   readonly version?: string
@@ -94,6 +118,36 @@ export class AgentEngine extends Context.Service<AgentEngine, {
     agentId: string,
     environment: Readonly<Record<string, Redacted.Redacted<string>>>
   ) => Effect.Effect<void, AgentNotProvisioned>
+  /**
+   * Installs a skill into the agent's workspace where the engine discovers it (`<workspace>/skills/<name>/`),
+   * replacing any folder of that name whole: the new copy is written beside the old one and swapped in, so the
+   * agent sees either the old folder or the new one, never a mix (on disk, for an instant between two renames, no
+   * folder). Paths are relative and `..`-free (callers check; WorkspacePath has the rules, and a path breaking them
+   * is a defect).
+   */
+  readonly installSkill: (agentId: string, skill: SkillFolder) => Effect.Effect<void, EngineUnavailable | AgentNotProvisioned>
+  /** Removes the skill's folder; a folder that is not there is fine. */
+  readonly removeSkill: (agentId: string, name: string) => Effect.Effect<void, EngineUnavailable | AgentNotProvisioned>
+  /** The skill folder's files as they are now (edits made inside the agent included); `undefined` when absent. */
+  readonly readSkill: (
+    agentId: string,
+    name: string
+  ) => Effect.Effect<ReadonlyArray<WorkspaceFile> | undefined, EngineUnavailable | AgentNotProvisioned>
+  /** The skills the engine itself would load for the agent, bundled ones included. Works with the gateway stopped. */
+  readonly listSkills: (agentId: string) => Effect.Effect<ReadonlyArray<EngineSkill>, EngineCliError | AgentNotProvisioned>
+  /**
+   * Writes files into the agent's workspace (a template's persona files), each atomically, creating directories;
+   * existing files of the same path are replaced, others left alone.
+   */
+  readonly writeWorkspaceFiles: (
+    agentId: string,
+    files: ReadonlyArray<WorkspaceFile>
+  ) => Effect.Effect<void, EngineUnavailable | AgentNotProvisioned>
+  /** One workspace file's bytes, or `undefined` when it does not exist. */
+  readonly readWorkspaceFile: (
+    agentId: string,
+    path: string
+  ) => Effect.Effect<Uint8Array | undefined, EngineUnavailable | AgentNotProvisioned>
   /** Stops the agent and removes everything the engine holds for it. Idempotent. */
   readonly destroy: (agentId: string) => Effect.Effect<void>
 }>()("cairn/AgentEngine") {}

@@ -2,11 +2,12 @@
  * The AgentEngine port simulated in memory, deterministically, for tests and `ENGINE=simulated`. No process runs:
  * a start puts the agent in `starting`, waits `startDelay` on Effect's Clock (so `TestClock.adjust` drives it) and
  * then marks it `running`. Each launch takes a copy of the agent's environment, as a real process would, and a
- * token rotation relaunches a live gateway, as the real engine must to hand it the token. The layer also provides
- * SimulatedEngineControl, built on the same state, to script failures and to look inside.
+ * token rotation relaunches a live gateway, as the real engine must to hand it the token. Each agent's workspace is
+ * a map from path to bytes, skills under `skills/<name>/`, listed as OpenClaw lists them (see `listSkills`). The layer
+ * also provides SimulatedEngineControl, built on the same state, to script failures and to look inside.
  */
 import { Context, Deferred, Duration, Effect, Fiber, Layer, Redacted, Semaphore } from "effect"
-import { AgentEngine, type AgentState, type Device } from "./AgentEngine.ts"
+import { AgentEngine, type AgentState, type Device, type EngineSkill, type WorkspaceFile } from "./AgentEngine.ts"
 import {
   AgentNotProvisioned,
   DowngradeRefused,
@@ -20,6 +21,7 @@ import {
 import { EngineVersion } from "@cairn/domain"
 import * as EngineEnvironment from "./EngineEnvironment.ts"
 import { SimulatedEngineControl } from "./SimulatedEngineControl.ts"
+import * as WorkspacePath from "./WorkspacePath.ts"
 
 export interface Options {
   /** The installable versions, in any order; `listVersions` returns them oldest first. */
@@ -34,6 +36,36 @@ export interface Options {
 
 export const defaultVersions: ReadonlyArray<string> = ["2026.3.1", "2026.3.8", "2026.4.2"]
 export const defaultStartDelay: Duration.Input = "2 seconds"
+
+/**
+ * The skills every simulated agent has without installing any: a few of OpenClaw's bundled ones, under OpenClaw's
+ * own source word, one of them not eligible (it needs a binary the host lacks), as on a fresh real agent.
+ */
+export const bundledSkills: ReadonlyArray<EngineSkill> = [
+  { name: "1password", source: "openclaw-bundled", eligible: false },
+  { name: "healthcheck", source: "openclaw-bundled", eligible: true },
+  { name: "skill-creator", source: "openclaw-bundled", eligible: true },
+  { name: "weather", source: "openclaw-bundled", eligible: true }
+]
+
+/**
+ * The top-level `key: value` pairs of a SKILL.md's YAML front matter (quotes removed), or undefined without front
+ * matter. Enough for `name` and `description`, the two keys OpenClaw requires.
+ */
+export const frontMatter = (skillMd: string): Readonly<Record<string, string>> | undefined => {
+  const lines = skillMd.replace(/^\uFEFF/, "").split(/\r?\n/)
+  if (lines[0]?.trim() !== "---") return undefined
+  const end = lines.findIndex((line, i) => i > 0 && line.trim() === "---")
+  if (end < 0) return undefined
+  const fields: Record<string, string> = {}
+  for (const line of lines.slice(1, end)) {
+    const match = /^([A-Za-z0-9_-]+):\s*(.*?)\s*$/.exec(line)
+    if (match === null) continue
+    const value = match[2]!
+    fields[match[1]!] = /^(["']).*\1$/.test(value) ? value.slice(1, -1) : value
+  }
+  return fields
+}
 
 /** A start in progress. Its caller, and any start that joins it, wait on `ready`. */
 interface Launch {
@@ -54,6 +86,10 @@ interface Agent {
   environment: Readonly<Record<string, Redacted.Redacted<string>>>
   /** What the last launch got: the copy a real process would hold; undefined until the first launch. */
   launchedWith: Readonly<Record<string, string>> | undefined
+  /** The workspace's files by path; folders exist through the files in them. */
+  readonly workspace: Map<string, Uint8Array>
+  /** The skill folders installed, so that one installed empty still reads as present, as a folder on disk does. */
+  readonly skillFolders: Set<string>
 }
 
 export interface Simulation {
@@ -165,6 +201,53 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
     return Deferred.await(current.ready)
   })
 
+  /**
+   * A workspace operation's agent: AgentNotProvisioned, then EngineUnavailable while the engine is failed. Paths are
+   * checked before (a bad one is a defect), as the real adapter does before it touches the disk.
+   */
+  const findWorkspace = (agentId: string) => Effect.tap(find(agentId), () => engineAvailable)
+
+  /** Writing `path` as a file must not meet a file where a folder goes, nor a folder where the file goes. */
+  const writableAt = (workspace: Map<string, Uint8Array>, path: string) =>
+    Effect.suspend(() => {
+      const segments = path.split("/")
+      for (let i = 1; i < segments.length; i++) {
+        const folder = segments.slice(0, i).join("/")
+        if (workspace.has(folder)) return Effect.fail(new EngineUnavailable({ cause: new Error(`${folder} is a file, not a folder`) }))
+      }
+      for (const key of workspace.keys()) {
+        if (key.startsWith(`${path}/`)) return Effect.fail(new EngineUnavailable({ cause: new Error(`${path} is a folder`) }))
+      }
+      return Effect.void
+    })
+
+  const removeFolder = (agent: Agent, folder: string) => {
+    for (const key of [...agent.workspace.keys()]) {
+      if (key === folder || key.startsWith(`${folder}/`)) agent.workspace.delete(key)
+    }
+  }
+
+  /** The workspace skills OpenClaw would load: folders under `skills/` (dot-folders skipped) with a valid SKILL.md. */
+  const workspaceSkills = (agent: Agent): ReadonlyArray<EngineSkill> => {
+    const decoder = new TextDecoder()
+    const found = new Map<string, EngineSkill>()
+    const folders = [...agent.workspace.keys()]
+      .flatMap((key) => {
+        const match = /^skills\/([^/]+)\/SKILL\.md$/.exec(key)
+        return match === null || match[1]!.startsWith(".") ? [] : [match[1]!]
+      })
+      .sort()
+    for (const folder of folders) {
+      const fields = frontMatter(decoder.decode(agent.workspace.get(`skills/${folder}/SKILL.md`)))
+      // OpenClaw skips a SKILL.md without a description; without a name, it names the skill after its folder.
+      if (fields?.["description"] === undefined || fields["description"] === "") continue
+      const name = fields["name"] || folder
+      // Of two folders giving the same name, OpenClaw keeps the later one.
+      found.set(name, { name, source: "workspace", eligible: true })
+    }
+    return [...found.values()]
+  }
+
   const engine = AgentEngine.of({
     listVersions: engineAvailable.pipe(Effect.as(versions)),
     provision: Effect.fnUntraced(function*(agentId, spec) {
@@ -180,7 +263,9 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
         devices: new Map(),
         launch: undefined,
         environment: {},
-        launchedWith: undefined
+        launchedWith: undefined,
+        workspace: new Map(),
+        skillFolders: new Set()
       })
     }, withLock),
     start: Effect.fnUntraced(function*(agentId) {
@@ -243,6 +328,56 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       agent.environment = variables
       if (refused.length > 0) yield* Effect.logWarning(EngineEnvironment.refusedWarning(agentId, refused))
     }),
+    // The whole swap happens in one step, so the agent sees the old folder or the new one: never a mix.
+    installSkill: Effect.fnUntraced(function*(agentId, skill) {
+      const name = yield* WorkspacePath.requireSkillName(skill.name)
+      const files = yield* WorkspacePath.requireFileSet(skill.files)
+      const agent = yield* findWorkspace(agentId)
+      const folder = WorkspacePath.skillFolder(name)
+      // A file at `skills` stops the install, as on disk; one at `skills/<name>` is replaced like an old folder.
+      if (agent.workspace.has("skills")) return yield* new EngineUnavailable({ cause: new Error("skills is a file, not a folder") })
+      removeFolder(agent, folder)
+      for (const file of files) agent.workspace.set(`${folder}/${file.path}`, file.content.slice())
+      agent.skillFolders.add(name)
+    }),
+    removeSkill: Effect.fnUntraced(function*(agentId, name) {
+      const folder = WorkspacePath.skillFolder(yield* WorkspacePath.requireSkillName(name))
+      const agent = yield* findWorkspace(agentId)
+      removeFolder(agent, folder)
+      agent.skillFolders.delete(name)
+    }),
+    readSkill: Effect.fnUntraced(function*(agentId, name) {
+      const folder = WorkspacePath.skillFolder(yield* WorkspacePath.requireSkillName(name))
+      const agent = yield* findWorkspace(agentId)
+      const files: Array<WorkspaceFile> = []
+      for (const [path, content] of agent.workspace) {
+        if (path.startsWith(`${folder}/`)) files.push({ path: path.slice(folder.length + 1), content: content.slice() })
+      }
+      // A file where the folder should be holds no skill files, as on disk.
+      if (files.length === 0 && !agent.skillFolders.has(name) && !agent.workspace.has(folder)) return undefined
+      return files.sort(WorkspacePath.byPath)
+    }),
+    // What `openclaw skills list` shows: the bundled skills, overridden by workspace skills of the same name.
+    listSkills: Effect.fnUntraced(function*(agentId) {
+      const agent = yield* find(agentId)
+      const detail = cliFailures.get(agentId)
+      if (detail !== undefined) return yield* new EngineCliError({ agentId, detail })
+      const skills = new Map(bundledSkills.map((skill) => [skill.name, skill]))
+      for (const skill of workspaceSkills(agent)) skills.set(skill.name, skill)
+      return [...skills.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    }),
+    writeWorkspaceFiles: Effect.fnUntraced(function*(agentId, files) {
+      const checked = yield* WorkspacePath.requireFileSet(files)
+      const agent = yield* findWorkspace(agentId)
+      for (const file of checked) {
+        yield* writableAt(agent.workspace, file.path)
+        agent.workspace.set(file.path, file.content.slice())
+      }
+    }),
+    readWorkspaceFile: Effect.fnUntraced(function*(agentId, path) {
+      const checked = yield* WorkspacePath.requireRelativePath(path)
+      return (yield* findWorkspace(agentId)).workspace.get(checked)?.slice()
+    }),
     destroy: (agentId) =>
       Effect.suspend(() => {
         const agent = agents.get(agentId)
@@ -282,7 +417,13 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
     startCount: (agentId) => Effect.map(find(agentId), (agent) => agent.starts),
     scriptLaunches: (agentId) => Effect.map(find(agentId), (agent) => agent.scriptLaunches),
     currentToken: (agentId) => Effect.map(find(agentId), (agent) => agent.token),
-    environmentOf: (agentId) => Effect.sync(() => agents.get(agentId)?.launchedWith)
+    environmentOf: (agentId) => Effect.sync(() => agents.get(agentId)?.launchedWith),
+    editWorkspaceFile: Effect.fnUntraced(function*(agentId, path, content) {
+      const agent = yield* find(agentId)
+      const checked = yield* WorkspacePath.requireRelativePath(path)
+      if (content === undefined) agent.workspace.delete(checked)
+      else agent.workspace.set(checked, content.slice())
+    })
   })
 
   return { engine, control } satisfies Simulation

@@ -1,8 +1,9 @@
 /**
  * The back door into SimulatedAgentEngine, for tests and scripted scenarios: it scripts the failures a real engine
  * shows (a gateway that will not start, a CLI that errors, a crash) and reveals what a real engine keeps to itself
- * (how often a gateway was launched, which token it accepts, the environment it got). `SimulatedAgentEngine.layer`
- * provides it next to the AgentEngine it controls.
+ * (how often a gateway was launched, which token it accepts, the environment it got), and acts as the agent would
+ * inside its own workspace (editing a skill's file). `SimulatedAgentEngine.layer` provides it next to the AgentEngine
+ * it controls.
  */
 import { Context, type Effect, type Redacted } from "effect"
 import type { Device } from "./AgentEngine.ts"
@@ -16,13 +17,16 @@ export class SimulatedEngineControl extends Context.Service<SimulatedEngineContr
    * carrying `logTail`. Calls queue up: two calls fail two starts.
    */
   readonly failNextStart: (agentId: string, logTail: string) => Effect.Effect<void>
-  /** Makes every engine command for `agentId` (listing devices) fail with `detail` until `clearFailures`. */
+  /** Makes every engine command for `agentId` (listing devices or skills) fail with `detail` until `clearFailures`. */
   readonly failCli: (agentId: string, detail: string) => Effect.Effect<void>
   /** Makes every script relaunch for `agentId` fail with `detail` until `clearFailures`. */
   readonly failScripts: (agentId: string, detail: string) => Effect.Effect<void>
   /** Drops every failure scripted for `agentId`: queued start failures, CLI and script failures. */
   readonly clearFailures: (agentId: string) => Effect.Effect<void>
-  /** Makes the engine itself unavailable (`listVersions`, `provision`) until `restoreEngine`. */
+  /**
+   * Makes the engine itself unavailable until `restoreEngine`: `listVersions`, `provision`, and the operations on
+   * workspaces and skills (as a data directory that cannot be written makes them fail).
+   */
   readonly failEngine: (cause: unknown) => Effect.Effect<void>
   readonly restoreEngine: Effect.Effect<void>
   /** Kills a starting or running gateway as if its process died: the agent is `crashed`. */
@@ -44,4 +48,14 @@ export class SimulatedEngineControl extends Context.Service<SimulatedEngineContr
    * the engine's own. Undefined for a gateway never launched, and for an agent unknown or destroyed.
    */
   readonly environmentOf: (agentId: string) => Effect.Effect<Readonly<Record<string, string>> | undefined>
+  /**
+   * Changes a file of the agent's workspace as the agent itself could (a skill editing its own files, a user in the
+   * agent's console): writes `content`, or deletes the file when it is undefined. Skills' files are at
+   * `skills/<name>/<path>`. The path must be relative and `..`-free.
+   */
+  readonly editWorkspaceFile: (
+    agentId: string,
+    path: string,
+    content: Uint8Array | undefined
+  ) => Effect.Effect<void, AgentNotProvisioned>
 }>()("cairn/SimulatedEngineControl") {}

@@ -1,10 +1,11 @@
 /**
- * The AgentEngine port, its errors, the version order, the rule for gateway environments and the simulated adapter
- * with its control service.
+ * The AgentEngine port, its errors, the version order, the rules for gateway environments and for workspace paths,
+ * and the simulated adapter with its control service.
  */
 export * from "./AgentEngine.ts"
 export * from "./AgentEngineError.ts"
 export * as EngineEnvironment from "./EngineEnvironment.ts"
+export * as WorkspacePath from "./WorkspacePath.ts"
 /** The order of engine versions lives in the domain (a restart decides with it); re-exported for adapters. */
 export { EngineVersion } from "@cairn/domain"
 export * as SimulatedAgentEngine from "./SimulatedAgentEngine.ts"

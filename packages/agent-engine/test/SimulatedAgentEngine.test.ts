@@ -39,6 +39,8 @@ const withEngine = (options: SimulatedAgentEngine.Options = {}) =>
     return yield* test
   }).pipe(Effect.provide(SimulatedAgentEngine.layer(options)))
 
+const text = (path: string, content: string) => ({ path, content: new TextEncoder().encode(content) })
+
 const state = (id = agentId) => AgentEngine.use((engine) => engine.status(id)).pipe(Effect.map((s) => s.state))
 
 describe("SimulatedAgentEngine", () => {
@@ -347,6 +349,86 @@ describe("SimulatedAgentEngine", () => {
       const text = logged.join("\n")
       assert.include(text, `"OPENCLAW_STATE_DIR", "BROKEN"`)
       for (const value of ["/tmp/elsewhere", "nul", "fine-value"]) assert.notInclude(text, value)
+    })))
+
+  it.effect("lists workspace skills as OpenClaw does: by front-matter name, dot-folders and SKILL.md without a description skipped", () =>
+    withEngine()(Effect.gen(function*() {
+      const engine = yield* AgentEngine
+      const control = yield* SimulatedEngineControl
+      const skill = (name: string, body: string) => ({ name, files: [text("SKILL.md", body)] })
+      yield* engine.installSkill(agentId, skill("folder-a", "---\nname: front-a\ndescription: named in its front matter\n---\n"))
+      yield* engine.installSkill(agentId, skill("unnamed", "---\ndescription: no name\n---\n"))
+      yield* engine.installSkill(agentId, skill("undescribed", "---\nname: undescribed\n---\n"))
+      yield* engine.installSkill(agentId, skill("plain", "No front matter at all\n"))
+      yield* engine.installSkill(agentId, skill("my-weather", `---\nname: "weather"\ndescription: 'mine'\n---\n`))
+      yield* control.editWorkspaceFile(agentId, "skills/.staged/SKILL.md", new TextEncoder().encode("---\nname: staged\ndescription: x\n---\n"))
+      const skills = yield* engine.listSkills(agentId)
+      assert.deepStrictEqual(skills.filter((s) => s.source === "workspace").map((s) => s.name), ["front-a", "unnamed", "weather"])
+      assert.deepStrictEqual(skills.map((s) => s.name), [...skills.map((s) => s.name)].sort(), "sorted by name")
+      assert.deepStrictEqual(
+        skills.filter((s) => s.source !== "workspace"),
+        SimulatedAgentEngine.bundledSkills.filter((s) => s.name !== "weather"),
+        "a workspace skill overrides the bundled one of its name"
+      )
+    })))
+
+  it.effect("reads back a skill's files as an edit inside the agent left them", () =>
+    withEngine()(Effect.gen(function*() {
+      const engine = yield* AgentEngine
+      const control = yield* SimulatedEngineControl
+      yield* engine.installSkill(agentId, { name: "hello", files: [text("SKILL.md", "v1"), text("notes.md", "n")] })
+      yield* control.editWorkspaceFile(agentId, "skills/hello/SKILL.md", new TextEncoder().encode("edited"))
+      yield* control.editWorkspaceFile(agentId, "skills/hello/notes.md", undefined)
+      yield* control.editWorkspaceFile(agentId, "skills/hello/added.md", new TextEncoder().encode("a"))
+      const files = yield* engine.readSkill(agentId, "hello")
+      assert.deepStrictEqual(files?.map((f) => [f.path, new TextDecoder().decode(f.content)]), [["SKILL.md", "edited"], ["added.md", "a"]])
+      yield* control.editWorkspaceFile(agentId, "skills/hello/SKILL.md", undefined)
+      yield* control.editWorkspaceFile(agentId, "skills/hello/added.md", undefined)
+      assert.deepStrictEqual(yield* engine.readSkill(agentId, "hello"), [], "the emptied folder is still there")
+      assert.strictEqual((yield* Effect.exit(control.editWorkspaceFile(agentId, "../x", undefined)))._tag, "Failure")
+      assert.strictEqual((yield* Effect.flip(control.editWorkspaceFile("agent-unknown", "x", undefined)))._tag, "AgentNotProvisioned")
+    })))
+
+  it.effect("keeps what callers pass and get as copies: changing their bytes changes nothing inside", () =>
+    withEngine()(Effect.gen(function*() {
+      const engine = yield* AgentEngine
+      const content = new TextEncoder().encode("original")
+      yield* engine.writeWorkspaceFiles(agentId, [{ path: "AGENTS.md", content }])
+      content[0] = 0x58
+      const read = yield* engine.readWorkspaceFile(agentId, "AGENTS.md")
+      read![1] = 0x58
+      assert.strictEqual(new TextDecoder().decode(yield* engine.readWorkspaceFile(agentId, "AGENTS.md")), "original")
+    })))
+
+  it.effect("fails workspace writes where a file and a folder meet, as a filesystem does", () =>
+    withEngine()(Effect.gen(function*() {
+      const engine = yield* AgentEngine
+      yield* engine.writeWorkspaceFiles(agentId, [text("notes/a.md", "a"), text("skills", "a file named skills")])
+      assert.strictEqual((yield* Effect.flip(engine.writeWorkspaceFiles(agentId, [text("notes", "x")])))._tag, "EngineUnavailable")
+      assert.strictEqual((yield* Effect.flip(engine.writeWorkspaceFiles(agentId, [text("notes/a.md/b", "x")])))._tag, "EngineUnavailable")
+      assert.strictEqual((yield* Effect.flip(engine.installSkill(agentId, { name: "x", files: [text("SKILL.md", "x")] })))._tag, "EngineUnavailable")
+      assert.strictEqual((yield* Effect.exit(engine.writeWorkspaceFiles(agentId, [text("a", "x"), text("a/b", "y")])))._tag, "Failure")
+      assert.strictEqual((yield* Effect.exit(engine.writeWorkspaceFiles(agentId, [text("c", "x"), text("c", "y")])))._tag, "Failure")
+    })))
+
+  it.effect("fails workspace operations while the engine is unavailable, and skill listings while its CLI fails", () =>
+    withEngine()(Effect.gen(function*() {
+      const engine = yield* AgentEngine
+      const control = yield* SimulatedEngineControl
+      yield* control.failEngine("disk full")
+      const errors = yield* Effect.all([
+        Effect.flip(engine.installSkill(agentId, { name: "x", files: [text("SKILL.md", "x")] })),
+        Effect.flip(engine.removeSkill(agentId, "x")),
+        Effect.flip(engine.readSkill(agentId, "x")),
+        Effect.flip(engine.writeWorkspaceFiles(agentId, [text("AGENTS.md", "x")])),
+        Effect.flip(engine.readWorkspaceFile(agentId, "AGENTS.md"))
+      ])
+      for (const error of errors) assert.deepInclude(error, { _tag: "EngineUnavailable", cause: "disk full" })
+      yield* control.restoreEngine
+      yield* control.failCli(agentId, "skills list exited with 1")
+      assert.deepInclude(yield* Effect.flip(engine.listSkills(agentId)), { _tag: "EngineCliError", detail: "skills list exited with 1" })
+      yield* control.clearFailures(agentId)
+      assert.isAbove((yield* engine.listSkills(agentId)).length, 0)
     })))
 
   it.effect("launches a new gateway on every restart", () =>

@@ -5,9 +5,9 @@
  * need it are left out.
  */
 import { assert, describe, layer } from "@effect/vitest"
-import { Duration, Effect, type Layer, Redacted } from "effect"
+import { Duration, Effect, Exit, type Layer, Redacted } from "effect"
 import { TestClock } from "effect/testing"
-import { AgentEngine } from "../AgentEngine.ts"
+import { AgentEngine, type WorkspaceFile } from "../AgentEngine.ts"
 import { EngineVersion } from "@cairn/domain"
 
 export interface ContractOptions<R = never> {
@@ -28,6 +28,14 @@ export interface ContractOptions<R = never> {
    * services the engine's layer provides, such as a control service.
    */
   readonly environmentOf?: (agentId: string) => Effect.Effect<Readonly<Record<string, string>> | undefined, never, R>
+  /**
+   * The skills the agent's running gateway itself has loaded, as it reports them (OpenClaw's `skills.status` RPC):
+   * proof that a skill written while it runs reaches it, beyond what `listSkills` reads from disk. The suite asks only
+   * while the gateway runs; without the probe, that test checks `listSkills` alone.
+   */
+  readonly loadedSkills?: (
+    agentId: string
+  ) => Effect.Effect<ReadonlyArray<{ readonly name: string; readonly description: string }>, never, R>
 }
 
 /**
@@ -48,6 +56,27 @@ const unknownVersion = "9999.12.31"
 const token = (value = freshAgent("token")) => Redacted.make(value)
 /** A value no other test uses, so finding it proves where it came from. */
 const secret = () => Redacted.make(freshAgent("secret-value"))
+
+const encoder = new TextEncoder()
+const textFile = (path: string, content: string): WorkspaceFile => ({ path, content: encoder.encode(content) })
+/** A SKILL.md OpenClaw accepts and finds eligible anywhere: a name, a description, no requirements. */
+const skillMd = (name: string, description: string) =>
+  textFile("SKILL.md", `---\nname: ${name}\ndescription: ${description}\n---\n\n# ${name}\n\nAnswer with the word "${name}".\n`)
+/** Bytes that are no text at all, to show that files are copied as bytes. */
+const binaryFile = (path: string) => ({ path, content: new Uint8Array([0, 255, 128, 10, 13, 0xfe]) })
+
+/** Files as values assertions compare and print well: text when the bytes are UTF-8, hex otherwise. */
+const comparable = (files: ReadonlyArray<WorkspaceFile> | undefined) =>
+  files?.map((file) => ({ path: file.path, content: readable(file.content) }))
+const readable = (bytes: Uint8Array | undefined) => {
+  if (bytes === undefined) return undefined
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes)
+  } catch {
+    return `hex:${Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("")}`
+  }
+}
+const sortedByPath = (files: ReadonlyArray<WorkspaceFile>) => [...files].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
 
 export const agentEngineContract = <R = never>(
   adapter: string,
@@ -70,6 +99,40 @@ export const agentEngineContract = <R = never>(
       const agentId = freshAgent()
       yield* engine.provision(agentId, { version, gatewayToken: token() })
       return agentId
+    })
+
+  /**
+   * One provisioned agent shared by the workspace and skill tests, which each use names of their own in it: on a real
+   * engine every `listSkills` costs seconds, a fresh agent more.
+   */
+  let workspaceAgent: string | undefined
+  const sharedAgent = Effect.gen(function*() {
+    if (workspaceAgent === undefined) {
+      const { newest } = yield* oldestAndNewest
+      workspaceAgent = yield* provisioned(newest)
+    }
+    return workspaceAgent
+  })
+
+  /**
+   * A running agent for the skill test that needs one: the one the first start test left running, so that a real
+   * engine pays for no extra gateway start; started here when that test did not run (or its gateway died since).
+   */
+  let runningAgent: string | undefined
+  const aRunningAgent = Effect.gen(function*() {
+    const engine = yield* AgentEngine
+    if (runningAgent === undefined) {
+      const { newest } = yield* oldestAndNewest
+      runningAgent = yield* provisioned(newest)
+    }
+    if ((yield* engine.status(runningAgent)).state !== "running") yield* drive(engine.start(runningAgent))
+    return runningAgent
+  })
+
+  /** Fails the test unless `operation` fails, as a typed error or a defect, and says what it returned instead. */
+  const refused = <A, E>(operation: Effect.Effect<A, E>, what: string) =>
+    Effect.gen(function*() {
+      assert.isTrue(Exit.isFailure(yield* Effect.exit(operation)), `${what} was not refused`)
     })
 
   const running = (version: string) =>
@@ -104,6 +167,7 @@ export const agentEngineContract = <R = never>(
           const { newest } = yield* oldestAndNewest
           const agentId = yield* running(newest)
           assert.deepStrictEqual(yield* (yield* AgentEngine).status(agentId), { state: "running", version: newest })
+          runningAgent = agentId
         }), timeout)
 
       it.effect("leaves an agent as it is when it is provisioned again", () =>
@@ -137,7 +201,13 @@ export const agentEngineContract = <R = never>(
             Effect.flip(engine.listDevices(agentId)),
             Effect.flip(engine.relaunchScripts(agentId)),
             Effect.flip(engine.rotateGatewayToken(agentId, token())),
-            Effect.flip(engine.setEnvironment(agentId, { CONTRACT_SECRET: secret() }))
+            Effect.flip(engine.setEnvironment(agentId, { CONTRACT_SECRET: secret() })),
+            Effect.flip(engine.installSkill(agentId, { name: "contract-skill", files: [skillMd("contract-skill", "Never installed")] })),
+            Effect.flip(engine.removeSkill(agentId, "contract-skill")),
+            Effect.flip(engine.readSkill(agentId, "contract-skill")),
+            Effect.flip(engine.listSkills(agentId)),
+            Effect.flip(engine.writeWorkspaceFiles(agentId, [textFile("AGENTS.md", "never written")])),
+            Effect.flip(engine.readWorkspaceFile(agentId, "AGENTS.md"))
           ])
           for (const error of errors) assert.deepInclude(error, { _tag: "AgentNotProvisioned", agentId })
         }), timeout)
@@ -329,11 +399,121 @@ export const agentEngineContract = <R = never>(
           }), timeout)
       }
 
+      it.effect("installs a skill where the engine finds it: listed under its SKILL.md name as an eligible workspace skill", () =>
+        Effect.gen(function*() {
+          const engine = yield* AgentEngine
+          const agentId = yield* sharedAgent
+          const folder = freshAgent("contract-folder").toLowerCase()
+          const name = freshAgent("contract-skill").toLowerCase()
+          const files = [
+            skillMd(name, "A skill the contract installs"),
+            textFile("scripts/hello.sh", "#!/bin/sh\necho hello\n"),
+            textFile("references/deep/notes.md", "Nested notes\n"),
+            binaryFile("assets/blob.bin")
+          ]
+          yield* engine.installSkill(agentId, { name: folder, files })
+          const skills = yield* engine.listSkills(agentId)
+          // OpenClaw names a workspace skill after its SKILL.md's `name`; the folder's name only stands in without one.
+          assert.deepStrictEqual(skills.filter((skill) => skill.name === name), [{ name, source: "workspace", eligible: true }])
+          assert.isUndefined(skills.find((skill) => skill.name === folder), "listed under its folder's name")
+          assert.isTrue(skills.some((skill) => skill.source !== "workspace"), "the engine's own skills are not listed")
+          assert.deepStrictEqual(comparable(yield* engine.readSkill(agentId, folder)), comparable(sortedByPath(files)))
+          const script = yield* engine.readWorkspaceFile(agentId, `skills/${folder}/scripts/hello.sh`)
+          assert.strictEqual(readable(script), "#!/bin/sh\necho hello\n", "the skill is not in the workspace's skills folder")
+        }), timeout)
+
+      it.effect("replaces a skill installed again whole: files only the old copy had are gone", () =>
+        Effect.gen(function*() {
+          const engine = yield* AgentEngine
+          const agentId = yield* sharedAgent
+          const folder = freshAgent("contract-replaced").toLowerCase()
+          yield* engine.installSkill(agentId, {
+            name: folder,
+            files: [skillMd(folder, "First copy"), textFile("old-only.md", "old"), textFile("old-dir/inside.md", "old"), textFile("kept.md", "v1")]
+          })
+          const second = [skillMd(folder, "Second copy"), textFile("kept.md", "v2"), textFile("new-dir/new.md", "new")]
+          yield* engine.installSkill(agentId, { name: folder, files: second })
+          assert.deepStrictEqual(comparable(yield* engine.readSkill(agentId, folder)), comparable(sortedByPath(second)))
+          assert.isUndefined(yield* engine.readWorkspaceFile(agentId, `skills/${folder}/old-only.md`))
+        }), timeout)
+
+      it.effect("removes a skill: the engine no longer lists it, there is nothing to read, and removing it again is harmless", () =>
+        Effect.gen(function*() {
+          const engine = yield* AgentEngine
+          const agentId = yield* sharedAgent
+          const folder = freshAgent("contract-removed").toLowerCase()
+          yield* engine.installSkill(agentId, { name: folder, files: [skillMd(folder, "Soon removed"), textFile("extra.md", "x")] })
+          yield* engine.removeSkill(agentId, folder)
+          assert.isUndefined(yield* engine.readSkill(agentId, folder))
+          assert.isUndefined((yield* engine.listSkills(agentId)).find((skill) => skill.name === folder), "a removed skill is listed")
+          yield* engine.removeSkill(agentId, folder)
+          yield* engine.removeSkill(agentId, freshAgent("contract-never").toLowerCase())
+          assert.isUndefined(yield* engine.readSkill(agentId, freshAgent("contract-never").toLowerCase()))
+        }), timeout)
+
+      const loadedSkills = options.loadedSkills
+      it.effect("lets a running gateway take a skill installed, replaced and removed while it runs", () =>
+        Effect.gen(function*() {
+          const engine = yield* AgentEngine
+          const agentId = yield* aRunningAgent
+          const folder = freshAgent("contract-live").toLowerCase()
+          const name = `${folder}-skill`
+          yield* engine.installSkill(agentId, { name: folder, files: [skillMd(name, "First copy")] })
+          const listed = (yield* engine.listSkills(agentId)).filter((skill) => skill.name === name)
+          assert.deepStrictEqual(listed, [{ name, source: "workspace", eligible: true }])
+          if (loadedSkills !== undefined) {
+            yield* engine.installSkill(agentId, { name: folder, files: [skillMd(name, "Second copy")] })
+            assert.deepInclude((yield* loadedSkills(agentId)).find((skill) => skill.name === name), { description: "Second copy" })
+            yield* engine.removeSkill(agentId, folder)
+            assert.isUndefined((yield* loadedSkills(agentId)).find((skill) => skill.name === name), "the gateway still has it")
+          }
+          assert.strictEqual((yield* engine.status(agentId)).state, "running")
+        }), timeout)
+
+      it.effect("writes workspace files into nested folders and reads back their bytes, leaving other files alone", () =>
+        Effect.gen(function*() {
+          const engine = yield* AgentEngine
+          const agentId = yield* sharedAgent
+          const dir = freshAgent("contract-files")
+          const first = [textFile(`${dir}/AGENTS.md`, "# Agents\n"), textFile(`${dir}/notes/deep/er/day.md`, "a note"), binaryFile(`${dir}/blob.bin`)]
+          yield* engine.writeWorkspaceFiles(agentId, first)
+          for (const file of first) {
+            assert.deepStrictEqual(readable(yield* engine.readWorkspaceFile(agentId, file.path)), readable(file.content), file.path)
+          }
+          yield* engine.writeWorkspaceFiles(agentId, [textFile(`${dir}/AGENTS.md`, "# Agents, again\n")])
+          assert.strictEqual(readable(yield* engine.readWorkspaceFile(agentId, `${dir}/AGENTS.md`)), "# Agents, again\n")
+          assert.strictEqual(readable(yield* engine.readWorkspaceFile(agentId, `${dir}/notes/deep/er/day.md`)), "a note")
+          assert.isUndefined(yield* engine.readWorkspaceFile(agentId, `${dir}/missing.md`))
+          assert.isUndefined(yield* engine.readWorkspaceFile(agentId, `${dir}/notes`), "a folder is no file")
+          yield* engine.writeWorkspaceFiles(agentId, [])
+        }), timeout)
+
+      it.effect("refuses workspace paths and skill names that lead outside the workspace", () =>
+        Effect.gen(function*() {
+          const engine = yield* AgentEngine
+          const agentId = yield* sharedAgent
+          // On OpenClaw, the agent's config sits just outside the workspace: reading it would leak the engine's files.
+          for (const path of ["../openclaw.json", "notes/../../openclaw.json", "/etc/hostname", "", ".", "a//b", "..\\x"]) {
+            yield* refused(engine.readWorkspaceFile(agentId, path), `reading ${JSON.stringify(path)}`)
+            yield* refused(engine.writeWorkspaceFiles(agentId, [textFile(path, "escaped")]), `writing ${JSON.stringify(path)}`)
+          }
+          const skill = (name: string, path = "SKILL.md") => ({ name, files: [textFile(path, "---\nname: x\ndescription: x\n---\n")] })
+          for (const name of ["..", ".", "", "a/b", "/tmp", ".hidden"]) {
+            yield* refused(engine.installSkill(agentId, skill(name)), `installing skill ${JSON.stringify(name)}`)
+            yield* refused(engine.readSkill(agentId, name), `reading skill ${JSON.stringify(name)}`)
+            yield* refused(engine.removeSkill(agentId, name), `removing skill ${JSON.stringify(name)}`)
+          }
+          const folder = freshAgent("contract-escape").toLowerCase()
+          yield* refused(engine.installSkill(agentId, skill(folder, "../../escaped.md")), "a skill file outside its folder")
+          assert.isUndefined(yield* engine.readSkill(agentId, folder), "a refused install left a folder")
+        }), timeout)
+
       it.effect("destroys an agent for good, and destroying it again is harmless", () =>
         Effect.gen(function*() {
           const engine = yield* AgentEngine
           const { oldest } = yield* oldestAndNewest
           const agentId = yield* running(oldest)
+          yield* engine.writeWorkspaceFiles(agentId, [textFile("MEMORY.md", "remembered")])
           yield* engine.destroy(agentId)
           assert.deepInclude(yield* Effect.flip(engine.status(agentId)), { _tag: "AgentNotProvisioned", agentId })
           assert.deepInclude(yield* Effect.flip(drive(engine.start(agentId))), { _tag: "AgentNotProvisioned", agentId })
@@ -341,6 +521,7 @@ export const agentEngineContract = <R = never>(
           yield* engine.destroy(freshAgent("never"))
           yield* engine.provision(agentId, { version: oldest, gatewayToken: token() })
           assert.deepStrictEqual(yield* engine.status(agentId), { state: "stopped", version: oldest }, "a new agent")
+          assert.isUndefined(yield* engine.readWorkspaceFile(agentId, "MEMORY.md"), "a new agent has the old one's workspace")
         }), timeout)
     }))
 }

@@ -1,0 +1,65 @@
+/**
+ * The rules every AgentEngine adapter applies to the paths of workspace files and the names of skill folders before
+ * it touches anything. Callers validate what users send; a path that breaks these rules reaching an adapter is a
+ * defect, so adapters die on it (`require*`) rather than write or read outside the agent's workspace.
+ */
+import { Effect } from "effect"
+import type { WorkspaceFile } from "./AgentEngine.ts"
+
+/**
+ * A relative, `/`-separated path that stays where it starts: no leading `/`, no empty, `.` or `..` segment, no
+ * backslash (a separator elsewhere) and no NUL.
+ */
+export const isRelativePath = (path: string): boolean =>
+  path.length > 0 &&
+  path.length <= 4096 &&
+  !/[\\\0]/.test(path) &&
+  path.split("/").every((segment) => segment.length > 0 && segment.length <= 255 && segment !== "." && segment !== "..")
+
+/**
+ * A skill folder's name: one path segment. It may not start with `.`: OpenClaw does not discover dot-folders, and
+ * adapters stage their copies under such names.
+ */
+export const isSkillName = (name: string): boolean => isRelativePath(name) && !name.includes("/") && !name.startsWith(".")
+
+/** Where a skill's folder is in the workspace. */
+export const skillFolder = (name: string) => `skills/${name}`
+
+/**
+ * Scripts are made executable: files under a `scripts/` folder and files starting with a shebang. Everything else
+ * is plain data (0644).
+ */
+export const isExecutable = (file: WorkspaceFile): boolean =>
+  file.path.split("/").slice(0, -1).includes("scripts") || (file.content[0] === 0x23 && file.content[1] === 0x21)
+
+/** Dies unless `path` is a relative path that stays inside the folder it is relative to. */
+export const requireRelativePath = (path: string): Effect.Effect<string> =>
+  isRelativePath(path) ? Effect.succeed(path) : Effect.die(new Error(`Not a relative workspace path: ${JSON.stringify(path)}`))
+
+export const requireSkillName = (name: string): Effect.Effect<string> =>
+  isSkillName(name) ? Effect.succeed(name) : Effect.die(new Error(`Not a skill folder name: ${JSON.stringify(name)}`))
+
+/**
+ * Dies unless every path is relative, none is given twice, and none is both a file and a folder (`a` and `a/b`): a
+ * set of files that can be written as given.
+ */
+export const requireFileSet = (files: ReadonlyArray<WorkspaceFile>): Effect.Effect<ReadonlyArray<WorkspaceFile>> =>
+  Effect.suspend(() => {
+    const paths = new Set<string>()
+    for (const file of files) {
+      if (!isRelativePath(file.path)) return Effect.die(new Error(`Not a relative workspace path: ${JSON.stringify(file.path)}`))
+      if (paths.has(file.path)) return Effect.die(new Error(`Workspace path given twice: ${JSON.stringify(file.path)}`))
+      paths.add(file.path)
+    }
+    for (const path of paths) {
+      const segments = path.split("/")
+      for (let i = 1; i < segments.length; i++) {
+        const folder = segments.slice(0, i).join("/")
+        if (paths.has(folder)) return Effect.die(new Error(`Workspace path is both a file and a folder: ${JSON.stringify(folder)}`))
+      }
+    }
+    return Effect.succeed(files)
+  })
+
+/** Files in the order readers get them: by path, comparing UTF-16 code units (the same on every runtime). */
+export const byPath = (a: WorkspaceFile, b: WorkspaceFile) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)
