@@ -7,7 +7,12 @@ import { Config, Effect, Redacted, Schema } from "effect"
 
 export class AdminRequestFailed extends Schema.TaggedError<AdminRequestFailed>()("AdminRequestFailed", {
   detail: Schema.String
-}) {}
+}) {
+  // What `cairn: …` prints on failure (the default message of a tagged error is empty).
+  override get message() {
+    return this.detail
+  }
+}
 
 export const request = (
   method: "POST" | "GET" | "DELETE",

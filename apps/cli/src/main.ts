@@ -1,13 +1,17 @@
 /**
- * Cairn's admin CLI. `workspace create|delete`, `key create|revoke`, `secrets rotate-master-key` and `audit agent`
- * are clients of the running server's admin API (CAIRN_URL). `replay [projection]` and `stats` open the database
- * themselves (DATABASE_URL, or the PGlite in DATA_DIR, which must not be in use by a running server).
+ * Cairn's admin CLI. `workspace create|delete`, `key create|revoke`, `secrets rotate-master-key`, `audit agent` and
+ * `template publish|archive` are clients of the running server's admin API (CAIRN_URL). `replay [projection]` and
+ * `stats` open the database themselves (DATABASE_URL, or the PGlite in DATA_DIR, which must not be in use by a
+ * running server).
  */
 import { CategoryStats } from "@cairn/event-store-pg"
 import { CairnRuntime, Main, ReadModels } from "@cairn/runtime"
+import { validateTemplate } from "@cairn/templates"
+import { Catalog } from "@cairn/templates/node"
 import { NodeRuntime, NodeServices } from "@effect/platform-node"
 import { Console, Effect, Layer, Logger, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
+import * as Path from "node:path"
 import * as AdminClient from "./AdminClient.ts"
 
 const Store = Layer.unwrap(Effect.map(CairnRuntime.databaseFromConfig, CairnRuntime.layerStore))
@@ -126,14 +130,67 @@ const rotateMasterKey = Command.make("rotate-master-key", {}, () =>
     yield* Console.log(`Rewrapped ${rotated.rewrapped} workspace data key(s) under master key ${rotated.masterKeyId}`)
   })).pipe(Command.withDescription("Rewrap every workspace's data key under a new master key (online; values are not re-encrypted)"))
 
+interface Published {
+  readonly template: { readonly templateId: string; readonly slug: string; readonly version: number; readonly featured: boolean }
+  readonly created: boolean
+  readonly changed: boolean
+}
+
+/**
+ * `template publish <dir>`: a folder is checked here first (every error printed, not only the first), then sent to
+ * the admin API, which publishes it as a public template; a changed folder under the same slug is its next version.
+ */
+const templatePublish = Command.make(
+  "publish",
+  {
+    dir: Argument.String("dir").pipe(Argument.withDescription("The template folder: manifest.json and the workspace files")),
+    slug: Flag.String("slug").pipe(Flag.withDescription("Its slug; the manifest's template.slug or one made from its name otherwise"), Flag.optional),
+    name: Flag.String("name").pipe(Flag.withDescription("Its name; the manifest's agent.name otherwise"), Flag.optional),
+    featured: Flag.Boolean("featured").pipe(Flag.withDescription("List it among the featured templates"), Flag.withDefault(false))
+  },
+  ({ dir, slug, name, featured }) =>
+    Effect.gen(function*() {
+      const root = Path.resolve(dir)
+      const files = yield* Effect.tryPromise({
+        try: () => Catalog.readFolder(root),
+        catch: (cause) => new AdminClient.AdminRequestFailed({ detail: `cannot read ${root} (${String(cause)})` })
+      })
+      const checked = validateTemplate(files)
+      if (!checked.valid) {
+        return yield* new AdminClient.AdminRequestFailed({ detail: `${root} is not a valid template:\n  ${checked.errors.join("\n  ")}` })
+      }
+      const published = (yield* AdminClient.request("POST", "/admin/templates", {
+        files: checked.files.map((file) => ({ path: file.path, contentBase64: Buffer.from(file.content).toString("base64") })),
+        featured,
+        ...Option.match(slug, { onNone: () => ({}), onSome: (s) => ({ slug: s }) }),
+        ...Option.match(name, { onNone: () => ({}), onSome: (n) => ({ name: n }) })
+      })) as Published
+      const { template } = published
+      const what = published.created ? "Published" : published.changed ? `Published version ${template.version} of` : "Unchanged:"
+      yield* Console.log(`${what} template ${template.slug}${template.featured ? " (featured)" : ""}, ${checked.files.length} files`)
+      yield* Console.log(template.templateId)
+    })
+).pipe(Command.withDescription("Publish a folder as a public template (or its next version); prints its id as the last line"))
+
+const templateArchive = Command.make(
+  "archive",
+  { templateId: Argument.String("templateId") },
+  ({ templateId }) =>
+    AdminClient.request("DELETE", `/admin/templates/${encodeURIComponent(templateId)}`).pipe(
+      Effect.andThen(Console.log(`Archived template ${templateId}: it is no longer listed or used for new agents`))
+    )
+).pipe(Command.withDescription("Archive a template, whoever published it"))
+
 const audit = Command.make("audit").pipe(Command.withSubcommands([auditAgent]))
 const secrets = Command.make("secrets").pipe(Command.withSubcommands([rotateMasterKey]))
 const workspace = Command.make("workspace").pipe(Command.withSubcommands([workspaceCreate, workspaceDelete]))
 const key = Command.make("key").pipe(Command.withSubcommands([keyCreate, keyRevoke]))
+const template = Command.make("template").pipe(Command.withSubcommands([templatePublish, templateArchive]))
 
 Command.make("cairn").pipe(
   Command.withDescription("Administer a Cairn installation"),
-  Command.withSubcommands([workspace, key, secrets, audit, replay, stats]),
+  Command.withSubcommands([workspace, key, secrets, audit, replay, stats,
+    template]),
   Command.run({ version: "0.1.0" }),
   Effect.provide(NodeServices.layer),
   // stdout carries the command's output; logs go to stderr.
