@@ -14,6 +14,7 @@ import { CommandHandler } from "./CommandHandler.ts"
 import { now } from "./Now.ts"
 import * as AgentsTable from "./readmodels/AgentsTable.ts"
 import { Secrets } from "./Secrets.ts"
+import { Skills } from "./Skills.ts"
 
 /** How often the supervisor asks the engine whether running gateways are still up. */
 export const WatchInterval = Context.Reference<Duration.Input>("cairn/Agents/WatchInterval", { defaultValue: () => "1 second" })
@@ -43,6 +44,7 @@ export class AgentSupervisor extends Context.Service<AgentSupervisor>()("cairn/A
   make: Effect.gen(function*() {
     const commands = yield* CommandHandler
     const secrets = yield* Secrets
+    const skills = yield* Skills
     const agents = AgentsTable.queries(yield* SqlClient.SqlClient)
     const engine = yield* AgentEngine
     const gatewayTokens = yield* GatewayTokens.GatewayTokens
@@ -77,6 +79,16 @@ export class AgentSupervisor extends Context.Service<AgentSupervisor>()("cairn/A
         return delivered
       })
 
+    /**
+     * Puts back attached skills the workspace lacks (an install cut short, a home moved between nodes). A skill
+     * that cannot be installed is logged and the gateway starts without it rather than not at all.
+     */
+    const restoreSkills = (agentId: string) =>
+      Effect.gen(function*() {
+        const { state } = yield* commands.load(Agent.decider, Agent.stream(agentId))
+        if (state._tag === "Live") yield* skills.ensureInstalled(state.agent)
+      }).pipe(Effect.catch((error) => Effect.logWarning(`Agent ${agentId}: attached skills could not all be installed`, error)))
+
     /** Records that the gateway runs here now, with these secrets; gives the agent as it then is. */
     const started = (agentId: string, engineVersion: string, delivered: ReadonlyArray<Agent.DeliveredSecret>) =>
       Effect.flatMap(now, (at) => record("engine", agentId, new Agent.RecordAgentStarted({ agentId, engineVersion, node, secrets: delivered, at }))).pipe(
@@ -88,6 +100,7 @@ export class AgentSupervisor extends Context.Service<AgentSupervisor>()("cairn/A
       Effect.gen(function*() {
         yield* provision(agentId, version, generation)
         const delivered = yield* deliverSecrets(agentId)
+        yield* restoreSkills(agentId)
         yield* engine.start(agentId)
         yield* started(agentId, version, delivered)
         return "running" as const
@@ -221,7 +234,7 @@ export class AgentSupervisor extends Context.Service<AgentSupervisor>()("cairn/A
       )
     })
 
-    return { node, provision, deliverSecrets, started, launch, recover, takeOver, forget, resume, checkRunning, releaseForeign, watch }
+    return { node, provision, deliverSecrets, restoreSkills, started, launch, recover, takeOver, forget, resume, checkRunning, releaseForeign, watch }
   })
 }) {
   static readonly layer = Layer.effect(this, this.make)

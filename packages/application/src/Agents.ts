@@ -7,7 +7,7 @@
  */
 import { AgentEngine } from "@cairn/agent-engine"
 import { GatewayTokens, TokenSigner } from "@cairn/auth"
-import { Agent, Workspace } from "@cairn/domain"
+import { Agent, ValidationFailed, Workspace } from "@cairn/domain"
 import { EventStore } from "@cairn/event-store"
 import { Context, Deferred, type Duration, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
@@ -17,6 +17,8 @@ import { CommandHandler, decision } from "./CommandHandler.ts"
 import { now } from "./Now.ts"
 import * as AgentsTable from "./readmodels/AgentsTable.ts"
 import { Secrets } from "./Secrets.ts"
+import { Skills } from "./Skills.ts"
+import { Templates } from "./Templates.ts"
 
 export type AgentView = AgentsTable.AgentView
 
@@ -51,6 +53,8 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
     const signer = yield* TokenSigner
     const supervisor = yield* AgentSupervisor
     const secrets = yield* Secrets
+    const skills = yield* Skills
+    const templates = yield* Templates
 
     /** The agent, if the caller's workspace has it. */
     const get = (workspaceId: string, agentId: string) =>
@@ -63,25 +67,56 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
     /** The agent as its own stream has it now: what a response right after a command shows. */
     const current = (agentId: string) => Effect.map(commands.load(Agent.decider, Agent.stream(agentId)), ({ state }) => liveAgent(state))
 
+    /**
+     * What a template brings to a new agent: its name (unless one is given), its skills (brought into the library
+     * when missing), its files, and the secrets it requires.
+     */
+    const fromTemplate = (principal: Principal, templateId: string) =>
+      Effect.gen(function*() {
+        const { template, manifest, files } = yield* templates.materialize(principal, templateId)
+        const skillCids = yield* skills.forTemplate(principal, template.includedSkills)
+        const required = template.requiredSecrets.filter((s) => s.required).map((s) => s.name)
+        return { template, name: manifest.agent.name, files, skillCids, required }
+      })
+
     const create = Effect.fn("Agents.create")(function*(
       principal: Principal,
-      input: { readonly name: unknown; readonly secretIds?: ReadonlyArray<string> }
+      input: { readonly name: unknown; readonly secretIds?: ReadonlyArray<string>; readonly templateId?: string }
     ) {
-      const name = yield* Effect.fromResult(Agent.validateName(input.name))
+      const template = input.templateId === undefined ? undefined : yield* fromTemplate(principal, input.templateId)
+      const name = yield* Effect.fromResult(Agent.validateName(input.name ?? template?.name))
       const versions = yield* engine.listVersions
       const engineVersion = versions[versions.length - 1]!
       const agentId = newAgentId()
       const at = yield* now
       const { workspaceId, userId } = principal
-      // The quota is decided on the workspace's stream in the same append as the agent's first event: concurrent
-      // creates conflict and decide again, so a workspace never gets more agents than its limit.
       // Secrets named at creation are attached in the same append, with the same checks as an attach.
       const attaching = yield* secrets.attachments(workspaceId, agentId, name, input.secretIds ?? [], at)
+      const missing = template?.required.find((required) => !attaching.secrets.some((s) => s.name === required))
+      if (missing !== undefined) return yield* new ValidationFailed({ detail: `missing required secret ${missing}` })
+      const withSkills = template === undefined
+        ? { skills: [], decisions: [] }
+        : yield* skills.attachments(workspaceId, agentId, name, template.skillCids, at)
+      // The quota is decided on the workspace's stream in the same append as the agent's first event: concurrent
+      // creates conflict and decide again, so a workspace never gets more agents than its limit.
       yield* commands.executeAll([
         decision(Workspace.decider, Workspace.stream(workspaceId), new Workspace.TakeAgentSlot({ workspaceId, agentId, at })),
-        decision(Agent.decider, Agent.stream(agentId), new Agent.CreateAgent({ agentId, workspaceId, userId, name, engineVersion, node: supervisor.node, secrets: attaching.secrets, at })),
-        ...attaching.decisions
+        decision(Agent.decider, Agent.stream(agentId), new Agent.CreateAgent({
+          agentId, workspaceId, userId, name, engineVersion, node: supervisor.node, secrets: attaching.secrets,
+          ...(template === undefined ? {} : {
+            skills: withSkills.skills,
+            template: { templateId: template.template.templateId, slug: template.template.slug, snapshotCid: template.template.snapshotCid }
+          }),
+          at
+        })),
+        ...attaching.decisions,
+        ...withSkills.decisions
       ], { actor: userId })
+      if (template !== undefined) {
+        // The template's files are in the workspace before the gateway first starts (its skills are installed then).
+        yield* supervisor.provision(agentId, engineVersion, 0)
+        yield* engine.writeWorkspaceFiles(agentId, template.files)
+      }
       const outcome = yield* supervisor.launch(agentId, engineVersion, 0)
       const waited = yield* Deferred.await(outcome).pipe(Effect.timeoutOption(yield* CreateWait))
       const agent = yield* current(agentId)
@@ -101,7 +136,8 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
         return [
           decision(Agent.decider, Agent.stream(agentId), new Agent.DeleteAgent({ agentId, workspaceId, at }), loaded),
           decision(Workspace.decider, Workspace.stream(workspaceId), new Workspace.ReleaseAgentSlot({ workspaceId, agentId, at })),
-          ...secrets.releaseAll(agent, at)
+          ...secrets.releaseAll(agent, at),
+          ...skills.releaseAll(agent, at)
         ]
       }), { actor: userId })
       yield* supervisor.forget(agentId)
@@ -128,8 +164,14 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
         Effect.andThen(Effect.fail(new Agent.InvalidVersion({ version })))
       )
       const failed = (reason?: string) => new Agent.RestartFailed({ agentId, ...(reason === undefined ? {} : { reason }) })
-      /** The agent's secrets as they are now go to the engine first: a restart is how a change reaches the gateway. */
-      const deliver = supervisor.deliverSecrets(agentId).pipe(Effect.catchTag("SecretUnreadable", (e) => Effect.fail(failed(e.message))))
+      /**
+       * The agent's secrets as they are now go to the engine first (a restart is how a change reaches the gateway),
+       * and attached skills the workspace lost are put back.
+       */
+      const deliver = supervisor.deliverSecrets(agentId).pipe(
+        Effect.tap(() => supervisor.restoreSkills(agentId)),
+        Effect.catchTag("SecretUnreadable", (e) => Effect.fail(failed(e.message)))
+      )
       yield* supervisor.takeOver(agentId)
       const delivered = yield* deliver.pipe(
         Effect.flatMap((delivered) => Effect.as(engine.restart(agentId, requested === undefined ? {} : { version: requested }), delivered)),
@@ -221,5 +263,8 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
   })
 }) {
   /** The service with its supervisor, which it provides too (the server resumes and watches through it). */
-  static readonly layer = Layer.effect(this, this.make).pipe(Layer.provideMerge(AgentSupervisor.layer), Layer.provideMerge(Secrets.layer))
+  static readonly layer = Layer.effect(this, this.make).pipe(
+    Layer.provideMerge(AgentSupervisor.layer),
+    Layer.provideMerge(Layer.merge(Secrets.layer, Skills.layer))
+  )
 }

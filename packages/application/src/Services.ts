@@ -7,6 +7,8 @@ import type { GatewayTokens, MasterKeys, TokenSigner } from "@cairn/auth"
 import type { ContentStore } from "@cairn/content-store"
 import type { EventStore } from "@cairn/event-store"
 import type { SignatureVerifier } from "@cairn/signatures"
+import type { SkillHub } from "@cairn/skill-hub"
+import type { GitRepositories } from "@cairn/templates"
 import { Layer } from "effect"
 import type { SqlClient } from "effect/sql"
 import { Agents } from "./Agents.ts"
@@ -16,18 +18,23 @@ import { CommandHandler } from "./CommandHandler.ts"
 import { Files } from "./Files.ts"
 import { Issues } from "./Issues.ts"
 import type { Secrets } from "./Secrets.ts"
+import type { Skills } from "./Skills.ts"
 import { SecretVault } from "./SecretVault.ts"
 import { Signatures } from "./Signatures.ts"
+import { Templates } from "./Templates.ts"
 import { Workspaces } from "./Workspaces.ts"
 
-export type Provided = Workspaces | ApiKeys | Files | Signatures | Agents | AgentSupervisor | Secrets | SecretVault | Issues | CommandHandler
+export type Provided = Workspaces | ApiKeys | Files | Signatures | Agents | AgentSupervisor | Secrets | Skills | SecretVault | Issues | CommandHandler
+  | Templates
 
 /** The ports the services stand on; the read models' tables are reached through the event store's SqlClient. */
 export type Requirements =
-  | EventStore | SqlClient.SqlClient | ContentStore | SignatureVerifier | AgentEngine | GatewayTokens.GatewayTokens | TokenSigner | MasterKeys
+  | EventStore | SqlClient.SqlClient | ContentStore | SignatureVerifier | AgentEngine | GatewayTokens.GatewayTokens | TokenSigner | MasterKeys | SkillHub
+  | GitRepositories
 
 export const layer: Layer.Layer<Provided, never, Requirements> = Layer.mergeAll(ApiKeys.layer, Files.layer, Signatures.layer, Issues.layer).pipe(
   Layer.provideMerge(Layer.mergeAll(Workspaces.layer, Agents.layer)),
+  Layer.provideMerge(Templates.layer),
   Layer.provideMerge(SecretVault.layer),
   Layer.provideMerge(CommandHandler.layer)
 )

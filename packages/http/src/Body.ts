@@ -2,7 +2,7 @@
  * Request bodies that must be JSON whatever their Content-Type says: the pinata SDK sometimes sends JSON labelled
  * `text/plain`. A body that is not JSON, or not the expected shape, is 400 `Validation failed: <detail>`.
  */
-import { ValidationFailed } from "@cairn/domain"
+import { Bytes, ValidationFailed } from "@cairn/domain"
 import { Effect, Schema } from "effect"
 import type { HttpServerRequest } from "effect/http"
 
@@ -17,3 +17,10 @@ export const json = <S extends Schema.Codec<unknown, unknown>>(request: HttpServ
     }
     return yield* Schema.decodeUnknownEffect(schema)(value)
   })
+
+/**
+ * A raw body of at most `maxBytes`, counted while it streams in, so an oversized one is refused without being
+ * held: `tooLarge` is the failure then.
+ */
+export const bytes = <E>(request: HttpServerRequest.HttpServerRequest, maxBytes: number, tooLarge: () => E) =>
+  Bytes.collectWithin(request.stream, maxBytes, tooLarge)

@@ -3,7 +3,8 @@
  * embedding). It needs the application services, the content store, the token signer, the admin token, and a
  * FileSystem and Path for staging uploads.
  */
-import type { Agents, ApiKeys, Files, Issues, Secrets, SecretVault, Signatures, Workspaces } from "@cairn/application"
+import type { Agents, ApiKeys, Files, Issues, Secrets, SecretVault, Signatures, Skills, Workspaces } from "@cairn/application"
+import type { Templates } from "@cairn/application"
 import type { AdminToken, TokenSigner } from "@cairn/auth"
 import type { ContentStore } from "@cairn/content-store"
 import type { EventStore } from "@cairn/event-store"
@@ -19,8 +20,9 @@ import * as V0Routes from "./v0/Routes.ts"
 
 /** What the routes need from the application around them (the event store only for the readiness probe's ping). */
 export type Requirements =
-  | Agents | ApiKeys | Files | Issues | Secrets | SecretVault | Signatures | Workspaces | ContentStore | EventStore | TokenSigner | AdminToken.AdminToken
+  | Agents | ApiKeys | Files | Issues | Secrets | SecretVault | Signatures | Skills | Workspaces | ContentStore | EventStore | TokenSigner | AdminToken.AdminToken
   | FileSystem.FileSystem | Path.Path | HttpRouter.HttpRouter
+  | Templates
 
 export const routes: Layer.Layer<never, Config.ConfigError, Requirements> = Layer.mergeAll(
   HealthRoutes.layer,

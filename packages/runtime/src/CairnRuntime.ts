@@ -7,6 +7,7 @@
 import { SimulatedAgentEngine } from "@cairn/agent-engine"
 import { OpenClawAgentEngine } from "@cairn/agent-engine-openclaw"
 import { AgentsNode, AgentSupervisor, Services } from "@cairn/application"
+import { AllowLocalGit, Templates } from "@cairn/application"
 import { AdminToken, GatewayTokens, JoseTokenSigner, MasterKeysConfig } from "@cairn/auth"
 import { HeliaContentStore } from "@cairn/content-store-helia"
 import { KuboContentStore } from "@cairn/content-store-kubo"
@@ -14,6 +15,8 @@ import { PgDatabase, PgEventStore } from "@cairn/event-store-pg"
 import type { PgClient } from "@effect/sql-pg"
 import type { SqlClient } from "effect/sql"
 import { Eip1271SignatureVerifier, EoaSignatureVerifier } from "@cairn/signatures"
+import { SkillHubConfig } from "@cairn/skill-hub"
+import { Catalog, IsomorphicGitRepositories } from "@cairn/templates/node"
 import { Config, Effect, Layer, Option } from "effect"
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
@@ -121,10 +124,23 @@ const layerNode = Layer.effect(AgentsNode, Effect.gen(function*() {
   })
 }))
 
+/**
+ * Templates: git through isomorphic-git, and `TEMPLATES_ALLOW_LOCAL_GIT=true` to let workspaces (not only the
+ * admin API) publish from repositories on this machine or its networks; off by default.
+ */
+const layerTemplates = Layer.unwrap(Effect.map(
+  Config.Boolean("TEMPLATES_ALLOW_LOCAL_GIT").pipe(Config.withDefault(false)),
+  (allowLocalGit) => Layer.merge(IsomorphicGitRepositories.layer, Layer.succeed(AllowLocalGit, allowLocalGit))
+))
+
+/** The skill hub: a ClawHub-compatible registry at `CLAWHUB_URL`, else the offline catalog in `<DATA_DIR>/hub`. */
+const layerSkillHub = Layer.unwrap(Effect.map(dataDir, (dir) => SkillHubConfig.layer({ dataDir: dir })))
+
 /** The application services and everything they stand on, except the database (given by the caller). */
 export const layerApplication = (database: DatabaseLayer) =>
   Services.layer.pipe(
-    Layer.provideMerge(Layer.mergeAll(layerContentStore, layerSignatureVerifier, layerCredentials, layerAgentEngine, layerNode)),
+    Layer.provideMerge(layerTemplates),
+    Layer.provideMerge(Layer.mergeAll(layerContentStore, layerSignatureVerifier, layerCredentials, layerAgentEngine, layerNode, layerSkillHub)),
     Layer.provideMerge(layerStore(database))
   )
 
@@ -143,9 +159,23 @@ const resumeAgents = Layer.effectDiscard(AgentSupervisor.use((supervisor) =>
   supervisor.resume.pipe(Effect.andThen(Effect.forkScoped(supervisor.watch)))
 ))
 
+/**
+ * The templates Cairn ships are in the catalog, public and featured: published on a fresh install, given a new
+ * version when an upgrade changed them, left alone otherwise. A failure (IPFS out of reach) is logged, not fatal.
+ */
+const seedTemplates = Layer.effectDiscard(Templates.use((templates) =>
+  Effect.promise(() => Catalog.shipped()).pipe(
+    Effect.flatMap(templates.publishShipped),
+    Effect.flatMap((outcomes) =>
+      Effect.logInfo(`Shipped templates: ${outcomes.map((o) => `${o.slug} ${o.outcome}`).join(", ")}`)
+    ),
+    Effect.catchCause((cause) => Effect.logWarning("Shipped templates were not published", cause))
+  )
+))
+
 /** What a server runs: the application, plus the runners that keep asynchronous read models current. */
 export const layerServer = (database: DatabaseLayer) =>
-  Layer.mergeAll(ReadModels.layerRunners, logAdminToken, resumeAgents).pipe(Layer.provideMerge(layerApplication(database)))
+  Layer.mergeAll(ReadModels.layerRunners, logAdminToken, resumeAgents).pipe(Layer.merge(seedTemplates), Layer.provideMerge(layerApplication(database)))
 
 /** The database chosen by the environment, logged (never a password). */
 export const databaseFromConfig = Effect.gen(function*() {

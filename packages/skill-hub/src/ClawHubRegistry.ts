@@ -20,8 +20,8 @@
  * anything that is not the protocol is SkillHubUnavailable; JSON bodies are read up to 2 MiB and the zip up to the
  * archive limit, counted as they arrive.
  */
-import { ValidationFailed } from "@cairn/domain"
-import { Data, Duration, Effect, Layer, Option, type Redacted, Schema, Stream } from "effect"
+import { Bytes, ValidationFailed } from "@cairn/domain"
+import { Data, Duration, Effect, Layer, Option, type Redacted, Schema } from "effect"
 import {
   FetchHttpClient,
   HttpClient,
@@ -70,30 +70,11 @@ const isNotFound = (error: unknown): error is HubSkillNotFound => error instance
 const isRefusal = (error: unknown): error is HubSkillNotFound | ValidationFailed =>
   error instanceof HubSkillNotFound || error instanceof ValidationFailed
 
-const concat = (chunks: ReadonlyArray<Uint8Array>, size: number) => {
-  const out = new Uint8Array(size)
-  let at = 0
-  for (const chunk of chunks) {
-    out.set(chunk, at)
-    at += chunk.length
-  }
-  return out
-}
-
 /** A response body, failing as soon as it passes `max` bytes (a declared Content-Length over it fails at once). */
 const bodyWithin = <E>(response: HttpClientResponse.HttpClientResponse, max: number, tooLarge: () => E) => {
   const declared = Number(response.headers["content-length"])
   if (Number.isFinite(declared) && declared > max) return Effect.fail(tooLarge())
-  return Stream.runFoldEffect(
-    response.stream,
-    () => ({ chunks: [] as Array<Uint8Array>, size: 0 }),
-    (read, chunk) => {
-      const size = read.size + chunk.length
-      if (size > max) return Effect.fail(tooLarge())
-      read.chunks.push(chunk)
-      return Effect.succeed({ chunks: read.chunks, size })
-    }
-  ).pipe(Effect.map((read) => concat(read.chunks, read.size)))
+  return Bytes.collectWithin(response.stream, max, tooLarge)
 }
 
 export const make = (options: Options) =>

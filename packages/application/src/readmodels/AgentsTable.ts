@@ -50,8 +50,8 @@ interface Row {
   readonly created_at: Date
 }
 
-/** An agent as its row has it: everything but its secrets (the agent-secrets table has those). */
-export type AgentView = Omit<Agent.Agent, "secrets">
+/** An agent as its row has it: everything but its secrets and skills (their own tables have those). */
+export type AgentView = Omit<Agent.Agent, "secrets" | "skills">
 
 const toAgent = (row: Row): AgentView => ({
   agentId: row.id,

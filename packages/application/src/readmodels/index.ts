@@ -10,9 +10,12 @@ import * as FilesTable from "./FilesTable.ts"
 import * as IssuesTable from "./IssuesTable.ts"
 import * as SecretsTable from "./SecretsTable.ts"
 import * as SignaturesTable from "./SignaturesTable.ts"
+import * as SkillsTable from "./SkillsTable.ts"
+import * as TemplatesTable from "./TemplatesTable.ts"
 import * as WorkspacesTable from "./WorkspacesTable.ts"
 
-export { AgentsTable, ApiKeysTable, FilesTable, IssuesTable, SecretsTable, SignaturesTable, WorkspacesTable }
+export { AgentsTable, ApiKeysTable, FilesTable, IssuesTable, SecretsTable, SignaturesTable, SkillsTable, WorkspacesTable }
+export { TemplatesTable }
 
 export const all: ReadonlyArray<Projection<SqlClient.SqlClient>> = [
   WorkspacesTable.projection,
@@ -21,5 +24,7 @@ export const all: ReadonlyArray<Projection<SqlClient.SqlClient>> = [
   SignaturesTable.projection,
   AgentsTable.projection,
   SecretsTable.projection,
-  IssuesTable.projection
+  SkillsTable.projection,
+  IssuesTable.projection,
+  TemplatesTable.projection
 ]

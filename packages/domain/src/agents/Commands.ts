@@ -4,7 +4,7 @@
  * the time, ids and the engine versions on offer into each command, so deciding needs nothing else.
  */
 import { Schema } from "effect"
-import { AttachedSecret, AttachedSkill, DeliveredSecret } from "./Events.ts"
+import { AgentCreated, AttachedSecret, AttachedSkill, DeliveredSecret } from "./Events.ts"
 
 export class CreateAgent extends Schema.TaggedClass<CreateAgent>()("CreateAgent", {
   agentId: Schema.String,
@@ -16,6 +16,9 @@ export class CreateAgent extends Schema.TaggedClass<CreateAgent>()("CreateAgent"
   node: Schema.String,
   /** Secrets to attach from the start (checked like AttachSecrets). */
   secrets: Schema.Array(AttachedSecret),
+  /** Skills to attach from the start (a template's; checked like AttachSkills). */
+  skills: Schema.optionalKey(Schema.Array(AttachedSkill)),
+  template: AgentCreated.fields.template,
   at: Schema.String
 }) {}
 

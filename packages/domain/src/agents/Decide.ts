@@ -82,9 +82,10 @@ const attachSkills = (
 
 export const decide = (command: AgentCommand, state: AgentState): Decision =>
   Match.valueTags(command, {
-    CreateAgent: ({ _tag, secrets, ...fields }): Decision =>
+    CreateAgent: ({ _tag, secrets, skills, ...fields }): Decision =>
       state._tag === "NoAgent"
-        ? Result.map(attach(fields.agentId, new Map(), secrets, fields.at), (attached) => [new AgentCreated(fields), ...attached])
+        ? Result.flatMap(attach(fields.agentId, new Map(), secrets, fields.at), (attached): Decision =>
+          Result.map(attachSkills(fields.agentId, new Map(), skills ?? [], fields.at), (withSkills) => [new AgentCreated(fields), ...attached, ...withSkills]))
         : Result.fail(new AgentAlreadyExists({ agentId: fields.agentId })),
     RestartAgent: ({ agentId, workspaceId, version, offeredVersions, at }) =>
       Result.flatMap(visible(state, agentId, workspaceId), (agent): Decision =>

@@ -16,6 +16,11 @@ export class AgentCreated extends Schema.TaggedClass<AgentCreated>()("AgentCreat
   engineVersion: Schema.String,
   /** The Cairn node that runs the agent's gateway (absent in events recorded before nodes were named). */
   node: Schema.optionalKey(Schema.String),
+  /**
+   * The template the agent was made from, at the folder it had then: its files went into the workspace, and its
+   * tasks are the agent's to create (absent for agents made without one).
+   */
+  template: Schema.optionalKey(Schema.Struct({ templateId: Schema.String, slug: Schema.String, snapshotCid: Schema.String })),
   at: Schema.String
 }) {}
 

@@ -2,7 +2,7 @@
  * `/v0/agents`: create, list, get, delete, restart, scripts retry, devices, platform and gateway tokens, and the
  * agent's history. A create whose gateway fails answers 500 `Gateway failed to start` with the agent.
  */
-import { Agents, type AgentView, Secrets } from "@cairn/application"
+import { Agents, type AgentView, Secrets, Skills } from "@cairn/application"
 import { Agent } from "@cairn/domain"
 import { Effect, Redacted, Schema } from "effect"
 import { HttpRouter } from "effect/http"
@@ -24,7 +24,8 @@ export const toWire = (agent: AgentView) => ({
 
 const CreateAgent = Schema.Struct({
   name: Schema.optional(Schema.Unknown),
-  secretIds: Schema.optional(Schema.Array(Schema.String).pipe(Schema.check(Schema.isMaxLength(100))))
+  secretIds: Schema.optional(Schema.Array(Schema.String).pipe(Schema.check(Schema.isMaxLength(100)))),
+  templateId: Schema.optional(Schema.String)
 })
 const Restart = Schema.Struct({ version: Schema.optional(Schema.String) })
 
@@ -33,13 +34,15 @@ export const layer = HttpRouter.use((router) =>
     const { route, agentRoute } = yield* Kit.make(router)
     const agents = yield* Agents
     const secrets = yield* Secrets
+    const skills = yield* Skills
 
     yield* route("POST", "/v0/agents", ({ principal, body }) =>
       Effect.gen(function*() {
         const input = yield* body(CreateAgent)
         const { agent, failed } = yield* agents.create(principal, {
           name: input.name,
-          ...(input.secretIds === undefined ? {} : { secretIds: input.secretIds })
+          ...(input.secretIds === undefined ? {} : { secretIds: input.secretIds }),
+          ...(input.templateId === undefined ? {} : { templateId: input.templateId })
         })
         if (failed) return yield* new Agent.GatewayFailedToStart({ agentId: agent.agentId, agent: toWire(agent) })
         return Kit.created({ success: true, agent: toWire(agent) })
@@ -50,7 +53,12 @@ export const layer = HttpRouter.use((router) =>
     yield* agentRoute("GET", "/v0/agents/:agentId", ({ principal, agentId }) =>
       Effect.gen(function*() {
         const agent = yield* agents.get(principal.workspaceId, agentId)
-        return { agent: toWire(agent), processStatus: agent.status, skills: [], secrets: yield* secrets.ofAgent(agentId) }
+        return {
+          agent: toWire(agent),
+          processStatus: agent.status,
+          skills: yield* skills.ofAgent(principal, agentId),
+          secrets: yield* secrets.ofAgent(agentId)
+        }
       }))
 
     yield* agentRoute("DELETE", "/v0/agents/:agentId", ({ principal, agentId }) =>

@@ -3,5 +3,8 @@ import { Layer } from "effect"
 import * as AgentsRoutes from "./AgentsRoutes.ts"
 import * as IssuesRoutes from "./IssuesRoutes.ts"
 import * as SecretsRoutes from "./SecretsRoutes.ts"
+import * as SkillsRoutes from "./SkillsRoutes.ts"
+import * as TemplatesRoutes from "./TemplatesRoutes.ts"
 
-export const layer = Layer.mergeAll(AgentsRoutes.layer, SecretsRoutes.layer, IssuesRoutes.layer)
+export const layer = Layer.mergeAll(AgentsRoutes.layer, SecretsRoutes.layer, SkillsRoutes.layer, IssuesRoutes.layer,
+  TemplatesRoutes.layer)

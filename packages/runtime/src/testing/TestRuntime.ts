@@ -6,13 +6,19 @@
  */
 import { SimulatedAgentEngine, SimulatedEngineControl } from "@cairn/agent-engine"
 import { Services } from "@cairn/application"
+import { AllowLocalGit } from "@cairn/application"
 import { AdminToken, ConfigMasterKeys, GatewayTokens, JoseTokenSigner, type MasterKeys, TokenSigner } from "@cairn/auth"
 import { HeliaContentStore } from "@cairn/content-store-helia"
 import { layerTest as layerTestDatabase } from "@cairn/event-store-pg/testing"
 import { CairnHttp } from "@cairn/http"
 import { EoaSignatureVerifier } from "@cairn/signatures"
+import { LocalCatalog, type SkillHub } from "@cairn/skill-hub"
+import { IsomorphicGitRepositories } from "@cairn/templates/node"
 import { NodeServices } from "@effect/platform-node"
 import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
 import { HttpRouter } from "effect/http"
 import { layerStore } from "../CairnRuntime.ts"
 
@@ -25,6 +31,10 @@ export interface TestRuntimeOptions {
   readonly masterKeys?: Layer.Layer<MasterKeys, unknown>
   /** How long the simulated engine's gateways take to come up (20 ms). */
   readonly startDelay?: `${number} millis`
+  /** The skill hub (an empty offline catalog in a fresh temporary directory by default). */
+  readonly skillHub?: Layer.Layer<SkillHub, unknown>
+  /** Whether workspaces may publish templates from repositories on this machine (TEMPLATES_ALLOW_LOCAL_GIT; false). */
+  readonly allowLocalGit?: boolean
 }
 
 const randomMasterKey = () => btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))))
@@ -35,6 +45,7 @@ const layerSigner = Layer.effect(TokenSigner, Effect.flatMap(JoseTokenSigner.gen
 /** The application services and everything under them, for tests. */
 export const layerTest = (options: TestRuntimeOptions = {}) =>
   Services.layer.pipe(
+    Layer.provideMerge(Layer.merge(IsomorphicGitRepositories.layer, Layer.succeed(AllowLocalGit, options.allowLocalGit ?? false))),
     Layer.provideMerge(Layer.mergeAll(
       options.signer ?? layerSigner,
       options.masterKeys ?? layerMasterKeys(),
@@ -42,6 +53,7 @@ export const layerTest = (options: TestRuntimeOptions = {}) =>
       GatewayTokens.layer(Redacted.make("gateway-key-for-tests-only-gateway-key-for")),
       SimulatedAgentEngine.layer({ startDelay: options.startDelay ?? "20 millis" }),
       HeliaContentStore.layerMemory,
+      options.skillHub ?? LocalCatalog.layer({ dir: Fs.mkdtempSync(Path.join(Os.tmpdir(), "cairn-hub-")) }),
       EoaSignatureVerifier.layer
     )),
     Layer.provideMerge(layerStore(layerTestDatabase())),
