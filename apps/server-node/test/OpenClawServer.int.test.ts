@@ -3,11 +3,15 @@
  * new user meets them: create one and see its gateway answer on loopback, list its devices, kill its process and
  * watch the supervisor bring it back, restart it (and fail to with a bad version), give it a secret and see it in
  * the gateway's environment (and in no file), kill Cairn itself and see no orphan gateway, start Cairn again and see
- * the agent resumed with its secret, detach it, delete the agent and see its process gone.
+ * the agent resumed with its secret, detach it, delete the agent and see its process gone. Skills and templates: a
+ * skill uploaded to the library and attached is loaded by the running gateway (its own `skills.status`) and gone
+ * when detached; an agent made from a shipped template runs with the template's files in its workspace.
  * Slow (each gateway start takes about 10 s), so it runs only with ENGINE_IT=openclaw, as .ci/run sets.
  */
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import { gatewayEnvironment, processesUnder } from "@cairn/agent-engine-openclaw/testing"
+import { Archive } from "@cairn/skill-hub"
+import { execFile } from "node:child_process"
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -42,6 +46,18 @@ const waitFor = async <A>(what: string, check: () => Promise<A | undefined> | A 
   throw new Error(`timed out waiting until ${what}\n${server?.output().slice(-4_000)}`)
 }
 
+/** The skills an agent's running gateway has loaded, by its own RPC (`skills.status`, through the engine's CLI). */
+const gatewaySkills = (home: string) =>
+  new Promise<ReadonlyArray<string>>((resolve, reject) => {
+    const enginesDir = process.env["OPENCLAW_ENGINES_DIR"] ?? join(dataDir, "engines")
+    const cli = join(enginesDir, "2026.9.6", "node_modules", "openclaw", "openclaw.mjs")
+    execFile(process.execPath, [cli, "gateway", "call", "skills.status", "--json"], { cwd: home, env: gatewayEnvironment(home), maxBuffer: 16 << 20 }, (error, stdout) => {
+      if (error !== null) return reject(error)
+      const status = JSON.parse(stdout.slice(Math.max(0, stdout.search(/^\{/m)))) as { skills: ReadonlyArray<{ name: string }> }
+      resolve(status.skills.map((s) => s.name))
+    })
+  })
+
 afterAll(async () => {
   if (!enabled) return
   if (server !== undefined && server.child.exitCode === null) {
@@ -58,7 +74,7 @@ describe.skipIf(!enabled)("agents on real OpenClaw gateways, through the HTTP AP
     await waitUntilServing(server)
     // The server moves to another port when it restarts: calls follow it.
     const ops = { get url() { return server!.url }, dataDir }
-    const { call } = newApiUser(ops, { workspace: "Real agents", agentLimit: 1, scopes: "org:agents" })
+    const { call, token } = newApiUser(ops, { workspace: "Real agents", agentLimit: 2, scopes: "org:agents" })
     const status = async (agentId: string) => (await call("GET", `/v0/agents/${agentId}`)).body.agent.status as string
     const untilRunning = (agentId: string) => waitFor(`agent ${agentId} runs`, async () => (await status(agentId)) === "running" || undefined)
     const gatewayPid = (agentId: string) => Number(readFileSync(join(dataDir, "agents", agentId, "gateway.pid"), "utf8"))
@@ -111,6 +127,34 @@ describe.skipIf(!enabled)("agents on real OpenClaw gateways, through the HTTP AP
     assert.strictEqual(gatewayEnvironment(join(dataDir, "agents", agentId))?.["ANTHROPIC_API_KEY"], value)
     assert.deepStrictEqual((await call("GET", `/v0/agents/${agentId}`)).body.secrets.map((s: { synced: boolean }) => s.synced), [true])
     for (const file of filesUnder(join(dataDir, "agents", agentId))) assert.notInclude(textOf(file), value, file)
+
+    // A skill: uploaded to the library, attached, loaded by the running gateway; detached, gone from it.
+    const home = join(dataDir, "agents", agentId)
+    const uploaded = await fetch(`${server.url}/v0/skills`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/zip" },
+      body: Archive.writeZip([{ path: "SKILL.md", content: new TextEncoder().encode("---\nname: cairn-probe\ndescription: Proves skills reach the gateway\n---\n\nSay hi.\n") }])
+    })
+    const skill = ((await uploaded.json()) as { skill: { skillId: string; skillCid: string } }).skill
+    assert.strictEqual(uploaded.status, 201)
+    assert.deepStrictEqual((await call("POST", `/v0/agents/${agentId}/skills`, { skillCids: [skill.skillCid] })).body, { success: true, attached: 1 })
+    assert.isTrue(existsSync(join(home, ".openclaw", "workspace", "skills", "cairn-probe", "SKILL.md")))
+    await waitFor("the gateway loads the skill", async () => (await gatewaySkills(home)).includes("cairn-probe") || undefined, 60_000)
+    assert.strictEqual((await call("DELETE", `/v0/agents/${agentId}/skills/${skill.skillId}`)).status, 200)
+    await waitFor("the gateway drops the skill", async () => !(await gatewaySkills(home)).includes("cairn-probe") || undefined, 60_000)
+
+    // A shipped template: the agent runs with its files in the workspace.
+    const templates = (await call("GET", "/v0/templates")).body.templates as Array<{ templateId: string; slug: string }>
+    const research = templates.find((t) => t.slug === "research-assistant")!
+    const fromTemplate = await call("POST", "/v0/agents", { templateId: research.templateId })
+    assert.strictEqual(fromTemplate.status, 201, JSON.stringify(fromTemplate.body))
+    const templated = fromTemplate.body.agent.agentId as string
+    await untilRunning(templated)
+    assert.isTrue(await gatewayAnswers(templated))
+    const shipped = join(import.meta.dirname, "..", "..", "..", "packages", "templates", "catalog", "research-assistant", "SOUL.md")
+    assert.strictEqual(readFileSync(join(dataDir, "agents", templated, ".openclaw", "workspace", "SOUL.md"), "utf8"), readFileSync(shipped, "utf8"))
+    assert.strictEqual((await call("DELETE", `/v0/agents/${templated}`)).status, 200)
+    assert.deepStrictEqual(gatewayProcesses(templated), [])
 
     // Cairn is killed outright: its gateways stop themselves...
     const beforeKill = gatewayProcesses(agentId)
