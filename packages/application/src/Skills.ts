@@ -186,9 +186,14 @@ export class Skills extends Context.Service<Skills>()("cairn/Skills", {
     const folderOf = (attached: Agent.AttachedSkill) =>
       Effect.map(SkillFolder.readFromStore(content, attached.cid), (files) => ({ name: attached.name, files }))
 
-    /** Puts the skill's folder into the agent's workspace. */
+    /**
+     * Puts the skill's folder into the agent's workspace. An agent this node's engine does not hold yet (its
+     * gateway is provisioned elsewhere, or not yet) gets it when it is next started (`ensureInstalled`).
+     */
     const install = (agentId: string, attached: Agent.AttachedSkill) =>
-      Effect.flatMap(folderOf(attached), (folder) => engine.installSkill(agentId, folder))
+      Effect.flatMap(folderOf(attached), (folder) => engine.installSkill(agentId, folder)).pipe(
+        Effect.catchTag("AgentNotProvisioned", () => Effect.void)
+      )
 
     /**
      * The decisions that attach library skills, named by the CIDs of their versions, to an agent on the skills'
@@ -253,7 +258,7 @@ export class Skills extends Context.Service<Skills>()("cairn/Skills", {
         if (held === undefined) yield* loadVisible(workspaceId, skillId)
         return yield* detachDecisions(workspaceId, agentId, skillId, at, agent)
       }), { actor: userId })
-      if (held !== undefined) yield* engine.removeSkill(agentId, held.name)
+      if (held !== undefined) yield* engine.removeSkill(agentId, held.name).pipe(Effect.catchTag("AgentNotProvisioned", () => Effect.void))
     })
 
     const ofAgent = Effect.fn("Skills.ofAgent")(function*(principal: Principal, agentId: string) {

@@ -226,6 +226,16 @@ describe("an agent's skills", () => {
     assert.strictEqual(same.body!["updated"], false)
   })
 
+  it("lets go of an agent's skills when the agent is deleted, so they can leave the library", async () => {
+    const token = (await key(await workspace(5))).token
+    const agentId = await createAgent(token)
+    const skill = (await register(token, await store(folder("outlives")))).body!["skill"]
+    await request("POST", `/v0/agents/${agentId}/skills`, token, { skillCids: [skill.skillCid] })
+    expectError(await request("DELETE", `/v0/skills/${skill.skillId}`, token), 409, /^Skill is attached to agents/)
+    assert.strictEqual((await request("DELETE", `/v0/agents/${agentId}`, token)).status, 200)
+    assert.strictEqual((await request("DELETE", `/v0/skills/${skill.skillId}`, token)).body!["wasInLibrary"], true)
+  })
+
   it("puts attached skills back into a workspace that lost them when the gateway restarts", async () => {
     const token = (await key(await workspace(5))).token
     const agentId = await createAgent(token)
