@@ -10,7 +10,9 @@ import { join } from "node:path"
 import { cli, cliResult, newApiUser, type ServerProcess, startServer, waitUntilServing } from "../src/testing/index.ts"
 
 const dataDir = mkdtempSync(join(tmpdir(), "cairn-templates-"))
-const env = { DATA_DIR: dataDir, ENGINE: "simulated" }
+// A fresh install on the embedded defaults: under CI's Postgres pass, other servers share DATABASE_URL's database
+// and may have published the shipped templates already, which would make this no fresh install.
+const env = { DATA_DIR: dataDir, ENGINE: "simulated", DATABASE_URL: undefined }
 let server: ServerProcess
 
 afterAll(async () => {
