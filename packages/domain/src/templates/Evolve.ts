@@ -1,7 +1,24 @@
 /** Folds one template event into the template's state; nothing changes an archived template. */
 import { Match } from "effect"
-import type { TemplateEvent } from "./Events.ts"
+import type { TemplateEvent, TemplatePublished, versionFields } from "./Events.ts"
 import type { TemplateState } from "./State.ts"
+
+/** What a published version says: the fields TemplatePublished and TemplateUpdated share, as the state keeps them. */
+const versionOf = (e: Pick<TemplatePublished, keyof typeof versionFields>) => ({
+  name: e.name,
+  description: e.description,
+  category: e.category,
+  tags: e.tags,
+  snapshotCid: e.snapshotCid,
+  manifest: e.manifest,
+  requiredSecrets: e.requiredSecrets,
+  includedSkills: e.includedSkills,
+  openclawVersion: e.openclawVersion,
+  gitUrl: e.gitUrl,
+  gitRef: e.gitRef,
+  gitPath: e.gitPath,
+  gitCommitSha: e.gitCommitSha
+})
 
 export const evolve = (state: TemplateState, event: TemplateEvent): TemplateState =>
   Match.valueTags(event, {
@@ -11,19 +28,7 @@ export const evolve = (state: TemplateState, event: TemplateEvent): TemplateStat
         templateId: e.templateId,
         slug: e.slug,
         version: 1,
-        name: e.name,
-        description: e.description,
-        category: e.category,
-        tags: e.tags,
-        snapshotCid: e.snapshotCid,
-        manifest: e.manifest,
-        requiredSecrets: e.requiredSecrets,
-        includedSkills: e.includedSkills,
-        openclawVersion: e.openclawVersion,
-        gitUrl: e.gitUrl,
-        gitRef: e.gitRef,
-        gitPath: e.gitPath,
-        gitCommitSha: e.gitCommitSha,
+        ...versionOf(e),
         visibility: e.visibility,
         featured: e.featured,
         publisher: e.publisher,
@@ -40,19 +45,7 @@ export const evolve = (state: TemplateState, event: TemplateEvent): TemplateStat
           template: {
             ...state.template,
             version: e.version,
-            name: e.name,
-            description: e.description,
-            category: e.category,
-            tags: e.tags,
-            snapshotCid: e.snapshotCid,
-            manifest: e.manifest,
-            requiredSecrets: e.requiredSecrets,
-            includedSkills: e.includedSkills,
-            openclawVersion: e.openclawVersion,
-            gitUrl: e.gitUrl,
-            gitRef: e.gitRef,
-            gitPath: e.gitPath,
-            gitCommitSha: e.gitCommitSha,
+            ...versionOf(e),
             featured: e.featured,
             updatedAt: e.at
           }
