@@ -6,6 +6,7 @@
  */
 import { ContentStore, type DirectoryEntry } from "@cairn/content-store"
 import { Bytes, Skill, ValidationFailed } from "@cairn/domain"
+import { BundleRules } from "@cairn/skill-hub"
 import { Effect, Result } from "effect"
 import * as Yaml from "yaml"
 
@@ -22,31 +23,27 @@ export interface SkillManifest {
   readonly envVars: ReadonlyArray<Skill.EnvVar>
 }
 
-export const MaxFiles = 500
-export const MaxBytes = 20 * 1024 * 1024
-
-const invalid = (detail: string) => new ValidationFailed({ detail })
+// One set of bundle rules for every way a skill arrives: the hub's (archives, catalogs) serve folders by CID too.
+const limits = BundleRules.defaultLimits
 
 /** A path inside the folder: relative, `/`-separated, no empty, `.` or `..` segments, no backslash or control characters. */
 export const checkPath = (path: string): Result.Result<string, ValidationFailed> =>
-  path.length === 0 || path.startsWith("/") || path.includes("\\") || /[\u0000-\u001f\u007f]/.test(path) ||
-    path.split("/").some((segment) => segment === "" || segment === "." || segment === "..")
-    ? Result.fail(invalid(`path "${path.replace(/[\u0000-\u001f\u007f]/g, "?")}" escapes the skill folder or is malformed`))
-    : Result.succeed(path)
+  Result.flatMap(BundleRules.checkEntry(path, "file"), (kept) =>
+    kept === path ? Result.succeed(path) : Result.fail(BundleRules.reject(`the bundle's ${JSON.stringify(path)} has an empty or . segment`)))
 
 const decoder = new TextDecoder("utf-8", { fatal: false })
 
 /** The YAML front matter of a Markdown document: the block between the first two `---` lines. */
 const frontMatter = (text: string): Result.Result<Record<string, unknown>, ValidationFailed> => {
   const match = /^\uFEFF?---\r?\n([\s\S]*?)\r?\n---\s*(\r?\n|$)/.exec(text)
-  if (match === null) return Result.fail(invalid("SKILL.md must start with YAML front matter between --- lines"))
+  if (match === null) return Result.fail(BundleRules.reject("SKILL.md must start with YAML front matter between --- lines"))
   try {
     const parsed: unknown = Yaml.parse(match[1]!)
     return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)
       ? Result.succeed(parsed as Record<string, unknown>)
-      : Result.fail(invalid("SKILL.md front matter must be a YAML mapping"))
+      : Result.fail(BundleRules.reject("SKILL.md front matter must be a YAML mapping"))
   } catch (error) {
-    return Result.fail(invalid(`SKILL.md front matter is not valid YAML (${(error as Error).message.split("\n")[0]})`))
+    return Result.fail(BundleRules.reject(`SKILL.md front matter is not valid YAML (${(error as Error).message.split("\n")[0]})`))
   }
 }
 
@@ -80,23 +77,23 @@ const versionOf = (matter: Record<string, unknown>): string | undefined => {
 /** Checks a whole folder and reads its manifest. */
 export const manifestOf = (files: ReadonlyArray<FolderFile>): Result.Result<SkillManifest, ValidationFailed> =>
   Result.gen(function*() {
-    if (files.length > MaxFiles) return yield* Result.fail(invalid(`a skill may hold at most ${MaxFiles} files`))
-    const seen = new Set<string>()
-    let total = 0
+    const counted = BundleRules.budget(limits)
     for (const file of files) {
       yield* checkPath(file.path)
-      if (seen.has(file.path)) return yield* Result.fail(invalid(`path "${file.path}" appears twice`))
-      seen.add(file.path)
-      total += file.content.byteLength
+      yield* counted.admit(file.content.byteLength)
     }
-    if (total > MaxBytes) return yield* Result.fail(invalid(`a skill may hold at most ${MaxBytes / 1024 / 1024} MiB`))
+    const seen = new Set<string>()
+    for (const file of files) {
+      if (seen.has(file.path)) return yield* Result.fail(BundleRules.reject(`the bundle has ${JSON.stringify(file.path)} twice`))
+      seen.add(file.path)
+    }
     const skillMd = files.find((f) => f.path === "SKILL.md")
-    if (skillMd === undefined) return yield* Result.fail(invalid("the skill folder has no SKILL.md at its root"))
+    if (skillMd === undefined) return yield* Result.fail(BundleRules.reject("the skill folder has no SKILL.md at its root"))
     const matter = yield* frontMatter(decoder.decode(skillMd.content))
     const name = yield* Skill.validateName(matter["name"])
     const description = matter["description"]
     if (typeof description !== "string" || description.trim() === "") {
-      return yield* Result.fail(invalid("SKILL.md front matter needs a description"))
+      return yield* Result.fail(BundleRules.reject("SKILL.md front matter needs a description"))
     }
     const envExample = files.find((f) => f.path === ".env.example")
     return {
@@ -107,7 +104,7 @@ export const manifestOf = (files: ReadonlyArray<FolderFile>): Result.Result<Skil
     }
   })
 
-const notAFolder = (cid: string) => invalid(`skillCid ${cid} is not a folder stored on the public network`)
+const notAFolder = (cid: string) => BundleRules.reject(`skillCid ${cid} is not a folder stored on the public network`)
 
 /**
  * The files under a folder CID of the public network, checked before any content is read: links are refused and
@@ -119,18 +116,16 @@ export const readFromStore = (content: ContentStore["Service"], cid: string) =>
       Effect.catchTags({ ContentNotFound: () => Effect.fail(notAFolder(cid)), NotADirectory: () => Effect.fail(notAFolder(cid)) })
     )
     const files: Array<DirectoryEntry> = []
-    let total = 0
+    const counted = BundleRules.budget(limits)
     for (const entry of entries) {
       yield* Effect.fromResult(checkPath(entry.path))
-      if (entry.kind === "symlink") return yield* invalid(`"${entry.path}" is a link; skill folders hold files only`)
+      if (entry.kind === "symlink") return yield* BundleRules.wrongKind(entry.path, "symlink")
       if (entry.kind !== "file") continue
       files.push(entry)
-      total += entry.size
-      if (files.length > MaxFiles) return yield* invalid(`a skill may hold at most ${MaxFiles} files`)
-      if (total > MaxBytes) return yield* invalid(`a skill may hold at most ${MaxBytes / 1024 / 1024} MiB`)
+      yield* Effect.fromResult(counted.admit(entry.size))
     }
     return yield* Effect.forEach(files, (entry) =>
-      Bytes.collectWithin(content.cat(entry.cid, "public"), MaxBytes, () => invalid(`"${entry.path}" is larger than the listing said`)).pipe(
+      Bytes.collectWithin(content.cat(entry.cid, "public"), limits.maxUnpackedBytes, () => BundleRules.reject(`"${entry.path}" is larger than the listing said`)).pipe(
         Effect.map((bytes): FolderFile => ({ path: entry.path, content: bytes })),
         Effect.catchTag("ContentNotFound", () => Effect.fail(notAFolder(cid)))
       ), { concurrency: 8 })
