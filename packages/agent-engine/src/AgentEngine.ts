@@ -13,8 +13,31 @@ import type {
   GatewayDidNotStart,
   VersionNotOffered,
   GatewayRestartFailed,
-  ScriptsFailedToLaunch
+  ScriptsFailedToLaunch,
+  WorkingDirectoryOutside,
+  ExecFailed,
+  ConfigUnreadable,
+  ConfigRejected,
+  ConfigChanged,
+  ConfigSettingOwned,
+  ConfigUnwritable,
+  ValidatorFailed,
+  TasksFailed,
+  TaskNotFound,
+  SystemTaskProtected
 } from "./AgentEngineError.ts"
+import type {
+  ConfigValidation,
+  ConfigWrite,
+  EngineConfig,
+  ExecRequest,
+  ExecResult,
+  Task,
+  TaskPatch,
+  TaskRun,
+  TaskSpec,
+  WorkspaceRead
+} from "./WorkspaceOperations.ts"
 
 /** A device that asked to pair with an agent's gateway, or was allowed to. */
 export const Device = Schema.Struct({
@@ -148,6 +171,71 @@ export class AgentEngine extends Context.Service<AgentEngine, {
     agentId: string,
     path: string
   ) => Effect.Effect<Uint8Array | undefined, EngineUnavailable | AgentNotProvisioned>
+  /**
+   * One workspace file's bytes if it has at most `maxBytes` (a bigger one is not read: TooLarge with its size);
+   * Missing when there is no regular file at `path` (inside the workspace, symlinks leading out of it refused).
+   */
+  readonly readWorkspaceFileWithin: (
+    agentId: string,
+    path: string,
+    maxBytes: number
+  ) => Effect.Effect<WorkspaceRead, EngineUnavailable | AgentNotProvisioned>
+  /**
+   * Runs `sh -c <command>` as the agent: in its workspace (or `cwd`), with its environment (secrets included), inside
+   * its sandbox, whether or not its gateway runs. Any exit code is a result; only a command that cannot be started
+   * fails (ExecFailed).
+   */
+  readonly exec: (
+    agentId: string,
+    request: ExecRequest
+  ) => Effect.Effect<ExecResult, WorkingDirectoryOutside | ExecFailed | AgentNotProvisioned>
+  /** The runtime config (from the running gateway, or its file while stopped), credentials redacted. */
+  readonly readConfig: (agentId: string) => Effect.Effect<EngineConfig, ConfigUnreadable | AgentNotProvisioned>
+  /**
+   * Validates with the engine's own validator, then replaces the runtime config (through the running gateway, or
+   * its file while stopped). A redacted marker written back keeps the stored credential; settings the adapter owns
+   * (gateway token, port, bind address) must come back unchanged. Returns the new config and hash.
+   */
+  readonly writeConfig: (
+    agentId: string,
+    write: ConfigWrite
+  ) => Effect.Effect<
+    EngineConfig,
+    ConfigRejected | ConfigChanged | ConfigSettingOwned | ConfigUnwritable | ConfigUnreadable | AgentNotProvisioned
+  >
+  /** Runs the engine's own validator (of the agent's engine version) on a candidate config; writes nothing. */
+  readonly validateConfig: (
+    agentId: string,
+    config: unknown
+  ) => Effect.Effect<ConfigValidation, ValidatorFailed | AgentNotProvisioned>
+  /** The agent's scheduled tasks (the engine's cron, system jobs included, marked); needs a running gateway. */
+  readonly listTasks: (
+    agentId: string,
+    options: { readonly includeDisabled: boolean }
+  ) => Effect.Effect<ReadonlyArray<Task>, TasksFailed | AgentNotProvisioned>
+  readonly getTask: (agentId: string, taskId: string) => Effect.Effect<Task, TaskNotFound | TasksFailed | AgentNotProvisioned>
+  readonly addTask: (agentId: string, spec: TaskSpec) => Effect.Effect<Task, TasksFailed | AgentNotProvisioned>
+  /** Changes a task; `enabled` alone may change on a system job, anything else there is SystemTaskProtected. */
+  readonly updateTask: (
+    agentId: string,
+    taskId: string,
+    patch: TaskPatch
+  ) => Effect.Effect<Task, TaskNotFound | SystemTaskProtected | TasksFailed | AgentNotProvisioned>
+  readonly removeTask: (
+    agentId: string,
+    taskId: string
+  ) => Effect.Effect<void, TaskNotFound | SystemTaskProtected | TasksFailed | AgentNotProvisioned>
+  /** Runs a task now, whatever its schedule; resolves once the run is queued. */
+  readonly runTask: (
+    agentId: string,
+    taskId: string
+  ) => Effect.Effect<{ readonly runId: string }, TaskNotFound | TasksFailed | AgentNotProvisioned>
+  /** The task's recent runs, newest first, at most `limit`. */
+  readonly taskRuns: (
+    agentId: string,
+    taskId: string,
+    limit: number
+  ) => Effect.Effect<ReadonlyArray<TaskRun>, TaskNotFound | TasksFailed | AgentNotProvisioned>
   /** Stops the agent and removes everything the engine holds for it. Idempotent. */
   readonly destroy: (agentId: string) => Effect.Effect<void>
 }>()("cairn/AgentEngine") {}

@@ -84,3 +84,112 @@ export class EngineUnavailable extends Schema.TaggedError<EngineUnavailable>()("
     return "Agent engine unavailable"
   }
 }
+
+/** A console command's working directory resolves outside the agent's workspace (or is not a directory). */
+export class WorkingDirectoryOutside extends Schema.TaggedError<WorkingDirectoryOutside>()("WorkingDirectoryOutside", {
+  agentId: Schema.String,
+  cwd: Schema.String
+}) {
+  override get message() {
+    return `Working directory ${JSON.stringify(this.cwd)} is outside the workspace of agent ${this.agentId}`
+  }
+}
+
+/** A console command could not be started (the sandbox or the shell could not be spawned). */
+export class ExecFailed extends Schema.TaggedError<ExecFailed>()("ExecFailed", {
+  agentId: Schema.String,
+  detail: Schema.String
+}) {
+  override get message() {
+    return `Command for agent ${this.agentId} could not run: ${this.detail}`
+  }
+}
+
+/** The agent's runtime config could not be read (missing, unparseable, or the gateway did not answer). */
+export class ConfigUnreadable extends Schema.TaggedError<ConfigUnreadable>()("ConfigUnreadable", {
+  agentId: Schema.String,
+  detail: Schema.String
+}) {
+  override get message() {
+    return `Config of agent ${this.agentId} could not be read: ${this.detail}`
+  }
+}
+
+/** The engine's validator refused a config; nothing was written. */
+export class ConfigRejected extends Schema.TaggedError<ConfigRejected>()("ConfigRejected", {
+  agentId: Schema.String,
+  issues: Schema.Array(Schema.Struct({ path: Schema.String, message: Schema.String }))
+}) {
+  override get message() {
+    return `Config of agent ${this.agentId} is invalid: ${this.issues.map((issue) => `${issue.path}: ${issue.message}`).join("; ")}`
+  }
+}
+
+/** A config write named a base hash that is no longer the current version; nothing was written. */
+export class ConfigChanged extends Schema.TaggedError<ConfigChanged>()("ConfigChanged", {
+  agentId: Schema.String
+}) {
+  override get message() {
+    return `Config of agent ${this.agentId} changed since it was read`
+  }
+}
+
+/** A config write tried to change settings Cairn owns (the gateway's token, port, bind address); nothing was written. */
+export class ConfigSettingOwned extends Schema.TaggedError<ConfigSettingOwned>()("ConfigSettingOwned", {
+  agentId: Schema.String,
+  paths: Schema.Array(Schema.String)
+}) {
+  override get message() {
+    return `Settings managed by Cairn cannot be changed: ${this.paths.join(", ")}`
+  }
+}
+
+/** A valid config could not be written (the file, or the gateway's write RPC, failed). */
+export class ConfigUnwritable extends Schema.TaggedError<ConfigUnwritable>()("ConfigUnwritable", {
+  agentId: Schema.String,
+  detail: Schema.String
+}) {
+  override get message() {
+    return `Config of agent ${this.agentId} could not be written: ${this.detail}`
+  }
+}
+
+/** The engine's config validator could not run (as opposed to running and finding the config invalid). */
+export class ValidatorFailed extends Schema.TaggedError<ValidatorFailed>()("ValidatorFailed", {
+  agentId: Schema.String,
+  detail: Schema.String
+}) {
+  override get message() {
+    return `Config validator for agent ${this.agentId} could not run: ${this.detail}`
+  }
+}
+
+/** The engine's scheduler refused a task operation, or could not be reached (its gateway is not running). */
+export class TasksFailed extends Schema.TaggedError<TasksFailed>()("TasksFailed", {
+  agentId: Schema.String,
+  detail: Schema.String
+}) {
+  override get message() {
+    return `Scheduled tasks of agent ${this.agentId}: ${this.detail}`
+  }
+}
+
+/** The engine has no task with this id for the agent. */
+export class TaskNotFound extends Schema.TaggedError<TaskNotFound>()("TaskNotFound", {
+  agentId: Schema.String,
+  taskId: Schema.String
+}) {
+  override get message() {
+    return `Agent ${this.agentId} has no task ${this.taskId}`
+  }
+}
+
+/** The task is one of the engine's own jobs, which users may run and toggle but not change or delete. */
+export class SystemTaskProtected extends Schema.TaggedError<SystemTaskProtected>()("SystemTaskProtected", {
+  agentId: Schema.String,
+  taskId: Schema.String
+}) {
+  override get message() {
+    return `Task ${this.taskId} of agent ${this.agentId} belongs to the engine and cannot be changed or deleted`
+  }
+}

@@ -378,6 +378,20 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       const checked = yield* WorkspacePath.requireRelativePath(path)
       return (yield* findWorkspace(agentId)).workspace.get(checked)?.slice()
     }),
+    // Filled in by issue 13's work.
+    readWorkspaceFileWithin: () => Effect.die(new Error("not implemented yet")),
+    exec: () => Effect.die(new Error("not implemented yet")),
+    readConfig: () => Effect.die(new Error("not implemented yet")),
+    writeConfig: () => Effect.die(new Error("not implemented yet")),
+    validateConfig: () => Effect.die(new Error("not implemented yet")),
+    listTasks: () => Effect.die(new Error("not implemented yet")),
+    getTask: () => Effect.die(new Error("not implemented yet")),
+    addTask: () => Effect.die(new Error("not implemented yet")),
+    updateTask: () => Effect.die(new Error("not implemented yet")),
+    removeTask: () => Effect.die(new Error("not implemented yet")),
+    runTask: () => Effect.die(new Error("not implemented yet")),
+    taskRuns: () => Effect.die(new Error("not implemented yet")),
+
     destroy: (agentId) =>
       Effect.suspend(() => {
         const agent = agents.get(agentId)

@@ -9,6 +9,10 @@ import { Duration, Effect, Exit, type Layer, Redacted } from "effect"
 import { TestClock } from "effect/testing"
 import { AgentEngine, type WorkspaceFile } from "../AgentEngine.ts"
 import { EngineVersion } from "@cairn/domain"
+import { configContract } from "./ConfigContract.ts"
+import { consoleContract } from "./ConsoleContract.ts"
+import { filesContract } from "./FilesContract.ts"
+import { tasksContract } from "./TasksContract.ts"
 
 export interface ContractOptions<R = never> {
   /**
@@ -523,5 +527,18 @@ export const agentEngineContract = <R = never>(
           assert.deepStrictEqual(yield* engine.status(agentId), { state: "stopped", version: oldest }, "a new agent")
           assert.isUndefined(yield* engine.readWorkspaceFile(agentId, "MEMORY.md"), "a new agent has the old one's workspace")
         }), timeout)
+
+      const section = {
+        it,
+        timeout,
+        drive,
+        sharedAgent,
+        aRunningAgent,
+        freshAgent: Effect.flatMap(oldestAndNewest, ({ newest }) => provisioned(newest))
+      }
+      filesContract(section)
+      consoleContract(section)
+      configContract(section)
+      tasksContract(section)
     }))
 }
