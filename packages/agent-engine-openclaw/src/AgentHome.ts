@@ -1,11 +1,14 @@
 /**
  * An agent's home on disk, `<dataDir>/agents/<agentId>/`: OPENCLAW_HOME for every OpenClaw process of the agent,
- * with the offline `openclaw.json` of reference §2.1, its log file, and `cairn-agent.json` (the engine version and
+ * with `openclaw.json` (the offline config of reference §2.1 at first, the user's runtime config later, with the
+ * settings Cairn owns kept in place), its log file, and `cairn-agent.json` (the engine version and
  * port slot, kept across restarts of Cairn). The gateway token is never written here: the config refers to
  * `${OPENCLAW_GATEWAY_TOKEN}`, which only the processes' environment holds.
  */
 import { EngineUnavailable } from "@cairn/agent-engine"
 import { Effect, Redacted, Schema } from "effect"
+import JSON5 from "json5"
+import { randomBytes } from "node:crypto"
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
 
@@ -47,12 +50,79 @@ export const offlineConfig = (home: string, port: number) => ({
   logging: { file: logPath(home) }
 })
 
-/** Writes the config and the metadata; the engine's own state next to them is left alone. */
+/**
+ * The settings Cairn owns in an agent's config, which users cannot change through the config operations and which
+ * every provision applies again: how the gateway listens and authenticates (mode, port, bind address, token
+ * reference: Cairn's supervision and RPC client depend on them) and where it logs (inside the agent's home, which
+ * is what its sandbox lets it write). The offline switches of `offlineConfig` are defaults of a new home only:
+ * a user may change them.
+ */
+export const ownedSettings = (home: string, port: number): ReadonlyArray<{ readonly path: ReadonlyArray<string>; readonly value: unknown }> => [
+  { path: ["gateway", "mode"], value: "local" },
+  { path: ["gateway", "port"], value: port },
+  { path: ["gateway", "bind"], value: "loopback" },
+  { path: ["gateway", "auth", "mode"], value: "token" },
+  { path: ["gateway", "auth", "token"], value: "${OPENCLAW_GATEWAY_TOKEN}" },
+  { path: ["logging", "file"], value: logPath(home) }
+]
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+/** `config` with every owned setting set to Cairn's value (objects on the way created or replaced as needed). */
+export const withOwnedSettings = (config: Record<string, unknown>, home: string, port: number): Record<string, unknown> => {
+  const result = structuredClone(config)
+  for (const { path, value } of ownedSettings(home, port)) {
+    let node = result
+    for (const key of path.slice(0, -1)) {
+      const next = node[key]
+      node = isRecord(next) ? next : (node[key] = {})
+    }
+    node[path[path.length - 1]!] = value
+  }
+  return result
+}
+
+/** Writes `text` to `path` atomically: a private temporary file beside it, renamed over. */
+export const writeFileAtomically = async (path: string, text: string) => {
+  const temporary = `${path}.cairn-${randomBytes(6).toString("hex")}`
+  try {
+    await Fs.writeFile(temporary, text, { flag: "wx", mode: 0o600 })
+    await Fs.rename(temporary, path)
+  } catch (error) {
+    await Fs.rm(temporary, { force: true }).catch(() => undefined)
+    throw error
+  }
+}
+
+/**
+ * Writes the config and the metadata; the engine's own state next to them is left alone. A new home gets the
+ * offline config; an existing one keeps the user's settings (runtime config written through Cairn or the engine)
+ * with Cairn's owned settings applied again. A config that is not a JSON5 object is kept aside as
+ * `openclaw.json.cairn-unreadable-<time>` and replaced by the offline config: the gateway could not start with it.
+ */
 export const write = (home: string, meta: AgentMeta, port: number) =>
   Effect.tryPromise({
     try: async () => {
       await Fs.mkdir(Path.dirname(logPath(home)), { recursive: true })
-      await Fs.writeFile(configPath(home), JSON.stringify(offlineConfig(home, port), null, 2) + "\n")
+      const path = configPath(home)
+      const existing = await Fs.readFile(path, "utf8").catch((error: NodeJS.ErrnoException) => {
+        if (error.code === "ENOENT") return undefined
+        throw error
+      })
+      let config: Record<string, unknown> = offlineConfig(home, port)
+      if (existing !== undefined) {
+        let parsed: unknown
+        try {
+          parsed = JSON5.parse(existing)
+        } catch {
+          parsed = undefined
+        }
+        if (isRecord(parsed)) config = withOwnedSettings(parsed, home, port)
+        else await Fs.rename(path, `${path}.cairn-unreadable-${Date.now()}`)
+      }
+      const text = JSON.stringify(config, null, 2) + "\n"
+      if (text !== existing) await writeFileAtomically(path, text)
       await writeMeta(home, meta)
     },
     catch: (cause) => new EngineUnavailable({ cause })

@@ -1,16 +1,21 @@
 /**
- * One gateway process: spawned in its own process group (it forks workers of its own) with a parent watch
- * preloaded (parent-watch.mjs), its output kept as a tail for error reports, its pid in the agent's home so a
- * later Cairn can reap a gateway an earlier one left behind, and stopped with SIGTERM, then SIGKILL.
+ * One gateway process: spawned in the agent's sandbox (Sandbox.ts) and its own process group (it forks workers of
+ * its own) with a parent watch preloaded (parent-watch.mjs), its output kept as a tail for error reports, its pid
+ * (bubblewrap's, whose group holds the gateway) in the agent's home so a later Cairn can reap a gateway an earlier
+ * one left behind, and stopped with SIGTERM, then SIGKILL. In a sandbox, the gateway's PID namespace ends with
+ * it: no worker outlives it, even one that left the process group.
  */
-import { type ChildProcess, spawn } from "node:child_process"
+import type { ChildProcess } from "node:child_process"
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
 import { pathToFileURL } from "node:url"
 import { sleep } from "./Command.ts"
+import { type Sandbox, spawnLaunch } from "./Sandbox.ts"
 
 const logTailLines = 60
-const parentWatch = pathToFileURL(Path.join(import.meta.dirname, "parent-watch.mjs")).href
+/** The parent watch's file: the sandbox must let the gateway read it. */
+export const parentWatchPath = Path.join(import.meta.dirname, "parent-watch.mjs")
+const parentWatch = pathToFileURL(parentWatchPath).href
 
 /** The last lines a process printed, kept for error reports. */
 export class LogTail {
@@ -47,6 +52,8 @@ export interface SpawnOptions {
   readonly env: NodeJS.ProcessEnv
   /** How long the parent watch lets the gateway shut down once Cairn is gone. */
   readonly stopGraceMs: number
+  /** Where it runs; throws SandboxUnavailable when no sandbox can run and SANDBOX is not `off`. */
+  readonly sandbox: Sandbox
 }
 
 /** Where a gateway's pid is kept while it runs (and read by tests to find the process). */
@@ -54,17 +61,17 @@ export const pidFile = (home: string) => Path.join(home, "gateway.pid")
 
 export const spawnGateway = (options: SpawnOptions): Gateway => {
   const tail = new LogTail()
-  const child = spawn(
-    options.nodePath,
-    ["--import", parentWatch, options.entryFile, "gateway", "run", "--port", String(options.port), "--bind", "loopback"],
-    {
-      cwd: options.home,
-      env: { ...options.env, CAIRN_GATEWAY_STOP_GRACE_MS: String(options.stopGraceMs) },
-      // stdin is the parent watch's pipe: it closes when Cairn goes away.
-      stdio: ["pipe", "pipe", "pipe"],
-      detached: true // its own process group, so a stop reaches the gateway's workers too
-    }
-  )
+  const launch = options.sandbox.launch({
+    home: options.home,
+    cwd: options.home,
+    argv: [options.nodePath, "--import", parentWatch, options.entryFile, "gateway", "run", "--port", String(options.port), "--bind", "loopback"],
+    env: { ...options.env, CAIRN_GATEWAY_STOP_GRACE_MS: String(options.stopGraceMs) },
+    dieWithParent: false,
+    gracefulTerm: true
+  })
+  // stdin is the parent watch's pipe: it closes when Cairn goes away. Detached: its own process group, so a stop
+  // reaches the gateway's workers too.
+  const child = spawnLaunch(launch, "pipe")
   child.stdin!.on("error", () => {}) // a gateway that exits closes its end; nothing to report
   child.stdout!.on("data", (chunk: Buffer) => tail.push(chunk))
   child.stderr!.on("data", (chunk: Buffer) => tail.push(chunk))

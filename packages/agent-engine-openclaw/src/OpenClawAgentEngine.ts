@@ -19,18 +19,28 @@ import {
   EngineEnvironment,
   EngineUnavailable,
   EngineVersion,
+  ExecFailed,
+  type ExecRequest,
+  type ExecResult,
   GatewayDidNotStart,
   GatewayRestartFailed,
+  WorkingDirectoryOutside,
   WorkspacePath
 } from "@cairn/agent-engine"
-import { Duration, Effect, Layer, type Redacted, Semaphore } from "effect"
+import { Duration, Effect, Layer, Redacted, Semaphore } from "effect"
+import * as NodeFs from "node:fs"
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
 import * as AgentHome from "./AgentHome.ts"
-import { runCommand, sleep } from "./Command.ts"
+import { sleep } from "./Command.ts"
+import * as Console from "./Console.ts"
+import * as Cron from "./Cron.ts"
 import { parseDeviceList } from "./Devices.ts"
 import * as EngineVersions from "./EngineVersions.ts"
-import { type Gateway, probeReady, reapStale, signalGroup, spawnGateway, terminate } from "./GatewayProcess.ts"
+import { type Gateway, parentWatchPath, probeReady, reapStale, signalGroup, spawnGateway, terminate } from "./GatewayProcess.ts"
+import { connect as connectGateway, type GatewayClient, GatewayRpcError } from "./GatewayRpc.ts"
+import * as RuntimeConfig from "./RuntimeConfig.ts"
+import * as Sandbox from "./Sandbox.ts"
 import { parseSkillList } from "./Skills.ts"
 import * as Workspace from "./Workspace.ts"
 
@@ -59,6 +69,19 @@ export interface Options {
   readonly nodePath?: string
   /** The npm CLI used to list and install versions. */
   readonly npmPath?: string
+  /**
+   * Whether agents' processes (gateways, console commands, CLI runs) are isolated with bubblewrap (Sandbox.ts):
+   * `auto` by default, which refuses to run agents when the sandbox cannot work; `required` refuses to build the
+   * engine then; `off` runs them unsandboxed.
+   */
+  readonly sandbox?: Sandbox.Mode
+  /** The resource limits of each sandbox; Sandbox.defaultLimits for what is not given. */
+  readonly sandboxLimits?: Partial<Sandbox.Limits>
+  /**
+   * More host paths every sandbox shows read only (besides the system, the engines, the Node binary's directory):
+   * tools agents should find, or a stand-in engine's sources in tests.
+   */
+  readonly sandboxReadOnly?: ReadonlyArray<string>
 }
 
 interface Agent {
@@ -74,6 +97,22 @@ interface Agent {
   readonly lock: Semaphore.Semaphore
   /** Serialises the agent's workspace operations (and destroy), apart from `lock`: a slow start never holds them up. */
   readonly files: Semaphore.Semaphore
+}
+
+/**
+ * The directories the sandbox must show for `nodePath` to run: its own and, for a link, its target's (a bare name
+ * is looked up on PATH).
+ */
+const nodeDirs = (nodePath: string): Array<string> => {
+  const found = Path.isAbsolute(nodePath)
+    ? nodePath
+    : (process.env["PATH"] ?? "").split(Path.delimiter).map((dir) => Path.join(dir, nodePath)).find((path) => NodeFs.existsSync(path))
+  if (found === undefined) return []
+  try {
+    return [...new Set([Path.dirname(found), Path.dirname(NodeFs.realpathSync(found))])]
+  } catch {
+    return [Path.dirname(found)]
+  }
 }
 
 /** Builds the engine; every gateway it started is stopped (SIGTERM, then SIGKILL) when the scope closes. */
@@ -116,6 +155,20 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     npmEnv: npmEnv(path),
     allowlist: options.versions
   })
+  // Probed once, here: an engine whose sandbox cannot run refuses every agent process (or, `required`, to be built).
+  const sandbox = yield* Sandbox.make({
+    mode: options.sandbox ?? "auto",
+    dataDir,
+    readOnly: [
+      Path.resolve(options.enginesDir ?? Path.join(dataDir, "engines")),
+      ...nodeDirs(nodePath),
+      parentWatchPath,
+      ...(options.sandboxReadOnly ?? [])
+    ],
+    ...(options.sandboxLimits === undefined ? {} : { limits: options.sandboxLimits })
+  })
+  /** Console commands and CLI runs under way, by agent home: a destroy ends them, and so does the engine's end. */
+  const running = new Console.Running()
 
   const agents = new Map<string, Agent>()
   const agentsLock = yield* Semaphore.make(1)
@@ -177,7 +230,8 @@ export const make = Effect.fnUntraced(function*(options: Options) {
           home: agent.home,
           port,
           env: envOf(agent),
-          stopGraceMs
+          stopGraceMs,
+          sandbox
         })
         launched = gateway
         agent.gateway = gateway
@@ -262,8 +316,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
   /** Runs the agent's OpenClaw CLI as the agent (its home, environment and engine version); fails as EngineCliError. */
   const cli = (agentId: string, agent: Agent, args: ReadonlyArray<string>) =>
     Effect.tryPromise({
-      try: () =>
-        runCommand(nodePath, [versions.entryFile(agent.version), ...args], { env: envOf(agent), cwd: agent.home, timeoutMs: 60_000 }),
+      try: () => runAs(agent, [nodePath, versions.entryFile(agent.version), ...args], { timeoutMs: 60_000, maxOutputBytes: 32 * 1024 * 1024 }),
       catch: (cause) => new EngineCliError({ agentId, detail: String(cause) })
     }).pipe(Effect.flatMap((result) =>
       result.code === 0
@@ -275,6 +328,117 @@ export const make = Effect.fnUntraced(function*(options: Options) {
           })
         )
     ))
+
+  /**
+   * Runs a process as the agent, in its sandbox: its home, its environment (secrets included), `cwd` (the home by
+   * default) and the caps of `limits`. Rejects when it cannot be started (the sandbox unavailable included).
+   */
+  const runAs = async (agent: Agent, argv: readonly [string, ...Array<string>], limits: Console.RunOptions, cwd = agent.home) => {
+    const launch = sandbox.launch({ home: agent.home, cwd, argv, env: envOf(agent), dieWithParent: true, gracefulTerm: false })
+    const result = await Console.run(launch, limits, { registry: running, home: agent.home })
+    return { ...result, code: result.exitCode }
+  }
+
+  /**
+   * A console command: `sh -c` in the workspace (or `cwd` inside it) in the agent's sandbox, whether or not its
+   * gateway runs. No lock: a slow start or another command never holds it up; a destroy kills it.
+   */
+  const consoleExec = (agentId: string, agent: Agent, request: ExecRequest) =>
+    Effect.tryPromise({
+      try: async (signal): Promise<ExecResult | WorkingDirectoryOutside> => {
+        const workspace = AgentHome.workspaceDir(agent.home)
+        // OpenClaw makes the workspace at its first start; a command may come before.
+        await Fs.mkdir(workspace, { recursive: true })
+        const cwd = await Console.resolveWorkingDirectory(workspace, request.cwd)
+        if (cwd === undefined) return new WorkingDirectoryOutside({ agentId, cwd: request.cwd ?? "" })
+        // Checked again right before the spawn: a destroy that got in between has ended this agent's commands.
+        if (agents.get(agentId) !== agent) throw new Error("the agent was destroyed")
+        return await runAs(agent, ["sh", "-c", request.command], { timeoutMs: request.timeoutMs, maxOutputBytes: request.maxOutputBytes, signal }, cwd)
+      },
+      catch: (cause) => new ExecFailed({ agentId, detail: cause instanceof Error ? cause.message : String(cause) })
+    }).pipe(Effect.flatMap((result) => "exitCode" in result ? Effect.succeed(result) : Effect.fail(result)))
+
+  /** One kept-open RPC connection per running gateway (see `rpc`), with the gateway and token it was opened for. */
+  interface Connection {
+    readonly gateway: Gateway
+    readonly token: string
+    readonly client: Promise<GatewayClient>
+  }
+  const connections = new Map<Agent, Connection>()
+  const dropConnection = (agent: Agent, connection: Connection) => {
+    if (connections.get(agent) !== connection) return
+    connections.delete(agent)
+    void connection.client.then((client) => client.close(), () => {})
+  }
+  /** The agent's open connection, opened now if there is none or the one there is stale (closed, other gateway, old token). */
+  const connectionTo = async (agentId: string, agent: Agent): Promise<GatewayClient> => {
+    while (true) {
+      const gateway = agent.gateway
+      if (agent.state !== "running" || gateway === undefined) {
+        throw new GatewayRpcError("UNAVAILABLE", `the gateway of agent ${agentId} is not running (${agent.state})`)
+      }
+      const token = Redacted.value(agent.token)
+      const current = connections.get(agent)
+      if (current !== undefined && current.gateway === gateway && current.token === token) {
+        const client = await current.client.catch(() => undefined)
+        if (client !== undefined && !client.closed) return client
+        dropConnection(agent, current)
+        continue
+      }
+      if (current !== undefined) dropConnection(agent, current)
+      const connection: Connection = {
+        gateway,
+        token,
+        client: connectGateway({ url: `ws://127.0.0.1:${portOf(agent)}`, token, timeoutMs: 15_000 })
+      }
+      connections.set(agent, connection)
+      // Closed with its gateway (stopped, crashed, destroyed); a failed connect is not kept: the next call tries again.
+      void gateway.exited.then(() => dropConnection(agent, connection))
+      connection.client.catch(() => dropConnection(agent, connection))
+      return connection.client
+    }
+  }
+
+  /**
+   * Calls one method of the agent's gateway over WebSocket RPC (features §13): config here, cron for scheduled tasks.
+   * The connection is opened lazily on the first call to a running gateway and kept open (a call costs a few ms, a
+   * CLI process 1.3–6 s); it closes when the gateway stops, crashes or is destroyed, and a call after a drop, a
+   * restart or a token rotation opens a new one. Fails at once with `UNAVAILABLE` when the gateway is not running;
+   * the engine's own errors keep their code (`INVALID_REQUEST`, and `UNAVAILABLE` with `retryAfterMs` from its rate
+   * limit on control-plane writes: 30 per method per 60 s per client address, which all of Cairn's loopback
+   * connections to one gateway share); transport failures are `CLOSED` or `TIMEOUT`.
+   */
+  const rpc = (agentId: string, agent: Agent, method: string, params?: unknown): Effect.Effect<unknown, GatewayRpcError> =>
+    Effect.tryPromise({
+      try: async () => (await connectionTo(agentId, agent)).request(method, params),
+      catch: (cause) => cause instanceof GatewayRpcError ? cause : new GatewayRpcError("UNAVAILABLE", String(cause))
+    })
+
+  /** Config writes of one agent, one at a time (a write reads, checks and replaces the whole config). */
+  const configLocks = new WeakMap<Agent, Semaphore.Semaphore>()
+  const configLock = (agent: Agent) => {
+    let lock = configLocks.get(agent)
+    if (lock === undefined) configLocks.set(agent, lock = Semaphore.makeUnsafe(1))
+    return lock
+  }
+  /** What RuntimeConfig needs of an agent: its file, its gateway's RPC, and its version's validator. */
+  const configTarget = (agentId: string, agent: Agent): RuntimeConfig.ConfigTarget => ({
+    agentId,
+    home: agent.home,
+    port: portOf(agent),
+    isRunning: () => agent.state === "running" && agent.gateway !== undefined,
+    rpc: (method, params) => rpc(agentId, agent, method, params),
+    // As the agent, in its sandbox (the candidate lies in its home); `env` points the CLI at the candidate.
+    runValidator: (configPath) =>
+      Effect.tryPromise({
+        try: () =>
+          runAs(agent, ["env", `OPENCLAW_CONFIG_PATH=${configPath}`, nodePath, versions.entryFile(agent.version), "config", "validate", "--json"], {
+            timeoutMs: 60_000,
+            maxOutputBytes: 4 * 1024 * 1024
+          }),
+        catch: (cause) => String(cause)
+      })
+  })
 
   // Children must not outlive the engine: stop them all with the scope, and kill them if Node exits first.
   const killAllNow = () => {
@@ -290,6 +454,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
           agent.state = "stopped"
         })
       )
+      await running.killAll()
       process.off("exit", killAllNow)
     })
   )
@@ -371,8 +536,11 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       if (agent.state !== "running") {
         return yield* new EngineCliError({ agentId, detail: `the gateway is not running (${agent.state})` })
       }
-      const stdout = yield* cli(agentId, agent, ["devices", "list", "--json"])
-      return yield* parseDeviceList(stdout).pipe(Effect.mapError((detail) => new EngineCliError({ agentId, detail })))
+      // `devices list --json` prints this RPC's answer as it is (1.3–1.8 s a call); on the open connection, a few ms.
+      const answer = yield* rpc(agentId, agent, "device.pair.list", {}).pipe(
+        Effect.mapError((error) => new EngineCliError({ agentId, detail: `device.pair.list: ${error.message}` }))
+      )
+      return yield* parseDeviceList(JSON.stringify(answer)).pipe(Effect.mapError((detail) => new EngineCliError({ agentId, detail })))
     }),
 
     // This adapter configures no build or start scripts for agents, so there is nothing to relaunch: success.
@@ -400,18 +568,38 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     }),
 
     // Filled in by issue 13's work.
-    readWorkspaceFileWithin: () => Effect.die(new Error("not implemented yet")),
-    exec: () => Effect.die(new Error("not implemented yet")),
-    readConfig: () => Effect.die(new Error("not implemented yet")),
-    writeConfig: () => Effect.die(new Error("not implemented yet")),
-    validateConfig: () => Effect.die(new Error("not implemented yet")),
-    listTasks: () => Effect.die(new Error("not implemented yet")),
-    getTask: () => Effect.die(new Error("not implemented yet")),
-    addTask: () => Effect.die(new Error("not implemented yet")),
-    updateTask: () => Effect.die(new Error("not implemented yet")),
-    removeTask: () => Effect.die(new Error("not implemented yet")),
-    runTask: () => Effect.die(new Error("not implemented yet")),
-    taskRuns: () => Effect.die(new Error("not implemented yet")),
+    readWorkspaceFileWithin: (agentId, path, maxBytes) =>
+      Effect.flatMap(WorkspacePath.requireRelativePath(path), (checked) =>
+        onWorkspace(agentId, (workspace) => Workspace.readFileWithin(workspace, checked, maxBytes))),
+    exec: (agentId, request) => Effect.flatMap(find(agentId), (agent) => consoleExec(agentId, agent, request)),
+    readConfig: (agentId) => Effect.flatMap(find(agentId), (agent) => RuntimeConfig.read(configTarget(agentId, agent))),
+    writeConfig: (agentId, write) =>
+      Effect.flatMap(find(agentId), (agent) =>
+        RuntimeConfig.write(configTarget(agentId, agent), write).pipe(Semaphore.withPermit(configLock(agent)))),
+    validateConfig: (agentId, config) =>
+      Effect.flatMap(find(agentId), (agent) => RuntimeConfig.validate(configTarget(agentId, agent), config)),
+    // Scheduled tasks are OpenClaw's cron jobs, over the kept-open RPC connection (Cron.ts); the gateway must run.
+    listTasks: (agentId, options) =>
+      Effect.flatMap(find(agentId), (agent) =>
+        Cron.make(agentId, (method, params) => rpc(agentId, agent, method, params)).list(options.includeDisabled)),
+    getTask: (agentId, taskId) =>
+      Effect.flatMap(find(agentId), (agent) =>
+        Cron.make(agentId, (method, params) => rpc(agentId, agent, method, params)).get(taskId)),
+    addTask: (agentId, spec) =>
+      Effect.flatMap(find(agentId), (agent) =>
+        Cron.make(agentId, (method, params) => rpc(agentId, agent, method, params)).add(spec)),
+    updateTask: (agentId, taskId, patch) =>
+      Effect.flatMap(find(agentId), (agent) =>
+        Cron.make(agentId, (method, params) => rpc(agentId, agent, method, params)).update(taskId, patch)),
+    removeTask: (agentId, taskId) =>
+      Effect.flatMap(find(agentId), (agent) =>
+        Cron.make(agentId, (method, params) => rpc(agentId, agent, method, params)).remove(taskId)),
+    runTask: (agentId, taskId) =>
+      Effect.flatMap(find(agentId), (agent) =>
+        Cron.make(agentId, (method, params) => rpc(agentId, agent, method, params)).run(taskId)),
+    taskRuns: (agentId, taskId, limit) =>
+      Effect.flatMap(find(agentId), (agent) =>
+        Cron.make(agentId, (method, params) => rpc(agentId, agent, method, params)).runs(taskId, limit)),
 
     destroy: (agentId) =>
       Effect.suspend(() => {
@@ -427,6 +615,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
         }
         return Effect.gen(function*() {
           agents.delete(agentId)
+          yield* Effect.promise(() => running.killAll(agent.home))
           yield* halt(agent)
           yield* Effect.promise(() => Fs.rm(agent.home, { recursive: true, force: true }))
         }).pipe(Semaphore.withPermit(agent.lock), Semaphore.withPermit(agent.files))

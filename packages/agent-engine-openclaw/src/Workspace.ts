@@ -9,7 +9,7 @@
  * that would leave the workspace, through symlinks too (the agent can create those). Failures are thrown as they
  * come; the adapter turns them into EngineUnavailable.
  */
-import { WorkspacePath, type WorkspaceFile } from "@cairn/agent-engine"
+import { WorkspacePath, type WorkspaceFile, type WorkspaceRead } from "@cairn/agent-engine"
 import { randomBytes } from "node:crypto"
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
@@ -208,10 +208,10 @@ export const writeFiles = async (workspace: string, files: ReadonlyArray<Workspa
 }
 
 /**
- * One file's bytes, or undefined when there is no such file (a folder is none). A symlink is followed only when its
- * target is inside the workspace too.
+ * The real path of the file at `relative` and an open handle on it (O_NOFOLLOW), or undefined when there is no such
+ * file. A symlink is followed only when its target is inside the workspace too; one leading out is WorkspaceEscape.
  */
-export const readFile = async (workspace: string, relative: string): Promise<Uint8Array | undefined> => {
+const openInside = async (workspace: string, relative: string): Promise<Fs.FileHandle | undefined> => {
   const root = await realWorkspace(workspace, false)
   if (root === undefined) return undefined
   const slash = relative.lastIndexOf("/")
@@ -227,12 +227,60 @@ export const readFile = async (workspace: string, relative: string): Promise<Uin
     if (!isInside(root, target)) throw new WorkspaceEscape(relative)
     real = target
   }
-  // O_NOFOLLOW: a symlink swapped in since the checks above is refused, not followed.
-  const handle = await orUndefinedIfMissing(Fs.open(real, Fs.constants.O_RDONLY | Fs.constants.O_NOFOLLOW))
+  // O_NOFOLLOW: a symlink swapped in since the checks above is refused, not followed. O_NONBLOCK: a FIFO put there
+  // does not hang the open (it is then no regular file, and never read).
+  return orUndefinedIfMissing(Fs.open(real, Fs.constants.O_RDONLY | Fs.constants.O_NOFOLLOW | Fs.constants.O_NONBLOCK))
+}
+
+/**
+ * One file's bytes, or undefined when there is no such file (a folder is none). A symlink is followed only when its
+ * target is inside the workspace too.
+ */
+export const readFile = async (workspace: string, relative: string): Promise<Uint8Array | undefined> => {
+  const handle = await openInside(workspace, relative)
   if (handle === undefined) return undefined
   try {
     if (!(await handle.stat()).isFile()) return undefined
     return new Uint8Array(await handle.readFile())
+  } finally {
+    await handle.close()
+  }
+}
+
+/**
+ * One file's bytes if it has at most `maxBytes`; a bigger one is not read (TooLarge with its size). Missing when
+ * there is no regular file there (a folder, a FIFO, a device). The size is the open file's own, so a file swapped
+ * in meanwhile is measured, not its predecessor; one that grows while read is cut off and reported TooLarge.
+ */
+export const readFileWithin = async (workspace: string, relative: string, maxBytes: number): Promise<WorkspaceRead> => {
+  const handle = await openInside(workspace, relative)
+  if (handle === undefined) return { _tag: "Missing" }
+  try {
+    const stat = await handle.stat()
+    if (!stat.isFile()) return { _tag: "Missing" }
+    if (stat.size > maxBytes) return { _tag: "TooLarge", size: stat.size }
+    // The stat's size first, then on until the end: a file that grew since its stat is read as it is now, and cut
+    // off one byte past the cap.
+    const chunks: Array<Uint8Array> = []
+    let total = 0
+    let wanted = Math.min(stat.size, maxBytes) + 1
+    while (total <= maxBytes) {
+      const chunk = new Uint8Array(wanted)
+      const { bytesRead } = await handle.read(chunk, 0, chunk.length, total)
+      if (bytesRead === 0) break
+      chunks.push(bytesRead === chunk.length ? chunk : chunk.subarray(0, bytesRead))
+      total += bytesRead
+      wanted = Math.min(64 * 1024, maxBytes + 1 - total)
+      if (wanted <= 0) break
+    }
+    if (total > maxBytes) return { _tag: "TooLarge", size: Math.max(total, (await handle.stat()).size) }
+    const content = new Uint8Array(total)
+    let offset = 0
+    for (const chunk of chunks) {
+      content.set(chunk, offset)
+      offset += chunk.length
+    }
+    return { _tag: "Found", content }
   } finally {
     await handle.close()
   }

@@ -13,6 +13,7 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import * as Readline from "node:readline"
+import { pathToFileURL } from "node:url"
 import { OpenClawAgentEngine } from "../src/index.ts"
 import { gatewayEnvironment } from "../src/testing/index.ts"
 
@@ -20,6 +21,8 @@ const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cairn-openclaw-fake-"))
 afterAll(() => Fs.rmSync(dataDir, { recursive: true, force: true }))
 
 const fakeNpm = Path.join(import.meta.dirname, "fixtures", "fake-npm.mjs")
+/** The stand-in engine runs its fixture where it is, in the repository: its sandbox must show it (read only). */
+const repository = Path.resolve(import.meta.dirname, "..", "..", "..")
 // Cairn's own configuration, which npm's install scripts (third-party code) must never see.
 process.env["SECRETS_MASTER_KEY"] = "master-key-that-must-not-reach-npm"
 process.env["CAIRN_GATEWAY_KEY"] = "gateway-key-that-must-not-reach-npm"
@@ -28,6 +31,7 @@ const engineLayer = (name: string, basePort: number, versions?: ReadonlyArray<st
   OpenClawAgentEngine.layer({
     dataDir: Path.join(dataDir, name),
     npmPath: fakeNpm,
+    sandboxReadOnly: [repository],
     basePort,
     startTimeout: "10 seconds",
     stopGrace: "2 seconds",
@@ -90,7 +94,12 @@ describe("OpenClawAgentEngine", () => {
         const states = yield* Effect.forEach(ids, (id) => Effect.map(engine.status(id), (s) => s.state))
         assert.deepStrictEqual(states, ["starting", "starting", "starting"])
         yield* Fiber.join(starts)
-        const events = Fs.readFileSync(Path.join(dataDir, "one-at-a-time", "agents", "gateway-events.log"), "utf8").trim().split("\n")
+        // Each gateway notes its events, with the time, in its own home (the only place its sandbox can write).
+        const events = ids
+          .flatMap((id) => Fs.readFileSync(Path.join(dataDir, "one-at-a-time", "agents", id, "gateway-events.log"), "utf8").trim().split("\n"))
+          .map((line) => line.split(" "))
+          .sort((a, b) => Number(a[0]) - Number(b[0]))
+          .map((fields) => fields.slice(1).join(" "))
         // Each gateway is ready before the next one is spawned.
         assert.deepStrictEqual(events.map((line) => line.split(" ")[0]), ["spawned", "ready", "spawned", "ready", "spawned", "ready"])
         for (let i = 0; i < events.length; i += 2) assert.strictEqual(events[i]!.split(" ")[1], events[i + 1]!.split(" ")[1])
@@ -117,6 +126,7 @@ describe("OpenClawAgentEngine", () => {
     }).pipe(Effect.provide(OpenClawAgentEngine.layer({
       dataDir: Path.join(dataDir, "liveness"),
       npmPath: fakeNpm,
+      sandboxReadOnly: [repository],
       basePort: 25800,
       liveness: { interval: "100 millis", misses: 3 }
     }))), 30_000)
@@ -126,12 +136,15 @@ describe("OpenClawAgentEngine", () => {
     // One version installed by an earlier run, and the remains of an install that was cut short.
     const installed = Path.join(offlineDir, "engines", "2026.9.5", "node_modules", "openclaw")
     Fs.mkdirSync(installed, { recursive: true })
-    Fs.copyFileSync(Path.join(import.meta.dirname, "fixtures", "fake-openclaw.mjs"), Path.join(installed, "openclaw.mjs"))
+    // A shim, as fake-npm.mjs installs it: the fixture runs where it is, so that its own imports resolve.
+    const fixture = pathToFileURL(Path.join(import.meta.dirname, "fixtures", "fake-openclaw.mjs")).href
+    Fs.writeFileSync(Path.join(installed, "openclaw.mjs"), `import ${JSON.stringify(fixture)}\n`)
     Fs.mkdirSync(Path.join(offlineDir, "engines", "2026.9.6.installing-1-x"), { recursive: true })
     const offline = (versions?: ReadonlyArray<string>) =>
       OpenClawAgentEngine.layer({
         dataDir: offlineDir,
         npmPath: Path.join(import.meta.dirname, "fixtures", "offline-npm.mjs"),
+        sandboxReadOnly: [repository],
         basePort: 25200,
         ...(versions === undefined ? {} : { versions })
       })

@@ -3,10 +3,13 @@
  * a start puts the agent in `starting`, waits `startDelay` on Effect's Clock (so `TestClock.adjust` drives it) and
  * then marks it `running`. Each launch takes a copy of the agent's environment, as a real process would, and a
  * token rotation relaunches a live gateway, as the real engine must to hand it the token. Each agent's workspace is
- * a map from path to bytes, skills under `skills/<name>/`, listed as OpenClaw lists them (see `listSkills`). The layer
- * also provides SimulatedEngineControl, built on the same state, to script failures and to look inside.
+ * a map from path to bytes, skills under `skills/<name>/`, listed as OpenClaw lists them (see `listSkills`). Console
+ * commands run in a tiny shell over that map (simulated/MiniShell.ts); the runtime config is a JSON document checked
+ * by an imitation of OpenClaw's validator (simulated/ConfigStore.ts, ConfigValidator.ts); scheduled tasks live in a
+ * store of the gateway's that outlives restarts and answers only while the gateway runs (simulated/CronStore.ts). The
+ * layer also provides SimulatedEngineControl, built on the same state, to script failures and to look inside.
  */
-import { Context, Deferred, Duration, Effect, Fiber, Layer, Redacted, Semaphore } from "effect"
+import { Clock, Context, Deferred, Duration, Effect, Fiber, Layer, Redacted, Semaphore } from "effect"
 import { AgentEngine, type AgentState, type Device, type EngineSkill, type WorkspaceFile } from "./AgentEngine.ts"
 import {
   AgentNotProvisioned,
@@ -16,11 +19,27 @@ import {
   GatewayDidNotStart,
   VersionNotOffered,
   GatewayRestartFailed,
-  ScriptsFailedToLaunch
+  ScriptsFailedToLaunch,
+  WorkingDirectoryOutside,
+  ExecFailed,
+  ConfigUnreadable,
+  ConfigRejected,
+  ConfigChanged,
+  ConfigSettingOwned,
+  ConfigUnwritable,
+  ValidatorFailed,
+  TasksFailed,
+  TaskNotFound,
+  SystemTaskProtected
 } from "./AgentEngineError.ts"
 import { EngineVersion } from "@cairn/domain"
 import * as EngineEnvironment from "./EngineEnvironment.ts"
-import { SimulatedEngineControl } from "./SimulatedEngineControl.ts"
+import { SimulatedEngineControl, type ConfigOperation } from "./SimulatedEngineControl.ts"
+import * as ConfigStore from "./simulated/ConfigStore.ts"
+import * as ConfigValidator from "./simulated/ConfigValidator.ts"
+import * as CronStore from "./simulated/CronStore.ts"
+import * as MiniShell from "./simulated/MiniShell.ts"
+import type { ExecRequest } from "./WorkspaceOperations.ts"
 import * as WorkspacePath from "./WorkspacePath.ts"
 
 export interface Options {
@@ -36,6 +55,15 @@ export interface Options {
 
 export const defaultVersions: ReadonlyArray<string> = ["2026.3.1", "2026.3.8", "2026.4.2"]
 export const defaultStartDelay: Duration.Input = "2 seconds"
+
+/** The agent's home, as a real engine would give it (HOME and OPENCLAW_HOME of its processes). */
+export const homeOf = (agentId: string) => `/simulated/agents/${agentId}`
+
+/** Where the agent's workspace is, as OpenClaw lays it out under its home: what `pwd` shows in its console. */
+export const workspaceRoot = (agentId: string) => `${homeOf(agentId)}/.openclaw/workspace`
+
+/** The port the first simulated gateway is given; each agent provisioned after it gets the next one. */
+export const firstPort = 19001
 
 /**
  * The skills every simulated agent has without installing any: a few of OpenClaw's bundled ones, under OpenClaw's
@@ -67,6 +95,9 @@ export const frontMatter = (skillMd: string): Readonly<Record<string, string>> |
   return fields
 }
 
+const isPlainObject = (value: unknown): value is Readonly<Record<string, unknown>> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
 /** A start in progress. Its caller, and any start that joins it, wait on `ready`. */
 interface Launch {
   readonly ready: Deferred.Deferred<void, GatewayDidNotStart>
@@ -90,6 +121,14 @@ interface Agent {
   readonly workspace: Map<string, Uint8Array>
   /** The skill folders installed, so that one installed empty still reads as present, as a folder on disk does. */
   readonly skillFolders: Set<string>
+  /** The port its gateway listens on (in its config, and in the error of a scheduler that is not reachable). */
+  readonly port: number
+  /** Its runtime config: the current version, credentials included. */
+  config: ConfigStore.StoredConfig
+  /** Its scheduled tasks: kept by the gateway's store, so they outlive restarts. */
+  readonly cron: CronStore.CronStore
+  /** The console commands run, oldest first. */
+  readonly execLog: Array<ExecRequest>
 }
 
 export interface Simulation {
@@ -114,6 +153,16 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
   const nextStartFailures = new Map<string, Array<string>>()
   const cliFailures = new Map<string, string>()
   const scriptFailures = new Map<string, string>()
+  const execFailures = new Map<string, string>()
+  const configFailures = new Map<string, Map<ConfigOperation, string>>()
+  const taskFailures = new Map<string, string>()
+  let nextPort = firstPort
+  let taskIds = 0
+  /** UUID-shaped task ids, unique across the engine's agents. */
+  const newTaskId = () => {
+    const n = ++taskIds
+    return `${n.toString(16).padStart(8, "0")}-0000-4000-8000-${n.toString(16).padStart(12, "0")}`
+  }
   let engineFailure: { readonly cause: unknown } | undefined
 
   const find = (agentId: string) =>
@@ -137,18 +186,20 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
   }
 
   /**
-   * Hands a launching gateway its environment: the agent's variables under the engine's own, which always win. The
-   * simulated engine's own are those a real one sets (a home of the agent's, the gateway token, a PATH).
+   * The environment of the agent's processes (its gateway, its console commands): the agent's variables under the
+   * engine's own, which always win. The simulated engine's own are those a real one sets (a home of the agent's, the
+   * gateway token, a PATH).
    */
+  const processEnvironment = (agentId: string, agent: Agent): Readonly<Record<string, string>> => ({
+    ...EngineEnvironment.reveal(agent.environment),
+    HOME: homeOf(agentId),
+    PATH: "/usr/local/bin:/usr/bin:/bin",
+    OPENCLAW_HOME: homeOf(agentId),
+    OPENCLAW_GATEWAY_TOKEN: Redacted.value(agent.token)
+  })
+  /** Hands a launching gateway its environment. */
   const launchEnvironment = (agentId: string, agent: Agent) => {
-    const home = `/simulated/agents/${agentId}`
-    agent.launchedWith = {
-      ...EngineEnvironment.reveal(agent.environment),
-      HOME: home,
-      PATH: "/usr/local/bin:/usr/bin:/bin",
-      OPENCLAW_HOME: home,
-      OPENCLAW_GATEWAY_TOKEN: Redacted.value(agent.token)
-    }
+    agent.launchedWith = processEnvironment(agentId, agent)
   }
 
   /** Ends a start in progress: whoever waits on it gets GatewayDidNotStart with `logTail`. */
@@ -248,12 +299,35 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
     return [...found.values()]
   }
 
+  /** A config operation's agent: AgentNotProvisioned, then ConfigUnreadable while reading its config is scripted to fail. */
+  const configOf = (agentId: string) =>
+    Effect.tap(find(agentId), () => {
+      const detail = configFailures.get(agentId)?.get("read")
+      return detail === undefined ? Effect.void : Effect.fail(new ConfigUnreadable({ agentId, detail }))
+    })
+
+  /**
+   * A task operation's scheduler and the time: it lives in the gateway, so a gateway that is not running answers as
+   * OpenClaw's CLI does when it cannot connect.
+   */
+  const scheduler = Effect.fnUntraced(function*(agentId: string) {
+    const agent = yield* find(agentId)
+    const detail = taskFailures.get(agentId)
+    if (detail !== undefined) return yield* new TasksFailed({ agentId, detail })
+    if (agent.state !== "running") {
+      return yield* new TasksFailed({ agentId, detail: `Gateway not reachable at ws://127.0.0.1:${agent.port} (ECONNREFUSED).` })
+    }
+    return { cron: agent.cron, now: yield* Clock.currentTimeMillis }
+  })
+
   const engine = AgentEngine.of({
     listVersions: engineAvailable.pipe(Effect.as(versions)),
     provision: Effect.fnUntraced(function*(agentId, spec) {
       yield* engineAvailable
       if (!versions.includes(spec.version)) return yield* new VersionNotOffered({ version: spec.version })
       if (agents.has(agentId)) return
+      const port = nextPort++
+      const now = yield* Clock.currentTimeMillis
       agents.set(agentId, {
         version: spec.version,
         state: "stopped",
@@ -265,7 +339,11 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
         environment: {},
         launchedWith: undefined,
         workspace: new Map(),
-        skillFolders: new Set()
+        skillFolders: new Set(),
+        port,
+        config: ConfigStore.initial({ home: homeOf(agentId), port, token: Redacted.value(spec.gatewayToken) }),
+        cron: CronStore.make(newTaskId, now),
+        execLog: []
       })
     }, withLock),
     start: Effect.fnUntraced(function*(agentId) {
@@ -318,6 +396,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
     rotateGatewayToken: Effect.fnUntraced(function*(agentId, token) {
       const agent = yield* find(agentId)
       agent.token = token
+      agent.config = ConfigStore.withToken(agent.config, Redacted.value(token))
       if (agent.state !== "running" && agent.state !== "starting") return
       agent.starts++
       launchEnvironment(agentId, agent)
@@ -378,19 +457,104 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       const checked = yield* WorkspacePath.requireRelativePath(path)
       return (yield* findWorkspace(agentId)).workspace.get(checked)?.slice()
     }),
-    // Filled in by issue 13's work.
-    readWorkspaceFileWithin: () => Effect.die(new Error("not implemented yet")),
-    exec: () => Effect.die(new Error("not implemented yet")),
-    readConfig: () => Effect.die(new Error("not implemented yet")),
-    writeConfig: () => Effect.die(new Error("not implemented yet")),
-    validateConfig: () => Effect.die(new Error("not implemented yet")),
-    listTasks: () => Effect.die(new Error("not implemented yet")),
-    getTask: () => Effect.die(new Error("not implemented yet")),
-    addTask: () => Effect.die(new Error("not implemented yet")),
-    updateTask: () => Effect.die(new Error("not implemented yet")),
-    removeTask: () => Effect.die(new Error("not implemented yet")),
-    runTask: () => Effect.die(new Error("not implemented yet")),
-    taskRuns: () => Effect.die(new Error("not implemented yet")),
+    readWorkspaceFileWithin: Effect.fnUntraced(function*(agentId, path, maxBytes) {
+      const checked = yield* WorkspacePath.requireRelativePath(path)
+      const content = (yield* findWorkspace(agentId)).workspace.get(checked)
+      if (content === undefined) return { _tag: "Missing" } as const
+      if (content.length > maxBytes) return { _tag: "TooLarge", size: content.length } as const
+      return { _tag: "Found", content: content.slice() } as const
+    }),
+    // The mini shell reads the workspace as it is while it runs; it needs no gateway.
+    exec: Effect.fnUntraced(function*(agentId, request) {
+      const agent = yield* find(agentId)
+      const root = workspaceRoot(agentId)
+      const workspace: MiniShell.ShellWorkspace = {
+        files: agent.workspace,
+        folders: new Set([...agent.skillFolders].map(WorkspacePath.skillFolder))
+      }
+      const cwd = MiniShell.workingDirectory(workspace, root, request.cwd)
+      if (cwd === undefined) return yield* new WorkingDirectoryOutside({ agentId, cwd: request.cwd ?? "" })
+      const detail = execFailures.get(agentId)
+      if (detail !== undefined) return yield* new ExecFailed({ agentId, detail })
+      agent.execLog.push({ ...request })
+      return yield* MiniShell.run(request.command, {
+        workspace,
+        root,
+        cwd,
+        environment: processEnvironment(agentId, agent),
+        timeoutMs: request.timeoutMs,
+        maxOutputBytes: request.maxOutputBytes
+      })
+    }),
+    readConfig: Effect.fnUntraced(function*(agentId) {
+      const agent = yield* configOf(agentId)
+      return { config: ConfigStore.redact(agent.config.config), hash: agent.config.hash }
+    }),
+    // The checks run in the order a write meets them on OpenClaw: its base hash, Cairn's own settings, the validator.
+    writeConfig: Effect.fnUntraced(function*(agentId, write) {
+      const agent = yield* configOf(agentId)
+      if (write.baseHash !== undefined && write.baseHash !== agent.config.hash) return yield* new ConfigChanged({ agentId })
+      if (!isPlainObject(write.config)) {
+        return yield* new ConfigRejected({ agentId, issues: ConfigValidator.issuesOf(write.config) })
+      }
+      const restored = ConfigStore.restore(write.config, agent.config.config)
+      const owned = ConfigStore.keepOwned(restored.config, agent.config.config)
+      if (owned.changed.length > 0) return yield* new ConfigSettingOwned({ agentId, paths: owned.changed })
+      const issues = [...restored.issues, ...ConfigValidator.issuesOf(owned.config)]
+      if (issues.length > 0) return yield* new ConfigRejected({ agentId, issues })
+      const detail = configFailures.get(agentId)?.get("write")
+      if (detail !== undefined) return yield* new ConfigUnwritable({ agentId, detail })
+      agent.config = ConfigStore.store(owned.config)
+      return { config: ConfigStore.redact(agent.config.config), hash: agent.config.hash }
+    }),
+    validateConfig: Effect.fnUntraced(function*(agentId, config) {
+      yield* find(agentId)
+      const detail = configFailures.get(agentId)?.get("validate")
+      if (detail !== undefined) return yield* new ValidatorFailed({ agentId, detail })
+      return ConfigValidator.validate(config, `${homeOf(agentId)}/.openclaw/openclaw.json`)
+    }),
+    listTasks: Effect.fnUntraced(function*(agentId, options) {
+      const { cron, now } = yield* scheduler(agentId)
+      return cron.list(now, options.includeDisabled)
+    }),
+    getTask: Effect.fnUntraced(function*(agentId, taskId) {
+      const { cron, now } = yield* scheduler(agentId)
+      const task = cron.get(taskId, now)
+      if (task === undefined) return yield* new TaskNotFound({ agentId, taskId })
+      return task
+    }),
+    addTask: Effect.fnUntraced(function*(agentId, spec) {
+      const { cron, now } = yield* scheduler(agentId)
+      const task = cron.add(spec, now)
+      if (task instanceof CronStore.Refused) return yield* new TasksFailed({ agentId, detail: task.detail })
+      return task
+    }),
+    updateTask: Effect.fnUntraced(function*(agentId, taskId, patch) {
+      const { cron, now } = yield* scheduler(agentId)
+      const task = cron.update(taskId, patch, now)
+      if (task === "missing") return yield* new TaskNotFound({ agentId, taskId })
+      if (task === "protected") return yield* new SystemTaskProtected({ agentId, taskId })
+      if (task instanceof CronStore.Refused) return yield* new TasksFailed({ agentId, detail: task.detail })
+      return task
+    }),
+    removeTask: Effect.fnUntraced(function*(agentId, taskId) {
+      const { cron } = yield* scheduler(agentId)
+      const removed = cron.remove(taskId)
+      if (removed === "missing") return yield* new TaskNotFound({ agentId, taskId })
+      if (removed === "protected") return yield* new SystemTaskProtected({ agentId, taskId })
+    }),
+    runTask: Effect.fnUntraced(function*(agentId, taskId) {
+      const { cron, now } = yield* scheduler(agentId)
+      const run = cron.run(taskId, now)
+      if (run === "missing") return yield* new TaskNotFound({ agentId, taskId })
+      return run
+    }),
+    taskRuns: Effect.fnUntraced(function*(agentId, taskId, limit) {
+      const { cron } = yield* scheduler(agentId)
+      const runs = cron.runs(taskId, limit)
+      if (runs === "missing") return yield* new TaskNotFound({ agentId, taskId })
+      return runs
+    }),
 
     destroy: (agentId) =>
       Effect.suspend(() => {
@@ -414,7 +578,20 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
         nextStartFailures.delete(agentId)
         cliFailures.delete(agentId)
         scriptFailures.delete(agentId)
+        execFailures.delete(agentId)
+        configFailures.delete(agentId)
+        taskFailures.delete(agentId)
       }),
+    failExec: (agentId, detail) => Effect.sync(() => void execFailures.set(agentId, detail)),
+    execLog: (agentId) => Effect.map(find(agentId), (agent) => agent.execLog.map((request) => ({ ...request }))),
+    failConfig: (agentId, operation, detail) =>
+      Effect.sync(() => {
+        const failures = configFailures.get(agentId) ?? new Map<ConfigOperation, string>()
+        failures.set(operation, detail)
+        configFailures.set(agentId, failures)
+      }),
+    storedConfig: (agentId) => Effect.map(find(agentId), (agent) => agent.config.config),
+    failTasks: (agentId, detail) => Effect.sync(() => void taskFailures.set(agentId, detail)),
     failEngine: (cause) => Effect.sync(() => void (engineFailure = { cause })),
     restoreEngine: Effect.sync(() => void (engineFailure = undefined)),
     crash: Effect.fnUntraced(function*(agentId) {

@@ -8,6 +8,10 @@
 import { Context, type Effect, type Redacted } from "effect"
 import type { Device } from "./AgentEngine.ts"
 import type { AgentNotProvisioned } from "./AgentEngineError.ts"
+import type { ExecRequest } from "./WorkspaceOperations.ts"
+
+/** The config operations whose failure can be scripted: reading, writing, and running the validator. */
+export type ConfigOperation = "read" | "write" | "validate"
 
 export class SimulatedEngineControl extends Context.Service<SimulatedEngineControl, {
   /** The version scenarios provision with when they do not care which. */
@@ -21,7 +25,24 @@ export class SimulatedEngineControl extends Context.Service<SimulatedEngineContr
   readonly failCli: (agentId: string, detail: string) => Effect.Effect<void>
   /** Makes every script relaunch for `agentId` fail with `detail` until `clearFailures`. */
   readonly failScripts: (agentId: string, detail: string) => Effect.Effect<void>
-  /** Drops every failure scripted for `agentId`: queued start failures, CLI and script failures. */
+  /**
+   * Makes every console command of `agentId` fail to start (ExecFailed with `detail`) until `clearFailures`. A working
+   * directory outside the workspace is still refused first.
+   */
+  readonly failExec: (agentId: string, detail: string) => Effect.Effect<void>
+  /** The console commands the agent ran (started, whatever their exit code), oldest first, as requested. */
+  readonly execLog: (agentId: string) => Effect.Effect<ReadonlyArray<ExecRequest>, AgentNotProvisioned>
+  /**
+   * Makes one config operation of `agentId` fail with `detail` until `clearFailures`: `read` (readConfig and
+   * writeConfig: ConfigUnreadable), `write` (writeConfig, once the config passed every check: ConfigUnwritable),
+   * `validate` (validateConfig: ValidatorFailed).
+   */
+  readonly failConfig: (agentId: string, operation: ConfigOperation, detail: string) => Effect.Effect<void>
+  /** The agent's config as stored, credentials unredacted (what a real engine keeps in its file). */
+  readonly storedConfig: (agentId: string) => Effect.Effect<Readonly<Record<string, unknown>>, AgentNotProvisioned>
+  /** Makes every scheduled-task operation of `agentId` fail with TasksFailed carrying `detail` until `clearFailures`. */
+  readonly failTasks: (agentId: string, detail: string) => Effect.Effect<void>
+  /** Drops every failure scripted for `agentId`: queued start failures, CLI, script, exec, config and task failures. */
   readonly clearFailures: (agentId: string) => Effect.Effect<void>
   /**
    * Makes the engine itself unavailable until `restoreEngine`: `listVersions`, `provision`, and the operations on

@@ -1,4 +1,4 @@
-import { AgentEngine, SimulatedAgentEngine, SimulatedEngineControl } from "@cairn/agent-engine"
+import { AgentEngine, RedactedMarker, SimulatedAgentEngine, SimulatedEngineControl } from "@cairn/agent-engine"
 import { advanceTestClock, agentEngineContract } from "@cairn/agent-engine/testing"
 import { assert, describe, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Fiber, Layer, Logger, Redacted } from "effect"
@@ -487,3 +487,114 @@ describe("SimulatedAgentEngine", () => {
       assert.strictEqual(yield* state("agent-2"), "stopped")
     })))
 })
+
+describe("SimulatedAgentEngine workspace operations", () => {
+  const exec = (command: string, cwd?: string) =>
+    AgentEngine.use((engine) =>
+      engine.exec(agentId, { command, ...(cwd === undefined ? {} : { cwd }), timeoutMs: 30_000, maxOutputBytes: 1024 })
+    )
+
+  it.effect("runs console commands in the workspace with the agent's current environment, running or not, and logs them", () =>
+    withEngine()(Effect.gen(function*() {
+      const engine = yield* AgentEngine
+      const control = yield* SimulatedEngineControl
+      yield* engine.writeWorkspaceFiles(agentId, [text("notes/today.md", "remember")])
+      yield* engine.setEnvironment(agentId, { ANTHROPIC_API_KEY: Redacted.make("sk-ant") })
+      assert.deepInclude(yield* exec("pwd; printenv ANTHROPIC_API_KEY; printenv HOME"), {
+        stdout: `${SimulatedAgentEngine.workspaceRoot(agentId)}\nsk-ant\n${SimulatedAgentEngine.homeOf(agentId)}\n`,
+        exitCode: 0
+      })
+      assert.strictEqual((yield* exec("cat today.md", "notes")).stdout, "remember")
+      assert.strictEqual((yield* exec("ls", `${SimulatedAgentEngine.workspaceRoot(agentId)}/notes`)).stdout, "today.md\n")
+      yield* control.editWorkspaceFile(agentId, "notes/today.md", undefined)
+      assert.deepInclude(yield* exec("cat notes/today.md"), { exitCode: 1, stderr: "cat: notes/today.md: No such file or directory\n" })
+      assert.deepStrictEqual((yield* control.execLog(agentId)).map((request) => [request.command, request.cwd]), [
+        ["pwd; printenv ANTHROPIC_API_KEY; printenv HOME", undefined],
+        ["cat today.md", "notes"],
+        ["ls", `${SimulatedAgentEngine.workspaceRoot(agentId)}/notes`],
+        ["cat notes/today.md", undefined]
+      ])
+      assert.strictEqual((yield* Effect.flip(control.execLog("agent-unknown")))._tag, "AgentNotProvisioned")
+    })))
+
+  it.effect("refuses a working directory outside the workspace or that is no folder, and fails exec as scripted", () =>
+    withEngine()(Effect.gen(function*() {
+      const control = yield* SimulatedEngineControl
+      yield* AgentEngine.use((engine) => engine.writeWorkspaceFiles(agentId, [text("file.txt", "x")]))
+      for (const cwd of ["..", "../..", "/tmp", "file.txt", "missing"]) {
+        assert.deepInclude(yield* Effect.flip(exec("pwd", cwd)), { _tag: "WorkingDirectoryOutside", agentId, cwd })
+      }
+      yield* control.failExec(agentId, "bwrap: No permissions to create new namespace")
+      assert.deepInclude(yield* Effect.flip(exec("true")), { _tag: "ExecFailed", agentId, detail: "bwrap: No permissions to create new namespace" })
+      assert.deepInclude(yield* Effect.flip(exec("true", "..")), { _tag: "WorkingDirectoryOutside" }, "the directory is checked first")
+      assert.deepStrictEqual(yield* control.execLog(agentId), [], "commands that never started are not logged")
+      yield* control.clearFailures(agentId)
+      assert.strictEqual((yield* exec("true")).exitCode, 0)
+      assert.strictEqual((yield* Effect.flip(AgentEngine.use((engine) => engine.exec("agent-unknown", { command: "true", timeoutMs: 1, maxOutputBytes: 1 }))))._tag, "AgentNotProvisioned")
+    })))
+
+  it.effect("keeps the gateway token in the config, redacted on reads, kept through a marker, changed by a rotation", () =>
+    withEngine()(Effect.gen(function*() {
+      const engine = yield* AgentEngine
+      const control = yield* SimulatedEngineControl
+      const tokenOf = (config: Readonly<Record<string, unknown>>) => (config["gateway"] as { auth: { token: unknown } }).auth.token
+      const read = yield* engine.readConfig(agentId)
+      assert.strictEqual(tokenOf(read.config), RedactedMarker)
+      assert.strictEqual(tokenOf(yield* control.storedConfig(agentId)), "first-token")
+      const written = yield* engine.writeConfig(agentId, { config: { ...read.config, cron: { enabled: true } }, baseHash: read.hash })
+      assert.strictEqual(tokenOf(yield* control.storedConfig(agentId)), "first-token")
+      yield* engine.rotateGatewayToken(agentId, Redacted.make("second-token"))
+      assert.strictEqual(tokenOf(yield* control.storedConfig(agentId)), "second-token")
+      assert.notStrictEqual((yield* engine.readConfig(agentId)).hash, written.hash, "a rotation changes the stored config")
+      assert.deepInclude((yield* control.storedConfig(agentId))["cron"], { enabled: true })
+      const other = yield* Effect.flip(engine.writeConfig(agentId, { config: { channels: { slack: { botToken: RedactedMarker } } } }))
+      assert.deepInclude(other, { _tag: "ConfigRejected" })
+      yield* engine.destroy(agentId)
+      yield* engine.provision(agentId, { version: control.defaultVersion, gatewayToken: Redacted.make("new-token") })
+      assert.isUndefined((yield* control.storedConfig(agentId))["cron"], "a new agent of the same id has the old one's config")
+    })))
+
+  it.effect("fails config reads, writes and validation as scripted, until cleared", () =>
+    withEngine()(Effect.gen(function*() {
+      const engine = yield* AgentEngine
+      const control = yield* SimulatedEngineControl
+      const { config, hash } = yield* engine.readConfig(agentId)
+      yield* control.failConfig(agentId, "write", "EACCES")
+      assert.deepInclude(yield* Effect.flip(engine.writeConfig(agentId, { config, baseHash: hash })), { _tag: "ConfigUnwritable", agentId, detail: "EACCES" })
+      assert.deepInclude(yield* Effect.flip(engine.writeConfig(agentId, { config: { bogusKey: 1 } })), { _tag: "ConfigRejected" }, "validated first")
+      assert.strictEqual((yield* engine.readConfig(agentId)).hash, hash)
+      yield* control.failConfig(agentId, "validate", "spawn openclaw ENOENT")
+      assert.deepInclude(yield* Effect.flip(engine.validateConfig(agentId, config)), { _tag: "ValidatorFailed", detail: "spawn openclaw ENOENT" })
+      yield* control.failConfig(agentId, "read", "unexpected end of JSON5")
+      assert.deepInclude(yield* Effect.flip(engine.readConfig(agentId)), { _tag: "ConfigUnreadable", detail: "unexpected end of JSON5" })
+      assert.deepInclude(yield* Effect.flip(engine.writeConfig(agentId, { config })), { _tag: "ConfigUnreadable" })
+      yield* control.clearFailures(agentId)
+      assert.strictEqual((yield* engine.writeConfig(agentId, { config, baseHash: hash })).hash, hash, "the same document, the same hash")
+      assert.isTrue((yield* engine.validateConfig(agentId, config)).valid)
+    })))
+
+  it.effect("keeps tasks through stops and restarts, drops them with the agent, and fails them as scripted", () =>
+    withEngine()(Effect.gen(function*() {
+      const engine = yield* AgentEngine
+      const control = yield* SimulatedEngineControl
+      const notRunning = yield* Effect.flip(engine.listTasks(agentId, { includeDisabled: true }))
+      assert.deepInclude(notRunning, { _tag: "TasksFailed", agentId, detail: `Gateway not reachable at ws://127.0.0.1:${SimulatedAgentEngine.firstPort} (ECONNREFUSED).` })
+      yield* drive(engine.start(agentId))
+      const task = yield* engine.addTask(agentId, { name: "t", schedule: { kind: "every", everyMs: 60_000 }, payload: { kind: "systemEvent", message: "m" } })
+      assert.match(task.id, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-8[0-9a-f]{3}-[0-9a-f]{12}$/)
+      yield* engine.stop(agentId)
+      yield* drive(engine.start(agentId))
+      assert.deepInclude(yield* engine.getTask(agentId, task.id), { name: "t" })
+      yield* control.failTasks(agentId, "rate limit exceeded for cron.add; retry after 3s")
+      assert.deepInclude(yield* Effect.flip(engine.getTask(agentId, task.id)), { _tag: "TasksFailed", detail: "rate limit exceeded for cron.add; retry after 3s" })
+      yield* control.clearFailures(agentId)
+      const { runId } = yield* engine.runTask(agentId, task.id)
+      assert.deepInclude((yield* engine.taskRuns(agentId, task.id, 5))[0], { runId, status: "ok", summary: "m" })
+      yield* engine.destroy(agentId)
+      yield* engine.provision(agentId, { version: control.defaultVersion, gatewayToken: Redacted.make("t") })
+      yield* drive(engine.start(agentId))
+      assert.deepInclude(yield* Effect.flip(engine.getTask(agentId, task.id)), { _tag: "TaskNotFound" })
+      assert.deepStrictEqual((yield* engine.listTasks(agentId, { includeDisabled: true })).map((t) => t.system), [true, true, true])
+    })))
+})
+

@@ -1,2 +1,8 @@
 /** Test kits for adapters of the AgentEngine port: `@cairn/agent-engine/testing`. */
 export * from "./AgentEngineContract.ts"
+/** Sections of the contract, for adapters' tests that run one on its own. */
+export type { SectionContext } from "./ContractSection.ts"
+export { configContract } from "./ConfigContract.ts"
+export { filesContract } from "./FilesContract.ts"
+export { consoleContract } from "./ConsoleContract.ts"
+export { tasksContract } from "./TasksContract.ts"
