@@ -106,12 +106,13 @@ const auditAgent = Command.make(
   ({ agentId }) =>
     Effect.gen(function*() {
       const events = (yield* AdminClient.request("GET", `/admin/agents/${encodeURIComponent(agentId)}/events`)) as Array<{
+        stream: string
         version: number
         type: string
         at: string
         actor: string | null
       }>
-      for (const event of events) yield* Console.log(`${event.at}\t#${event.version}\t${event.type}\tby ${event.actor ?? "?"}`)
+      for (const event of events) yield* Console.log(`${event.at}\t${event.stream}#${event.version}\t${event.type}\tby ${event.actor ?? "?"}`)
     })
 ).pipe(Command.withDescription("Print an agent's history: every event with its time and actor"))
 

@@ -7,8 +7,8 @@
  */
 import { AgentEngine } from "@cairn/agent-engine"
 import { GatewayTokens, TokenSigner } from "@cairn/auth"
-import { Agent, ValidationFailed, Workspace } from "@cairn/domain"
-import { EventStore } from "@cairn/event-store"
+import { Agent, AuditStreams, ValidationFailed, Workspace } from "@cairn/domain"
+import { compare, EventStore } from "@cairn/event-store"
 import { Context, Deferred, type Duration, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Principal } from "./Access.ts"
@@ -26,6 +26,8 @@ export interface AgentHistoryEntry {
   readonly type: string
   readonly at: string
   readonly actor: string | null
+  /** The stream the event is in: the agent's own, or one of what was done inside it (console, uploads, …). */
+  readonly stream: string
   readonly version: number
   readonly data: unknown
 }
@@ -240,14 +242,21 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
         )
       )
 
-    /** Every event of the agent with its actor and time, whatever its workspace: the operator's audit trail. */
+    /**
+     * Every event of the agent with its actor and time, whatever its workspace: the operator's audit trail. It is the
+     * agent's own stream and the streams of what was done inside the agent (AuditStreams lists them all), merged in
+     * log order; `version` is the event's place in its own `stream`.
+     */
     const auditTrail = (agentId: string) =>
-      store.readStream(Agent.stream(agentId)).pipe(
-        Effect.flatMap((events) => events.length === 0 ? Effect.fail(new Agent.AgentNotFound({ agentId })) : Effect.succeed(events)),
-        Effect.map((events) => events.map((e): AgentHistoryEntry => ({
+      Effect.forEach(AuditStreams.auditStreams(agentId), (stream) => store.readStream(stream), { concurrency: "unbounded" }).pipe(
+        Effect.flatMap(([own = [], ...others]) =>
+          own.length === 0 ? Effect.fail(new Agent.AgentNotFound({ agentId })) : Effect.succeed([...own, ...others.flat()])
+        ),
+        Effect.map((events) => events.sort((a, b) => compare(a.position, b.position)).map((e): AgentHistoryEntry => ({
           type: e.type,
           at: e.recordedAt.toISOString(),
           actor: e.metadata.actor ?? null,
+          stream: e.stream,
           version: e.version,
           data: e.data
         })))

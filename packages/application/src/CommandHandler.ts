@@ -142,7 +142,29 @@ export class CommandHandler extends Context.Service<CommandHandler>()("cairn/Com
     const execute = <D extends AnyDecider>(decider: D, stream: string, command: CommandOf<D>, metadata: EventMetadata, loaded?: Loaded<StateOf<D>>) =>
       Effect.map(executeAll([decision(decider, stream, command, loaded)], metadata), ([outcome]) => outcome as Outcome<D>)
 
-    return { load, execute, executeAll, executePlan }
+    /**
+     * Records a command on an audit log: a stream whose decider folds every history into the same state, so no
+     * history can refuse what it records (an agent's console runs, its uploads). It is decided on the initial state
+     * and appended whatever the stream holds, without reading it: a long log costs nothing to add to.
+     */
+    const record = <D extends AnyDecider>(decider: D, stream: string, command: CommandOf<D>, metadata: EventMetadata) =>
+      Effect.gen(function*() {
+        const events: ReadonlyArray<EventOf<D>> = yield* Effect.fromResult(decider.decide(command, decider.initial))
+        const { encode } = codecOf(decider)
+        yield* store.append([{
+          stream,
+          expected: ExpectedVersion.Any,
+          events: events.map((event: { readonly _tag: string }) => ({ type: event._tag, data: encode(event), metadata }))
+        }]).pipe(Effect.catchTags({
+          WrongExpectedVersion: Effect.die,
+          IdempotencyConflict: Effect.die,
+          InvalidAppend: Effect.die,
+          ProjectionFailed: Effect.die
+        }))
+        return events
+      }) as Effect.Effect<ReadonlyArray<EventOf<D>>, ErrorOf<D> | EventStoreUnavailable>
+
+    return { load, execute, executeAll, executePlan, record }
   })
 }) {
   static readonly layer = Layer.effect(this, this.make)

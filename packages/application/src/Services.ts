@@ -15,24 +15,31 @@ import { Agents } from "./Agents.ts"
 import type { AgentSupervisor } from "./AgentSupervisor.ts"
 import { ApiKeys } from "./ApiKeys.ts"
 import { CommandHandler } from "./CommandHandler.ts"
+import { Console } from "./Console.ts"
 import { Files } from "./Files.ts"
 import { Issues } from "./Issues.ts"
+import { RuntimeConfig } from "./RuntimeConfig.ts"
 import type { Secrets } from "./Secrets.ts"
 import type { Skills } from "./Skills.ts"
 import { SecretVault } from "./SecretVault.ts"
 import { Signatures } from "./Signatures.ts"
+import { Tasks } from "./Tasks.ts"
 import { Templates } from "./Templates.ts"
+import { WorkspaceFiles } from "./WorkspaceFiles.ts"
 import { Workspaces } from "./Workspaces.ts"
 
 export type Provided = Workspaces | ApiKeys | Files | Signatures | Agents | AgentSupervisor | Secrets | Skills | SecretVault | Issues | CommandHandler
   | Templates
+  | Console | WorkspaceFiles
+  | RuntimeConfig | Tasks
 
 /** The ports the services stand on; the read models' tables are reached through the event store's SqlClient. */
 export type Requirements =
   | EventStore | SqlClient.SqlClient | ContentStore | SignatureVerifier | AgentEngine | GatewayTokens.GatewayTokens | TokenSigner | MasterKeys | SkillHub
   | GitRepositories
 
-export const layer: Layer.Layer<Provided, never, Requirements> = Layer.mergeAll(ApiKeys.layer, Files.layer, Signatures.layer, Issues.layer).pipe(
+export const layer: Layer.Layer<Provided, never, Requirements> = Layer.mergeAll(ApiKeys.layer, Files.layer, Signatures.layer, Issues.layer,
+  Console.layer, WorkspaceFiles.layer, RuntimeConfig.layer, Tasks.layer).pipe(
   Layer.provideMerge(Layer.mergeAll(Workspaces.layer, Agents.layer)),
   Layer.provideMerge(Templates.layer),
   Layer.provideMerge(SecretVault.layer),

@@ -129,7 +129,7 @@ export const layer = HttpRouter.use((router) =>
         yield* asAdmin(request)
         const { agentId = "" } = yield* HttpRouter.params
         const events = yield* agents.auditTrail(agentId)
-        return data(events.map((e) => ({ version: e.version, type: e.type, at: e.at, actor: e.actor, data: e.data })))
+        return data(events.map((e) => ({ stream: e.stream, version: e.version, type: e.type, at: e.at, actor: e.actor, data: e.data })))
       })))
 
     yield* router.add("POST", "/admin/keys/:keyId/revoke", (request) =>

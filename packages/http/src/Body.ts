@@ -24,3 +24,26 @@ export const json = <S extends Schema.Codec<unknown, unknown>>(request: HttpServ
  */
 export const bytes = <E>(request: HttpServerRequest.HttpServerRequest, maxBytes: number, tooLarge: () => E) =>
   Bytes.collectWithin(request.stream, maxBytes, tooLarge)
+
+/**
+ * A JSON body of at most `maxBytes`, counted while it streams in (`tooLarge` past it, or at once when its
+ * Content-Length says so): for bodies that may be big (an upload's base64), never held beyond the limit.
+ */
+export const jsonWithin = <S extends Schema.Codec<unknown, unknown>, E>(
+  request: HttpServerRequest.HttpServerRequest,
+  schema: S,
+  maxBytes: number,
+  tooLarge: () => E
+) =>
+  Effect.gen(function*() {
+    const declared = Number(request.headers["content-length"] ?? Number.NaN)
+    if (declared > maxBytes) return yield* Effect.fail(tooLarge())
+    const raw = yield* bytes(request, maxBytes, tooLarge)
+    let value: unknown
+    try {
+      value = JSON.parse(new TextDecoder().decode(raw))
+    } catch {
+      return yield* new ValidationFailed({ detail: "the request body is not valid JSON" })
+    }
+    return yield* Schema.decodeUnknownEffect(schema)(value)
+  })

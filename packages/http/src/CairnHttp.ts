@@ -5,6 +5,8 @@
  */
 import type { Agents, ApiKeys, Files, Issues, Secrets, SecretVault, Signatures, Skills, Workspaces } from "@cairn/application"
 import type { Templates } from "@cairn/application"
+import type { Console, WorkspaceFiles } from "@cairn/application"
+import type { RuntimeConfig, Tasks } from "@cairn/application"
 import type { AdminToken, TokenSigner } from "@cairn/auth"
 import type { ContentStore } from "@cairn/content-store"
 import type { EventStore } from "@cairn/event-store"
@@ -23,6 +25,8 @@ export type Requirements =
   | Agents | ApiKeys | Files | Issues | Secrets | SecretVault | Signatures | Skills | Workspaces | ContentStore | EventStore | TokenSigner | AdminToken.AdminToken
   | FileSystem.FileSystem | Path.Path | HttpRouter.HttpRouter
   | Templates
+  | Console | WorkspaceFiles
+  | RuntimeConfig | Tasks
 
 export const routes: Layer.Layer<never, Config.ConfigError, Requirements> = Layer.mergeAll(
   HealthRoutes.layer,

@@ -8,6 +8,7 @@ import { SimulatedAgentEngine } from "@cairn/agent-engine"
 import { OpenClawAgentEngine } from "@cairn/agent-engine-openclaw"
 import { AgentsNode, AgentSupervisor, Services } from "@cairn/application"
 import { AllowLocalGit, Templates } from "@cairn/application"
+import { defaultWorkspaceLimits, WorkspaceLimits } from "@cairn/application"
 import { AdminToken, GatewayTokens, JoseTokenSigner, MasterKeysConfig } from "@cairn/auth"
 import { HeliaContentStore } from "@cairn/content-store-helia"
 import { KuboContentStore } from "@cairn/content-store-kubo"
@@ -17,7 +18,7 @@ import type { SqlClient } from "effect/sql"
 import { Eip1271SignatureVerifier, EoaSignatureVerifier } from "@cairn/signatures"
 import { SkillHubConfig } from "@cairn/skill-hub"
 import { Catalog, IsomorphicGitRepositories } from "@cairn/templates/node"
-import { Config, Effect, Layer, Option } from "effect"
+import { Config, Effect, Layer, Option, Schema } from "effect"
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
 import * as ReadModels from "./ReadModels.ts"
@@ -76,8 +77,11 @@ const layerCredentials = Layer.unwrap(Effect.gen(function*() {
  * `ENGINE=openclaw`, the default, runs real OpenClaw gateways: versions are installed from the npm registry on first
  * use into `OPENCLAW_ENGINES_DIR` (`DATA_DIR/engines` by default); `OPENCLAW_VERSIONS` is an optional
  * comma-separated allowlist; `OPENCLAW_MAX_STARTS` bounds concurrent gateway starts (2); agent n's gateway listens on
- * `OPENCLAW_BASE_PORT` + 120·n (18789); `OPENCLAW_NODE` is the Node (≥ 24.16) that runs them. `ENGINE=simulated` is a
- * deterministic engine in process; `SIMULATED_START_DELAY` sets how long its gateways take to come up.
+ * `OPENCLAW_BASE_PORT` + 120·n (18789); `OPENCLAW_NODE` is the Node (≥ 24.16) that runs them. `SANDBOX` isolates
+ * each agent's processes with bubblewrap (docs/operations.md, "Sandbox"): `auto` (the default) refuses to start
+ * agents when bubblewrap cannot run here, `required` then stops Cairn at start, `off` runs them unisolated.
+ * `ENGINE=simulated` is a deterministic engine in process; `SIMULATED_START_DELAY` sets how long its gateways take
+ * to come up.
  */
 const layerAgentEngine = Layer.unwrap(Effect.gen(function*() {
   const engine = yield* Config.Literals(["simulated", "openclaw"], "ENGINE").pipe(Config.withDefault("openclaw" as const))
@@ -88,12 +92,14 @@ const layerAgentEngine = Layer.unwrap(Effect.gen(function*() {
     const maxConcurrentStarts = yield* Config.Int("OPENCLAW_MAX_STARTS").pipe(Config.withDefault(2))
     const basePort = yield* Config.Int("OPENCLAW_BASE_PORT").pipe(Config.withDefault(18789))
     const nodePath = yield* Config.option(Config.String("OPENCLAW_NODE"))
-    yield* Effect.logInfo(`Agent engine: OpenClaw gateways in ${Path.join(dir, "agents")}, engines in ${enginesDir}`)
+    const sandbox = yield* Config.Literals(["auto", "required", "off"], "SANDBOX").pipe(Config.withDefault("auto" as const))
+    yield* Effect.logInfo(`Agent engine: OpenClaw gateways in ${Path.join(dir, "agents")}, engines in ${enginesDir}, SANDBOX=${sandbox}`)
     return OpenClawAgentEngine.layer({
       dataDir: dir,
       enginesDir,
       maxConcurrentStarts,
       basePort,
+      sandbox,
       ...Option.match(nodePath, { onNone: () => ({}), onSome: (path) => ({ nodePath: path }) }),
       ...Option.match(versions, {
         onNone: () => ({}),
@@ -133,6 +139,22 @@ const layerTemplates = Layer.unwrap(Effect.map(
   (allowLocalGit) => Layer.merge(IsomorphicGitRepositories.layer, Layer.succeed(AllowLocalGit, allowLocalGit))
 ))
 
+/**
+ * The limits on what the API does inside agents' workspaces (docs/operations.md, "Workspace limits"):
+ * `CONSOLE_TIMEOUT_MS` (30000), `CONSOLE_MAX_OUTPUT_BYTES` per stream (1 MiB), `UPLOAD_MAX_BYTES` decoded (25 MiB)
+ * and `FILE_READ_MAX_BYTES` (10 MiB); each a positive whole number.
+ */
+const layerWorkspaceLimits = Layer.effect(WorkspaceLimits, Effect.gen(function*() {
+  const positive = (name: string, fallback: number) =>
+    Config.schema(Schema.NumberFromString.pipe(Schema.check(Schema.isInt(), Schema.isGreaterThan(0))), name).pipe(Config.withDefault(fallback))
+  return {
+    consoleTimeoutMs: yield* positive("CONSOLE_TIMEOUT_MS", defaultWorkspaceLimits.consoleTimeoutMs),
+    consoleMaxOutputBytes: yield* positive("CONSOLE_MAX_OUTPUT_BYTES", defaultWorkspaceLimits.consoleMaxOutputBytes),
+    uploadMaxBytes: yield* positive("UPLOAD_MAX_BYTES", defaultWorkspaceLimits.uploadMaxBytes),
+    fileReadMaxBytes: yield* positive("FILE_READ_MAX_BYTES", defaultWorkspaceLimits.fileReadMaxBytes)
+  }
+}))
+
 /** The skill hub: a ClawHub-compatible registry at `CLAWHUB_URL`, else the offline catalog in `<DATA_DIR>/hub`. */
 const layerSkillHub = Layer.unwrap(Effect.map(dataDir, (dir) => SkillHubConfig.layer({ dataDir: dir })))
 
@@ -140,7 +162,8 @@ const layerSkillHub = Layer.unwrap(Effect.map(dataDir, (dir) => SkillHubConfig.l
 export const layerApplication = (database: DatabaseLayer) =>
   Services.layer.pipe(
     Layer.provideMerge(layerTemplates),
-    Layer.provideMerge(Layer.mergeAll(layerContentStore, layerSignatureVerifier, layerCredentials, layerAgentEngine, layerNode, layerSkillHub)),
+    Layer.provideMerge(Layer.mergeAll(layerContentStore, layerSignatureVerifier, layerCredentials, layerAgentEngine, layerNode, layerSkillHub,
+      layerWorkspaceLimits)),
     Layer.provideMerge(layerStore(database))
   )
 

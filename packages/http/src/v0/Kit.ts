@@ -3,11 +3,12 @@
  * do. A route is authenticated (an API key with the `org:agents` scope; on an agent's own routes,
  * `/v0/agents/{agentId}/…`, also that agent's current gateway token, which may come as `?token=` or the `gw_token`
  * cookie, as on Pinata's per-agent host), gets the decoded path parameters, and answers JSON: the handler's value
- * with 200, or `created(body)` for 201. Any failure becomes `{error}` with its documented status (ErrorResponse.ts).
+ * with 200, or `created(body)` for 201, or a response it built (a file's bytes). Any failure becomes `{error}` with
+ * its documented status (ErrorResponse.ts).
  */
 import { Agents, ApiKeys, type Principal, Unauthorized } from "@cairn/application"
 import { type Effect as E, Effect, Option, type Schema } from "effect"
-import { HttpRouter, type HttpServerRequest } from "effect/http"
+import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { bearerToken, requireScope } from "../Authenticate.ts"
 import * as Body from "../Body.ts"
 import { handled } from "../ErrorResponse.ts"
@@ -74,6 +75,8 @@ export const make = (router: HttpRouter.HttpRouter) =>
           const principal = yield* authorize(request, agentId)
           const context: RouteContext = { principal, request, params, body: (schema) => Body.json(request, schema) }
           const result = yield* handle((agentId === undefined ? context : { ...context, agentId }) as C)
+          // A handler that answers something else than JSON (a file's bytes) builds its response itself.
+          if (HttpServerResponse.isHttpServerResponse(result)) return result
           return result instanceof Reply ? json(result.body, result.status) : json(result)
         })))
 

@@ -7,6 +7,7 @@
 import { SimulatedAgentEngine, SimulatedEngineControl } from "@cairn/agent-engine"
 import { Services } from "@cairn/application"
 import { AllowLocalGit } from "@cairn/application"
+import { defaultWorkspaceLimits, type WorkspaceLimitValues, WorkspaceLimits } from "@cairn/application"
 import { AdminToken, ConfigMasterKeys, GatewayTokens, JoseTokenSigner, type MasterKeys, TokenSigner } from "@cairn/auth"
 import { HeliaContentStore } from "@cairn/content-store-helia"
 import { layerTest as layerTestDatabase } from "@cairn/event-store-pg/testing"
@@ -35,6 +36,8 @@ export interface TestRuntimeOptions {
   readonly skillHub?: Layer.Layer<SkillHub, unknown>
   /** Whether workspaces may publish templates from repositories on this machine (TEMPLATES_ALLOW_LOCAL_GIT; false). */
   readonly allowLocalGit?: boolean
+  /** Console and file limits replacing the defaults (a short console timeout, a small upload limit). */
+  readonly workspaceLimits?: Partial<WorkspaceLimitValues>
 }
 
 const randomMasterKey = () => btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))))
@@ -54,7 +57,8 @@ export const layerTest = (options: TestRuntimeOptions = {}) =>
       SimulatedAgentEngine.layer({ startDelay: options.startDelay ?? "20 millis" }),
       HeliaContentStore.layerMemory,
       options.skillHub ?? LocalCatalog.layer({ dir: Fs.mkdtempSync(Path.join(Os.tmpdir(), "cairn-hub-")) }),
-      EoaSignatureVerifier.layer
+      EoaSignatureVerifier.layer,
+      Layer.succeed(WorkspaceLimits, { ...defaultWorkspaceLimits, ...options.workspaceLimits })
     )),
     Layer.provideMerge(layerStore(layerTestDatabase())),
     Layer.provideMerge(NodeServices.layer)
