@@ -5,7 +5,10 @@
  * the gateway's environment (and in no file), kill Cairn itself and see no orphan gateway, start Cairn again and see
  * the agent resumed with its secret, detach it, delete the agent and see its process gone. Skills and templates: a
  * skill uploaded to the library and attached is loaded by the running gateway (its own `skills.status`) and gone
- * when detached; an agent made from a shipped template runs with the template's files in its workspace.
+ * when detached; an agent made from a shipped template runs with the template's files in its workspace. Workspace
+ * operations: a console command in the agent's sandbox sees its secret and not Cairn's data directory, a file uploaded
+ * is read back, the runtime config is written through the gateway (and refused stale or invalid), a scheduled task is
+ * created, and both survive Cairn being killed and started again.
  * Slow (each gateway start takes about 10 s), so it runs only with ENGINE_IT=openclaw, as .ci/run sets.
  */
 import { afterAll, assert, describe, it } from "@effect/vitest"
@@ -128,6 +131,53 @@ describe.skipIf(!enabled)("agents on real OpenClaw gateways, through the HTTP AP
     assert.deepStrictEqual((await call("GET", `/v0/agents/${agentId}`)).body.secrets.map((s: { synced: boolean }) => s.synced), [true])
     for (const file of filesUnder(join(dataDir, "agents", agentId))) assert.notInclude(textOf(file), value, file)
 
+    // The console: a shell in the agent's sandbox, with its secrets, its workspace and nothing of Cairn's.
+    const exec = async (command: string) => (await call("POST", `/v0/agents/${agentId}/console/exec`, { command })).body
+    assert.deepInclude(await exec("printenv ANTHROPIC_API_KEY; pwd"), {
+      stdout: `${value}\n${join(dataDir, "agents", agentId, ".openclaw", "workspace")}\n`,
+      exitCode: 0,
+      timedOut: false
+    })
+    assert.isTrue(existsSync(join(dataDir, "signing-key.json")))
+    assert.notStrictEqual((await exec(`cat ${join(dataDir, "signing-key.json")}`)).exitCode, 0, "Cairn's signing key is readable in the sandbox")
+    assert.strictEqual((await exec(`ls -a ${dataDir}`)).stdout, ".\n..\nagents\n", "Cairn's data directory is visible in the sandbox")
+    const trail = JSON.stringify((await call("GET", `/v0/agents/${agentId}/events`)).body)
+    assert.include(trail, "ConsoleCommandRan")
+    assert.notInclude(trail, value, "a command's output reached the audit trail")
+
+    // Files: uploaded into the workspace, read back over HTTP and from the console.
+    const uploadedFile = await call("POST", `/v0/agents/${agentId}/files/upload`, { filename: "notes.txt", contentBase64: btoa("uploaded notes\n") })
+    assert.deepStrictEqual(uploadedFile.body, { path: "uploads/notes.txt", filename: "notes.txt", size: 15 })
+    assert.strictEqual(await (await fetch(`${server.url}/v0/agents/${agentId}/files?path=uploads/notes.txt`, { headers: { authorization: `Bearer ${token}` } })).text(), "uploaded notes\n")
+    assert.strictEqual((await exec("cat uploads/notes.txt")).stdout, "uploaded notes\n")
+
+    // Runtime config, through the gateway's RPC: read, written with its hash, refused when stale or invalid.
+    const read = (await call("GET", `/v0/agents/${agentId}/config`)).body as { config: Record<string, any>; hash: string }
+    assert.strictEqual(read.config["gateway"].port, 20000)
+    const written = await call("PUT", `/v0/agents/${agentId}/config`, { config: { ...read.config, messages: { ackReaction: "eyes" } }, baseHash: read.hash })
+    assert.strictEqual(written.status, 200, JSON.stringify(written.body))
+    assert.strictEqual((await call("GET", `/v0/agents/${agentId}/config`)).body.config.messages.ackReaction, "eyes")
+    assert.strictEqual((await call("PUT", `/v0/agents/${agentId}/config`, { config: read.config, baseHash: read.hash })).status, 409)
+    const invalid = await call("PUT", `/v0/agents/${agentId}/config`, { config: { ...read.config, bogusKey: 1 } })
+    assert.strictEqual(invalid.status, 400, JSON.stringify(invalid.body))
+    assert.deepInclude(invalid.body.issues, { path: "<root>", message: "Unrecognized key: \"bogusKey\"" })
+    const validated = await call("POST", `/v0/agents/${agentId}/config/validate`, { config: JSON.stringify({ gateway: { port: "nope" } }) })
+    assert.strictEqual(validated.body.valid, false, JSON.stringify(validated.body))
+
+    // A scheduled task, kept by the engine itself (checked again after Cairn restarts below).
+    const task = await call("POST", `/v0/agents/${agentId}/tasks`, {
+      name: "morning-note",
+      schedule: { kind: "cron", expr: "0 9 * * *", tz: "UTC" },
+      sessionTarget: "main",
+      payload: { kind: "systemEvent", message: "Good morning" }
+    })
+    assert.strictEqual(task.status, 201, JSON.stringify(task.body))
+    const taskId = task.body.task.id as string
+    const listed = (await call("GET", `/v0/agents/${agentId}/tasks`)).body.tasks as Array<{ id: string; system: boolean }>
+    assert.isTrue(listed.some((t) => t.id === taskId && !t.system))
+    const systemTask = listed.find((t) => t.system)!
+    assert.strictEqual((await call("DELETE", `/v0/agents/${agentId}/tasks/${systemTask.id}`)).status, 403)
+
     // A skill: uploaded to the library, attached, loaded by the running gateway; detached, gone from it.
     const home = join(dataDir, "agents", agentId)
     const uploaded = await fetch(`${server.url}/v0/skills`, {
@@ -169,6 +219,8 @@ describe.skipIf(!enabled)("agents on real OpenClaw gateways, through the HTTP AP
     await untilRunning(agentId)
     assert.isTrue(await gatewayAnswers(agentId))
     assert.strictEqual(gatewayEnvironment(join(dataDir, "agents", agentId))?.["ANTHROPIC_API_KEY"], value, "resumed with its secret")
+    assert.isTrue(((await call("GET", `/v0/agents/${agentId}/tasks`)).body.tasks as Array<{ id: string }>).some((t) => t.id === taskId), "the task survived")
+    assert.strictEqual((await call("GET", `/v0/agents/${agentId}/config`)).body.config.messages.ackReaction, "eyes", "the config survived")
 
     // Detached and restarted: gone.
     assert.strictEqual((await call("DELETE", `/v0/agents/${agentId}/secrets/${secret}`)).status, 200)
