@@ -30,25 +30,6 @@ const rawClient = Effect.acquireRelease(
 )
 const raw = (client: GatewayClient, method: string, params: unknown) => Effect.promise(() => client.request(method, params))
 
-/** Medians and 90th percentiles (ms) of `times` runs of two operations, interleaved so that both see the same load. */
-const compared = <A, B, E1, E2, R1, R2>(times: number, first: Effect.Effect<A, E1, R1>, second: Effect.Effect<B, E2, R2>) =>
-  Effect.gen(function*() {
-    const samples: [Array<number>, Array<number>] = [[], []]
-    const sample = Effect.fnUntraced(function*(into: Array<number>, operation: Effect.Effect<unknown, E1 | E2, R1 | R2>) {
-      const startedAt = performance.now()
-      yield* operation
-      into.push(performance.now() - startedAt)
-    })
-    for (let index = 0; index < times; index++) {
-      yield* sample(samples[0], first)
-      yield* sample(samples[1], second)
-    }
-    return samples.map((values) => {
-      values.sort((a, b) => a - b)
-      return { p50: values[Math.floor(times / 2)]!, p90: values[Math.floor(times * 0.9)]! }
-    }) as [{ readonly p50: number; readonly p90: number }, { readonly p50: number; readonly p90: number }]
-  })
-
 if (enabled) {
   afterAll(() => Fs.rmSync(dataDir, { recursive: true, force: true }))
 
@@ -148,31 +129,6 @@ if (enabled) {
           assert.deepInclude(invalid, { _tag: "TasksFailed", agentId })
           assert.include((invalid as { readonly detail: string }).detail, "Invalid value for minute: 61")
           yield* engine.removeTask(agentId, turn.id)
-        })), 300_000)
-
-      it.effect("lists tasks over the kept-open connection about as fast as the raw cron.list on an open socket", () =>
-        Effect.scoped(Effect.gen(function*() {
-          const engine = yield* running
-          const client = yield* rawClient
-          for (let index = 0; index < 5; index++) {
-            yield* engine.addTask(agentId, {
-              name: `listed-${index}`,
-              schedule: { kind: "every", everyMs: 3_600_000 * (index + 1) },
-              payload: { kind: "agentTurn", text: `Task ${index}.` }
-            })
-          }
-          const params = { includeDisabled: true, limit: 200, offset: 0, includeDeliveryPreviews: false }
-          const listAll = engine.listTasks(agentId, { includeDisabled: true })
-          yield* compared(10, raw(client, "cron.list", params), listAll) // warm-up
-          const [rawList, listTasks] = yield* compared(100, raw(client, "cron.list", params), listAll)
-          const count = (yield* engine.listTasks(agentId, { includeDisabled: true })).length
-          console.log(
-            `OpenClaw ${version}, ${count} tasks: raw cron.list p50 ${rawList.p50.toFixed(1)} ms (p90 ${rawList.p90.toFixed(1)}), ` +
-              `listTasks p50 ${listTasks.p50.toFixed(1)} ms (p90 ${listTasks.p90.toFixed(1)}), ` +
-              `ratio raw/listTasks ${(rawList.p50 / listTasks.p50).toFixed(2)}`
-          )
-          // A CLI process per call would cost over a second; a new connection per call some 70 ms.
-          assert.isBelow(listTasks.p50, 50, "listTasks does not use the kept-open connection")
         })), 300_000)
     })
   })

@@ -1,12 +1,11 @@
 /**
  * The kept-open RPC connection and the runtime config on real OpenClaw gateways (ENGINE_IT=openclaw, as
- * OpenClawAgentEngine.int.test.ts): the config and files sections of the contract on their own (cheaper than the
- * whole suite), then what only a real engine shows: a hash read while stopped is still valid once the gateway runs
+ * OpenClawAgentEngine.int.test.ts, which runs the config and files sections of the contract): what only a real
+ * engine shows: a hash read while stopped is still valid once the gateway runs
  * and back, one connection serves many calls and a new one follows a restart or a token rotation, and the costs
  * (printed: config.get on the open connection against a fresh connection per call, config.set's round trip).
  */
 import { AgentEngine } from "@cairn/agent-engine"
-import { configContract, filesContract } from "@cairn/agent-engine/testing"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Redacted } from "effect"
 import * as Fs from "node:fs"
@@ -30,8 +29,6 @@ const newAgent = (token: string) =>
     yield* (yield* AgentEngine).provision(agentId, { version: newest, gatewayToken: Redacted.make(token) })
     return agentId
   })
-let shared: string | undefined
-let running: string | undefined
 
 /** Sockets of this process connected to `port` (Linux: /proc/net/tcp, by the inodes of our own descriptors). */
 const ourConnectionsTo = (port: number) => {
@@ -71,26 +68,10 @@ describe.skipIf(!enabled)("OpenClaw gateway RPC and runtime config", () => {
     }),
     { excludeTestServices: true, timeout: "300 seconds" }
   )((it) => {
-    const section = {
-      it,
-      timeout,
-      drive: <A, E>(operation: Effect.Effect<A, E>) => operation,
-      sharedAgent: Effect.suspend(() => shared === undefined ? Effect.map(newAgent("shared-token-0123456789"), (id) => (shared = id)) : Effect.succeed(shared)),
-      aRunningAgent: Effect.gen(function*() {
-        const engine = yield* AgentEngine
-        if (running === undefined) running = yield* newAgent("running-token-0123456789")
-        if ((yield* engine.status(running)).state !== "running") yield* engine.start(running)
-        return running
-      }),
-      freshAgent: newAgent("fresh-token-0123456789")
-    }
-    filesContract(section)
-    configContract(section)
-
     it.effect("keeps a hash across start and stop, one connection per gateway, and a new one after a token rotation", () =>
       Effect.gen(function*() {
         const engine = yield* AgentEngine
-        // The running agent of the sections, or a new one: slot 0 or 1 in this data dir.
+        // An agent of its own in this data dir.
         const firstToken = "rpc-token-first-0123456789"
         const agentId = yield* newAgent(firstToken)
         const home = Path.join(dataDir, "agents", agentId)
