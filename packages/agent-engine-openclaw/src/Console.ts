@@ -5,7 +5,7 @@
  * background goes with it) and when its agent is destroyed. Each output stream is kept up to a cap while it is
  * read, never more; the rest is read and dropped, so the command is never blocked on a full pipe.
  */
-import type { ExecResult } from "@cairn/agent-engine"
+import { completeUtf8Length, type ExecResult } from "@cairn/agent-engine"
 import * as Fs from "node:fs/promises"
 import { constants } from "node:os"
 import * as Path from "node:path"
@@ -78,17 +78,6 @@ class CappedOutput {
     const bytes = Buffer.concat(this.chunks)
     return (this.truncated ? bytes.subarray(0, completeUtf8Length(bytes)) : bytes).toString("utf8")
   }
-}
-
-/** How many leading bytes end on a character boundary (a truncated multi-byte sequence at the end is dropped). */
-const completeUtf8Length = (bytes: Uint8Array) => {
-  let start = bytes.length - 1
-  // Back up over at most three continuation bytes to the last sequence's first byte.
-  while (start >= 0 && bytes.length - start <= 4 && (bytes[start]! & 0xc0) === 0x80) start--
-  if (start < 0) return bytes.length
-  const lead = bytes[start]!
-  const needed = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1
-  return bytes.length - start >= needed ? bytes.length : start
 }
 
 const signalNumber = (signal: NodeJS.Signals) => constants.signals[signal] ?? 0

@@ -3,6 +3,7 @@
  * runtime config, and its scheduled tasks (the engine's cron). Engine-neutral: adapters map their engine's own
  * shapes onto these (OpenClaw stores an agent turn's text as `message`, for one).
  */
+import type { ScheduledTask } from "@cairn/domain"
 
 /** A shell command to run in the agent's workspace, as the agent, inside its sandbox. */
 export interface ExecRequest {
@@ -17,6 +18,20 @@ export interface ExecRequest {
   readonly timeoutMs: number
   /** Each of stdout and stderr is kept up to this many bytes (`truncated: true` past it). */
   readonly maxOutputBytes: number
+}
+
+/**
+ * How many leading bytes of capped output end on a character boundary: a multi-byte UTF-8 sequence the cap cut in
+ * two is dropped rather than shown broken. Both adapters cut console output with it.
+ */
+export const completeUtf8Length = (bytes: Uint8Array) => {
+  let start = bytes.length - 1
+  // Back up over at most three continuation bytes to the last sequence's first byte.
+  while (start >= 0 && bytes.length - start <= 4 && (bytes[start]! & 0xc0) === 0x80) start--
+  if (start < 0) return bytes.length
+  const lead = bytes[start]!
+  const needed = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1
+  return bytes.length - start >= needed ? bytes.length : start
 }
 
 export interface ExecResult {
@@ -64,42 +79,15 @@ export interface ConfigWrite {
   readonly baseHash?: string
 }
 
-export type TaskSchedule =
-  | { readonly kind: "cron"; readonly expr: string; readonly tz?: string }
-  | { readonly kind: "every"; readonly everyMs: number; readonly staggerMs?: number }
-  | { readonly kind: "at"; readonly at: string }
-
-export type TaskPayload =
-  | {
-    readonly kind: "agentTurn"
-    readonly text: string
-    readonly model?: string
-    readonly thinking?: string
-    readonly timeoutSeconds?: number
-  }
-  | { readonly kind: "systemEvent"; readonly message: string }
-
-export interface TaskDelivery {
-  readonly mode: "none" | "announce" | "webhook"
-  readonly channel?: string
-  readonly to?: string
-  readonly bestEffort?: boolean
-}
-
+/** The task shapes are the domain's (its rules check them before the engine is asked). */
+export type TaskSchedule = ScheduledTask.Schedule
+export type TaskPayload = ScheduledTask.Payload
+export type TaskDelivery = ScheduledTask.Delivery
 /** A task as users create it (callers have checked it: name, schedule and payload well-formed). */
-export interface TaskSpec {
-  readonly name: string
-  readonly description?: string
-  readonly enabled?: boolean
-  readonly schedule: TaskSchedule
-  readonly sessionTarget?: "main" | "isolated"
-  readonly wakeMode?: "now" | "next-heartbeat"
-  readonly payload: TaskPayload
-  readonly delivery?: TaskDelivery
-}
+export type TaskSpec = ScheduledTask.Spec
 
 /** A change to a task: the fields given replace the stored ones. */
-export type TaskPatch = Partial<TaskSpec>
+export type TaskPatch = ScheduledTask.Patch
 
 /** A task as the engine holds it. */
 export interface Task {

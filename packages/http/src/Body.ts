@@ -5,6 +5,7 @@
 import { Bytes, ValidationFailed } from "@cairn/domain"
 import { Effect, Schema } from "effect"
 import type { HttpServerRequest } from "effect/http"
+import { parseWithLargeString } from "./LargeStringField.ts"
 
 export const json = <S extends Schema.Codec<unknown, unknown>>(request: HttpServerRequest.HttpServerRequest, schema: S) =>
   Effect.gen(function*() {
@@ -33,7 +34,9 @@ export const jsonWithin = <S extends Schema.Codec<unknown, unknown>, E>(
   request: HttpServerRequest.HttpServerRequest,
   schema: S,
   maxBytes: number,
-  tooLarge: () => E
+  tooLarge: () => E,
+  /** A field expected to hold most of the body (an upload's base64), taken from the bytes (LargeStringField.ts). */
+  largeStringField?: string
 ) =>
   Effect.gen(function*() {
     const declared = Number(request.headers["content-length"] ?? Number.NaN)
@@ -41,7 +44,8 @@ export const jsonWithin = <S extends Schema.Codec<unknown, unknown>, E>(
     const raw = yield* bytes(request, maxBytes, tooLarge)
     let value: unknown
     try {
-      value = JSON.parse(new TextDecoder().decode(raw))
+      value = (largeStringField === undefined ? undefined : parseWithLargeString(raw, largeStringField)) ??
+        JSON.parse(new TextDecoder().decode(raw))
     } catch {
       return yield* new ValidationFailed({ detail: "the request body is not valid JSON" })
     }

@@ -12,7 +12,7 @@
  * code 137) with the output it wrote so far; each stream keeps `maxOutputBytes`.
  */
 import { Clock, Duration, Effect } from "effect"
-import type { ExecResult } from "../WorkspaceOperations.ts"
+import { completeUtf8Length, type ExecResult } from "../WorkspaceOperations.ts"
 
 /** The workspace as the shell sees it: files by relative path, and folders that exist with no file in them. */
 export interface ShellWorkspace {
@@ -124,16 +124,6 @@ class Stream {
     }
     return new TextDecoder().decode(this.truncated ? all.subarray(0, completeUtf8Length(all)) : all)
   }
-}
-
-/** How many leading bytes end on a character boundary (a multi-byte sequence cut at the end is dropped). */
-const completeUtf8Length = (bytes: Uint8Array) => {
-  let start = bytes.length - 1
-  while (start >= 0 && bytes.length - start <= 4 && (bytes[start]! & 0xc0) === 0x80) start--
-  if (start < 0) return bytes.length
-  const lead = bytes[start]!
-  const needed = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1
-  return bytes.length - start >= needed ? bytes.length : start
 }
 
 /** A simple command: its words, and whether `>&2` sends its output to stderr. */

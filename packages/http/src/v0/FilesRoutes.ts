@@ -89,7 +89,7 @@ export const layer = HttpRouter.use((router) =>
     yield* agentRoute("POST", "/v0/agents/:agentId/files/upload", ({ principal, agentId, request }) =>
       Effect.gen(function*() {
         const maxBytes = files.maxUploadBodyBytes
-        const input = yield* Body.jsonWithin(request, UploadBody, maxBytes, () => new Upload.FileTooLarge({ maxBytes }))
+        const input = yield* Body.jsonWithin(request, UploadBody, maxBytes, () => new Upload.FileTooLarge({ maxBytes }), "contentBase64")
         return yield* files.upload(principal, agentId, { filename: input.filename, contentBase64: input.contentBase64 })
       }))
 
