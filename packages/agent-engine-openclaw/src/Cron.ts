@@ -17,7 +17,7 @@
  *   "Memory Dreaming Promotion" (declaration key `memory-core:…`, description tagged `[managed-by=…]`). OpenClaw
  *   refuses any edit or removal of the first two ("system-owned monitor jobs cannot be edited by cron clients"),
  *   toggles included, and its plugins converge theirs back at startup; this module refuses what the port refuses
- *   (SystemTaskProtected) before asking, and reports the engine's own refusals as TasksFailed.
+ *   (SystemTaskProtected) before asking, and that refusal of a toggle too; other refusals are TasksFailed.
  */
 import {
   SystemTaskProtected,
@@ -308,6 +308,11 @@ export const make = (agentId: string, call: Call) => {
       const cronPatch = updatePatch(patch, current)
       if (Object.keys(cronPatch).length === 0) return current
       return yield* requestAbout(taskId, "cron.update", { id: taskId, patch: cronPatch }).pipe(
+        // OpenClaw refuses to toggle its monitor jobs (the heartbeat, the skill review): refused as the port refuses.
+        Effect.catchTag("TasksFailed", (error): Effect.Effect<never, TasksFailed | SystemTaskProtected> =>
+          current.system && /system-owned/i.test(error.detail)
+            ? Effect.fail(new SystemTaskProtected({ agentId, taskId }))
+            : Effect.fail(error)),
         Effect.flatMap(toTask("cron.update"))
       )
     })

@@ -64,11 +64,10 @@ if (enabled) {
           assert.sameMembers(Object.keys(system), ["heartbeat-main", "Memory Dreaming Promotion", "skill-collection-review-main"])
           assert.deepStrictEqual(system["heartbeat-main"]!.payload, { kind: "heartbeat" })
 
-          // OpenClaw itself refuses any change to its monitors, a toggle included; the engine's message is kept.
+          // OpenClaw itself refuses any change to its monitors, a toggle included: SystemTaskProtected, as the port says.
           const heartbeat = system["heartbeat-main"]!
           const refused = yield* Effect.flip(engine.updateTask(agentId, heartbeat.id, { enabled: false }))
-          assert.deepInclude(refused, { _tag: "TasksFailed", agentId })
-          assert.include((refused as { readonly detail: string }).detail, "system-owned monitor jobs cannot be edited")
+          assert.deepInclude(refused, { _tag: "SystemTaskProtected", agentId, taskId: heartbeat.id })
           assert.isTrue((yield* engine.getTask(agentId, heartbeat.id)).enabled)
 
           // Memory-core's job can be toggled (the plugin enables it again when the gateway next starts).

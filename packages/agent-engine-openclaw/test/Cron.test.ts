@@ -373,9 +373,10 @@ describe("Cron operations", () => {
       assert.isFalse(calls.some((entry) => entry.method === "cron.remove" || entry.method === "cron.update"))
 
       assert.deepInclude(yield* cron.update(dreaming.id, { enabled: false }), { enabled: false, system: true })
+      // OpenClaw refuses to toggle its monitors: refused as the port refuses any other change to a system task.
       assert.deepInclude(yield* Effect.flip(cron.update(heartbeat.id, { enabled: false })), {
-        _tag: "TasksFailed",
-        detail: "Error: system-owned monitor jobs cannot be edited by cron clients"
+        _tag: "SystemTaskProtected",
+        taskId: heartbeat.id
       })
     }))
 })

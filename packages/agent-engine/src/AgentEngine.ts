@@ -215,7 +215,10 @@ export class AgentEngine extends Context.Service<AgentEngine, {
   ) => Effect.Effect<ReadonlyArray<Task>, TasksFailed | AgentNotProvisioned>
   readonly getTask: (agentId: string, taskId: string) => Effect.Effect<Task, TaskNotFound | TasksFailed | AgentNotProvisioned>
   readonly addTask: (agentId: string, spec: TaskSpec) => Effect.Effect<Task, TasksFailed | AgentNotProvisioned>
-  /** Changes a task; `enabled` alone may change on a system job, anything else there is SystemTaskProtected. */
+  /**
+   * Changes a task; `enabled` alone may change on a system job, anything else there is SystemTaskProtected (and so
+   * is a toggle of a system job the engine keeps on: OpenClaw's heartbeat and skill review).
+   */
   readonly updateTask: (
     agentId: string,
     taskId: string,
