@@ -9,11 +9,11 @@ import { AgentEngine, type ExecRequest } from "@cairn/agent-engine"
 import { freshAgent } from "@cairn/agent-engine/testing"
 import { afterAll, assert, describe, it, layer } from "@effect/vitest"
 import { Effect, Fiber, Layer, Redacted } from "effect"
-import { spawnSync } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { OpenClawAgentEngine } from "../src/index.ts"
+import { bwrapRuns, sandboxSkipReason } from "../src/testing/index.ts"
 
 const root = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cairn-console-"))
 afterAll(() => Fs.rmSync(root, { recursive: true, force: true }))
@@ -21,13 +21,6 @@ const dataDir = Path.join(root, "data")
 const fakeNpm = Path.join(import.meta.dirname, "fixtures", "fake-npm.mjs")
 // Cairn's own configuration, which no agent may see.
 process.env["SECRETS_MASTER_KEY"] = "cairn-master-key-never-for-agents"
-
-const bwrap = spawnSync("bwrap", ["--unshare-user", "--unshare-pid", "--ro-bind", "/", "/", "--proc", "/proc", "--", "true"], {
-  encoding: "utf8"
-})
-const skipReason = bwrap.error !== undefined
-  ? `bubblewrap is not installed (${bwrap.error.message})`
-  : `bubblewrap cannot make a sandbox here: ${bwrap.stderr.trim()}`
 
 const provisioned = Effect.gen(function*() {
   const agentId = freshAgent("console")
@@ -66,7 +59,7 @@ const waitUntil = (condition: () => boolean, what: string, timeoutMs = 10_000) =
 let markers = 0
 const uniqueSleep = (seconds: number) => `${seconds}.${process.pid}${(markers++).toString().padStart(3, "0")}`
 
-if (bwrap.status === 0) {
+if (bwrapRuns) {
   describe("Console commands", () => {
     layer(Layer.fresh(OpenClawAgentEngine.layer({ dataDir, npmPath: fakeNpm, basePort: 36000 })), {
       excludeTestServices: true,
@@ -188,7 +181,7 @@ if (bwrap.status === 0) {
     })
   })
 } else {
-  describe.skip(`Console commands (${skipReason})`, () => {
+  describe.skip(`Console commands (${sandboxSkipReason})`, () => {
     it.skip("needs bubblewrap", () => {})
   })
 }

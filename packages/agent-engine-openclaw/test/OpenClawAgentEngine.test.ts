@@ -8,14 +8,13 @@ import { agentEngineContract, freshAgent } from "@cairn/agent-engine/testing"
 import { afterAll, assert, describe, it, layer } from "@effect/vitest"
 import { Effect, Fiber, Layer, Redacted } from "effect"
 import { spawn } from "node:child_process"
-import { once } from "node:events"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import * as Readline from "node:readline"
 import { pathToFileURL } from "node:url"
 import { OpenClawAgentEngine } from "../src/index.ts"
-import { gatewayEnvironment } from "../src/testing/index.ts"
+import { gatewayEnvironment, sandboxModeForTests } from "../src/testing/index.ts"
 
 const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cairn-openclaw-fake-"))
 afterAll(() => Fs.rmSync(dataDir, { recursive: true, force: true }))
@@ -31,6 +30,7 @@ const engineLayer = (name: string, basePort: number, versions?: ReadonlyArray<st
   OpenClawAgentEngine.layer({
     dataDir: Path.join(dataDir, name),
     npmPath: fakeNpm,
+    sandbox: sandboxModeForTests,
     sandboxReadOnly: [repository],
     basePort,
     startTimeout: "10 seconds",
@@ -45,10 +45,14 @@ const engineProcess = (name: string, basePort: number, agentId: string, token: s
     const child = spawn(process.execPath, [Path.join(import.meta.dirname, "fixtures", "run-engine.ts"), Path.join(dataDir, name), String(basePort), agentId, token, stopGrace], {
       stdio: ["ignore", "pipe", "inherit"]
     })
-    const [line] = await once(Readline.createInterface({ input: child.stdout! }), "line") as [string]
-    const gatewayPid = Number(/^running (\d+)$/.exec(line)?.[1])
-    assert.isTrue(Number.isInteger(gatewayPid), `unexpected output: ${line}`)
-    return { child, gatewayPid }
+    // Its first line saying `running <pid>`; log lines before it (a warning that the sandbox is off) are passed over.
+    const lines: Array<string> = []
+    for await (const line of Readline.createInterface({ input: child.stdout! })) {
+      lines.push(line)
+      const gatewayPid = Number(/^running (\d+)$/.exec(line)?.[1])
+      if (Number.isInteger(gatewayPid)) return { child, gatewayPid }
+    }
+    return assert.fail(`unexpected output: ${lines.join("\n")}`)
   })
 
 const isAlive = (pid: number) => {
@@ -126,6 +130,7 @@ describe("OpenClawAgentEngine", () => {
     }).pipe(Effect.provide(OpenClawAgentEngine.layer({
       dataDir: Path.join(dataDir, "liveness"),
       npmPath: fakeNpm,
+      sandbox: sandboxModeForTests,
       sandboxReadOnly: [repository],
       basePort: 25800,
       liveness: { interval: "100 millis", misses: 3 }
@@ -144,7 +149,8 @@ describe("OpenClawAgentEngine", () => {
       OpenClawAgentEngine.layer({
         dataDir: offlineDir,
         npmPath: Path.join(import.meta.dirname, "fixtures", "offline-npm.mjs"),
-        sandboxReadOnly: [repository],
+        sandbox: sandboxModeForTests,
+      sandboxReadOnly: [repository],
         basePort: 25200,
         ...(versions === undefined ? {} : { versions })
       })

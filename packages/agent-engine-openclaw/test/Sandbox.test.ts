@@ -8,13 +8,12 @@ import { AgentEngine, type ExecRequest } from "@cairn/agent-engine"
 import { freshAgent } from "@cairn/agent-engine/testing"
 import { afterAll, assert, describe, it, layer } from "@effect/vitest"
 import { Effect, Exit, Layer, Redacted } from "effect"
-import { spawnSync } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { OpenClawAgentEngine } from "../src/index.ts"
 import * as Sandbox from "../src/Sandbox.ts"
-import { processesUnder } from "../src/testing/index.ts"
+import { bwrapRuns, processesUnder, sandboxSkipReason } from "../src/testing/index.ts"
 
 const root = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cairn-sandbox-"))
 afterAll(() => Fs.rmSync(root, { recursive: true, force: true }))
@@ -24,14 +23,6 @@ const fakeNpm = Path.join(import.meta.dirname, "fixtures", "fake-npm.mjs")
 const repository = Path.resolve(import.meta.dirname, "..", "..", "..")
 
 /** Whether bubblewrap can make a sandbox here at all (user namespaces allowed). */
-const bwrap = spawnSync("bwrap", ["--unshare-user", "--unshare-pid", "--ro-bind", "/", "/", "--proc", "/proc", "--", "true"], {
-  encoding: "utf8"
-})
-const bwrapRuns = bwrap.status === 0
-const skipReason = bwrap.error !== undefined
-  ? `bubblewrap is not installed (${bwrap.error.message})`
-  : `bubblewrap cannot make a sandbox here: ${bwrap.stderr.trim()}`
-
 /** A data directory laid out as Cairn's: the secrets key, the embedded database, agents' homes, the engines. */
 const dataDirOf = (name: string) => {
   const dir = Path.join(root, name)
@@ -279,7 +270,7 @@ if (bwrapRuns) {
       }))
   })
 } else {
-  describe.skip(`Sandbox (${skipReason})`, () => {
+  describe.skip(`Sandbox (${sandboxSkipReason})`, () => {
     it.skip("needs bubblewrap", () => {})
   })
 }

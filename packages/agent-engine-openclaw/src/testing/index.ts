@@ -1,1 +1,2 @@
 export * from "./GatewayProcesses.ts"
+export * from "./SandboxProbe.ts"
