@@ -13,7 +13,7 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { OpenClawAgentEngine } from "../src/index.ts"
-import { bwrapRuns, sandboxSkipReason } from "../src/testing/index.ts"
+import { bwrapRuns, sandboxSkipReason, waitUntil } from "../src/testing/index.ts"
 
 const root = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cairn-console-"))
 afterAll(() => Fs.rmSync(root, { recursive: true, force: true }))
@@ -46,14 +46,6 @@ const processesWith = (marker: string) =>
     }
   })
 
-const waitUntil = (condition: () => boolean, what: string, timeoutMs = 10_000) =>
-  Effect.promise(async () => {
-    const deadline = Date.now() + timeoutMs
-    while (!condition()) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`)
-      await new Promise((resolve) => setTimeout(resolve, 25))
-    }
-  })
 
 /** A `sleep` whose command line no other process has. */
 let markers = 0

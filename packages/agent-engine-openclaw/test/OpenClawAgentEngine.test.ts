@@ -14,7 +14,7 @@ import * as Path from "node:path"
 import * as Readline from "node:readline"
 import { pathToFileURL } from "node:url"
 import { OpenClawAgentEngine } from "../src/index.ts"
-import { gatewayEnvironment, sandboxModeForTests } from "../src/testing/index.ts"
+import { gatewayEnvironment, sandboxModeForTests, waitUntil } from "../src/testing/index.ts"
 
 const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cairn-openclaw-fake-"))
 afterAll(() => Fs.rmSync(dataDir, { recursive: true, force: true }))
@@ -64,14 +64,6 @@ const isAlive = (pid: number) => {
   }
 }
 
-const waitUntil = (condition: () => boolean, what: string, timeoutMs = 10_000) =>
-  Effect.promise(async () => {
-    const deadline = Date.now() + timeoutMs
-    while (!condition()) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`)
-      await new Promise((resolve) => setTimeout(resolve, 50))
-    }
-  })
 
 agentEngineContract("OpenClawAgentEngine on a stand-in engine", engineLayer("contract", 22000, ["2026.9.1", "2026.9.5", "2026.10.2"]), {
   live: true,

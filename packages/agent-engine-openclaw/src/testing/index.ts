@@ -1,2 +1,3 @@
 export * from "./GatewayProcesses.ts"
 export * from "./SandboxProbe.ts"
+export * from "./WaitUntil.ts"
