@@ -4,7 +4,7 @@
  * adapter owns processes, files and the engine's own protocols. Adapters: SimulatedAgentEngine (here) and
  * OpenClawAgentEngine (@cairn/agent-engine-openclaw).
  */
-import { Context, type Effect, type Redacted, Schema } from "effect"
+import { Context, type Effect, type Redacted, Schema, type Stream } from "effect"
 import type {
   AgentNotProvisioned,
   DowngradeRefused,
@@ -38,6 +38,7 @@ import type {
   TaskSpec,
   WorkspaceRead
 } from "./WorkspaceOperations.ts"
+import type { RestoreEntry, RestoreOptions, ScanOptions, WorkspaceEntry } from "./WorkspaceTree.ts"
 
 /** A device that asked to pair with an agent's gateway, or was allowed to. */
 export const Device = Schema.Struct({
@@ -189,6 +190,34 @@ export class AgentEngine extends Context.Service<AgentEngine, {
     agentId: string,
     request: ExecRequest
   ) => Effect.Effect<ExecResult, WorkingDirectoryOutside | ExecFailed | AgentNotProvisioned>
+  /**
+   * Every entry of the workspace except excluded ones (whose directories are not descended into), depth first,
+   * parents before children, siblings in name order; the workspace root itself is not listed. Works with the
+   * gateway running or stopped.
+   */
+  readonly scanWorkspace: (
+    agentId: string,
+    options: ScanOptions
+  ) => Effect.Effect<ReadonlyArray<WorkspaceEntry>, EngineUnavailable | AgentNotProvisioned>
+  /**
+   * A workspace file's bytes, streamed; never through a symlink (one anywhere on the path fails, as does a missing
+   * file or one that is not a regular file).
+   */
+  readonly readWorkspaceEntry: (
+    agentId: string,
+    path: string
+  ) => Stream.Stream<Uint8Array, EngineUnavailable | AgentNotProvisioned>
+  /**
+   * Makes the workspace exactly `entries`: anything not listed is removed (excluded paths kept), directories and
+   * files are created or replaced with the given modes, symlinks written as given. Nothing outside the workspace is
+   * touched, whatever symlinks it holds. Meant for a stopped gateway; a failure part way leaves a mix, which a
+   * second restore repairs.
+   */
+  readonly restoreWorkspace: (
+    agentId: string,
+    entries: ReadonlyArray<RestoreEntry>,
+    options: RestoreOptions
+  ) => Effect.Effect<void, EngineUnavailable | AgentNotProvisioned>
   /** The runtime config (from the running gateway, or its file while stopped), credentials redacted. */
   readonly readConfig: (agentId: string) => Effect.Effect<EngineConfig, ConfigUnreadable | AgentNotProvisioned>
   /**

@@ -1,2 +1,3 @@
 /** The content store port and the errors its callers may handle. Adapters live in their own packages. */
 export * from "./ContentStore.ts"
+export * from "./SnapshotStore.ts"

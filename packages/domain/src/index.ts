@@ -19,6 +19,7 @@ export * from "./Network.ts"
 export * as Reservation from "./reservations/index.ts"
 export * as RuntimeConfig from "./runtime-config/index.ts"
 export * as ScheduledTask from "./tasks/index.ts"
+export * as Snapshot from "./snapshots/index.ts"
 export * as Secret from "./secrets/index.ts"
 // Named at the top level too, so that services whose inferred types carry secret refusals can be declared.
 export type { SecretError } from "./secrets/Errors.ts"
