@@ -4,7 +4,7 @@
  */
 import type { AgentEngine } from "@cairn/agent-engine"
 import type { GatewayTokens, MasterKeys, TokenSigner } from "@cairn/auth"
-import type { ContentStore } from "@cairn/content-store"
+import type { ContentStore, SnapshotStore } from "@cairn/content-store"
 import type { EventStore } from "@cairn/event-store"
 import type { SignatureVerifier } from "@cairn/signatures"
 import type { SkillHub } from "@cairn/skill-hub"
@@ -23,6 +23,7 @@ import type { Secrets } from "./Secrets.ts"
 import type { Skills } from "./Skills.ts"
 import { SecretVault } from "./SecretVault.ts"
 import { Signatures } from "./Signatures.ts"
+import { Snapshots } from "./Snapshots.ts"
 import { Tasks } from "./Tasks.ts"
 import { Templates } from "./Templates.ts"
 import { WorkspaceFiles } from "./WorkspaceFiles.ts"
@@ -32,14 +33,15 @@ export type Provided = Workspaces | ApiKeys | Files | Signatures | Agents | Agen
   | Templates
   | Console | WorkspaceFiles
   | RuntimeConfig | Tasks
+  | Snapshots
 
 /** The ports the services stand on; the read models' tables are reached through the event store's SqlClient. */
 export type Requirements =
-  | EventStore | SqlClient.SqlClient | ContentStore | SignatureVerifier | AgentEngine | GatewayTokens.GatewayTokens | TokenSigner | MasterKeys | SkillHub
+  | EventStore | SqlClient.SqlClient | ContentStore | SnapshotStore | SignatureVerifier | AgentEngine | GatewayTokens.GatewayTokens | TokenSigner | MasterKeys | SkillHub
   | GitRepositories
 
 export const layer: Layer.Layer<Provided, never, Requirements> = Layer.mergeAll(ApiKeys.layer, Files.layer, Signatures.layer, Issues.layer,
-  Console.layer, WorkspaceFiles.layer, RuntimeConfig.layer, Tasks.layer).pipe(
+  Console.layer, WorkspaceFiles.layer, RuntimeConfig.layer, Tasks.layer, Snapshots.layer).pipe(
   Layer.provideMerge(Layer.mergeAll(Workspaces.layer, Agents.layer)),
   Layer.provideMerge(Templates.layer),
   Layer.provideMerge(SecretVault.layer),

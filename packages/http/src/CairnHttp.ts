@@ -6,7 +6,7 @@
 import type { Agents, ApiKeys, Files, Issues, Secrets, SecretVault, Signatures, Skills, Workspaces } from "@cairn/application"
 import type { Templates } from "@cairn/application"
 import type { Console, WorkspaceFiles } from "@cairn/application"
-import type { RuntimeConfig, Tasks } from "@cairn/application"
+import type { RuntimeConfig, Snapshots, Tasks } from "@cairn/application"
 import type { AdminToken, TokenSigner } from "@cairn/auth"
 import type { ContentStore } from "@cairn/content-store"
 import type { EventStore } from "@cairn/event-store"
@@ -27,6 +27,7 @@ export type Requirements =
   | Templates
   | Console | WorkspaceFiles
   | RuntimeConfig | Tasks
+  | Snapshots
 
 export const routes: Layer.Layer<never, Config.ConfigError, Requirements> = Layer.mergeAll(
   HealthRoutes.layer,

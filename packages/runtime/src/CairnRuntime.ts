@@ -9,16 +9,18 @@ import { OpenClawAgentEngine } from "@cairn/agent-engine-openclaw"
 import { AgentsNode, AgentSupervisor, Services } from "@cairn/application"
 import { AllowLocalGit, Templates } from "@cairn/application"
 import { defaultWorkspaceLimits, WorkspaceLimits } from "@cairn/application"
+import { defaultSnapshotSettings, Snapshots, SnapshotSettings } from "@cairn/application"
 import { AdminToken, GatewayTokens, JoseTokenSigner, MasterKeysConfig } from "@cairn/auth"
-import { HeliaContentStore } from "@cairn/content-store-helia"
-import { KuboContentStore } from "@cairn/content-store-kubo"
+import { HeliaContentStore, HeliaSnapshotStore } from "@cairn/content-store-helia"
+import { KuboContentStore, KuboSnapshotStore } from "@cairn/content-store-kubo"
+import { Snapshot } from "@cairn/domain"
 import { PgDatabase, PgEventStore } from "@cairn/event-store-pg"
 import type { PgClient } from "@effect/sql-pg"
 import type { SqlClient } from "effect/sql"
 import { Eip1271SignatureVerifier, EoaSignatureVerifier } from "@cairn/signatures"
 import { SkillHubConfig } from "@cairn/skill-hub"
 import { Catalog, IsomorphicGitRepositories } from "@cairn/templates/node"
-import { Config, Effect, Layer, Option, Schema } from "effect"
+import { Config, ConfigProvider, Duration, Effect, Layer, Option, Schema } from "effect"
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
 import * as ReadModels from "./ReadModels.ts"
@@ -47,6 +49,59 @@ const layerContentStore = Layer.unwrap(Effect.gen(function*() {
   const dir = yield* dataDir
   yield* Effect.logInfo(`Content store: embedded IPFS in ${dir}/ipfs`)
   return HeliaContentStore.layer({ dataDir: dir })
+}))
+
+/**
+ * Snapshot blocks: beside the content store's, in a namespace of their own (garbage collection of snapshots never
+ * touches a user's files): `<DATA_DIR>/ipfs/snapshots` embedded, or the private Kubo node (named pins) when Kubo is
+ * configured.
+ */
+const layerSnapshotStore = Layer.unwrap(Effect.gen(function*() {
+  const privateApiUrl = yield* Config.option(Config.String("KUBO_PRIVATE_API_URL"))
+  const both = yield* Config.option(Config.String("KUBO_API_URL"))
+  const kubo = Option.orElse(privateApiUrl, () => both)
+  if (Option.isSome(kubo)) {
+    yield* Effect.logInfo(`Snapshot store: Kubo at ${kubo.value}`)
+    return KuboSnapshotStore.layer({ privateApiUrl: kubo.value })
+  }
+  return HeliaSnapshotStore.layer({ dataDir: yield* dataDir })
+}))
+
+/**
+ * Snapshots (docs/operations.md, "Snapshots"): `SNAPSHOTS=off` turns them off (`Storage not configured`);
+ * `SNAPSHOT_INTERVAL` between automatic ones (60 s; 0 for none), `SNAPSHOT_RETENTION` snapshots kept per agent (50,
+ * plus every pre-reset one), `SNAPSHOT_EXCLUDE` comma-separated globs left out (replacing the defaults),
+ * `SNAPSHOT_DELETED_GRACE` how long a deleted agent's snapshots stay (7 days).
+ */
+const layerSnapshotSettings = Layer.effect(SnapshotSettings, Effect.gen(function*() {
+  const enabled = yield* Config.Literals(["on", "off"], "SNAPSHOTS").pipe(Config.withDefault("on" as const))
+  // A duration such as "60 seconds" or "7 days"; "0" (or "off") for none.
+  const duration = (name: string, fallbackMs: number) =>
+    Config.String(name).pipe(
+      Config.mapEffect((text) => {
+        const trimmed = text.trim()
+        if (trimmed === "0" || trimmed === "off") return Effect.succeed(0)
+        return Option.match(Duration.fromInput(trimmed as Duration.Input), {
+          onNone: () => Effect.fail(new Config.ConfigError(new ConfigProvider.SourceError({ message: `${name}: "${text}" is not a duration such as "60 seconds"` }))),
+          onSome: (parsed) => Effect.succeed(Duration.toMillis(parsed))
+        })
+      }),
+      Config.withDefault(fallbackMs)
+    )
+  const keep = yield* Config.schema(Schema.NumberFromString.pipe(Schema.check(Schema.isInt(), Schema.isGreaterThan(0))), "SNAPSHOT_RETENTION").pipe(
+    Config.withDefault(defaultSnapshotSettings.keep)
+  )
+  const excludeSetting = yield* Config.option(Config.String("SNAPSHOT_EXCLUDE"))
+  const exclude = Option.isNone(excludeSetting) ? defaultSnapshotSettings.exclude : yield* Effect.fromResult(Snapshot.parsePatterns(excludeSetting.value)).pipe(
+    Effect.orDie
+  )
+  return {
+    enabled: enabled === "on",
+    intervalMs: yield* duration("SNAPSHOT_INTERVAL", defaultSnapshotSettings.intervalMs),
+    keep,
+    exclude,
+    deletedGraceMs: yield* duration("SNAPSHOT_DELETED_GRACE", defaultSnapshotSettings.deletedGraceMs)
+  }
 }))
 
 /** EOA signatures by default; `SIGNATURE_RPC_URL` also accepts contract wallets (ERC-1271) through that node. */
@@ -163,7 +218,7 @@ export const layerApplication = (database: DatabaseLayer) =>
   Services.layer.pipe(
     Layer.provideMerge(layerTemplates),
     Layer.provideMerge(Layer.mergeAll(layerContentStore, layerSignatureVerifier, layerCredentials, layerAgentEngine, layerNode, layerSkillHub,
-      layerWorkspaceLimits)),
+      layerWorkspaceLimits, layerSnapshotStore, layerSnapshotSettings)),
     Layer.provideMerge(layerStore(database))
   )
 
@@ -182,6 +237,9 @@ const resumeAgents = Layer.effectDiscard(AgentSupervisor.use((supervisor) =>
   supervisor.resume.pipe(Effect.andThen(Effect.forkScoped(supervisor.watch)))
 ))
 
+/** Automatic snapshots of this node's running agents, for as long as the server runs. */
+const autoSnapshots = Layer.effectDiscard(Snapshots.use((snapshots) => Effect.forkScoped(snapshots.run)))
+
 /**
  * The templates Cairn ships are in the catalog, public and featured: published on a fresh install, given a new
  * version when an upgrade changed them, left alone otherwise. A failure (IPFS out of reach) is logged, not fatal.
@@ -198,7 +256,7 @@ const seedTemplates = Layer.effectDiscard(Templates.use((templates) =>
 
 /** What a server runs: the application, plus the runners that keep asynchronous read models current. */
 export const layerServer = (database: DatabaseLayer) =>
-  Layer.mergeAll(ReadModels.layerRunners, logAdminToken, resumeAgents).pipe(Layer.merge(seedTemplates), Layer.provideMerge(layerApplication(database)))
+  Layer.mergeAll(ReadModels.layerRunners, logAdminToken, resumeAgents, autoSnapshots).pipe(Layer.merge(seedTemplates), Layer.provideMerge(layerApplication(database)))
 
 /** The database chosen by the environment, logged (never a password). */
 export const databaseFromConfig = Effect.gen(function*() {

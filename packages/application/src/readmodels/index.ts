@@ -11,11 +11,12 @@ import * as IssuesTable from "./IssuesTable.ts"
 import * as SecretsTable from "./SecretsTable.ts"
 import * as SignaturesTable from "./SignaturesTable.ts"
 import * as SkillsTable from "./SkillsTable.ts"
+import * as SnapshotsTable from "./SnapshotsTable.ts"
 import * as TemplatesTable from "./TemplatesTable.ts"
 import * as WorkspacesTable from "./WorkspacesTable.ts"
 
 export { AgentsTable, ApiKeysTable, FilesTable, IssuesTable, SecretsTable, SignaturesTable, SkillsTable, WorkspacesTable }
-export { TemplatesTable }
+export { SnapshotsTable, TemplatesTable }
 
 export const all: ReadonlyArray<Projection<SqlClient.SqlClient>> = [
   WorkspacesTable.projection,
@@ -26,5 +27,6 @@ export const all: ReadonlyArray<Projection<SqlClient.SqlClient>> = [
   SecretsTable.projection,
   SkillsTable.projection,
   IssuesTable.projection,
-  TemplatesTable.projection
+  TemplatesTable.projection,
+  SnapshotsTable.projection
 ]

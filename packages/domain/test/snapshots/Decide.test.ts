@@ -21,7 +21,7 @@ describe("the snapshot history", () => {
     given(Snapshot.decider, [taken(1, "c1", "manual", 1)]).when(record("c1", "pre-reset", 2)).then([taken(2, "c1", "pre-reset", 2)])
   })
 
-  it("keeps the newest N and every pre-reset snapshot; older ones expire in the same decision", () => {
+  it("keeps the newest N manual and automatic snapshots and every pre-reset one; older ones expire in the same decision", () => {
     const history = [taken(1, "c1", "auto", 1), taken(2, "c2", "pre-reset", 2), taken(3, "c3", "auto", 3)]
     given(Snapshot.decider, history).when(record("c4", "manual", 4, 2)).then([
       taken(4, "c4", "manual", 4),
@@ -29,6 +29,8 @@ describe("the snapshot history", () => {
     ])
     const state = given(Snapshot.decider, history).when(record("c4", "manual", 4, 2)).state()
     assert.deepStrictEqual(Result.map(state, (s) => s.kept.map((k) => k.sequence)), Result.succeed([2, 3, 4]))
+    // A pre-reset snapshot pushes nothing out: the snapshot a reset goes to stays.
+    given(Snapshot.decider, [taken(1, "c1", "auto", 1), taken(2, "c2", "auto", 2)]).when(record("c3", "pre-reset", 3, 2)).then([taken(3, "c3", "pre-reset", 3)])
   })
 
   it("resets only to a kept snapshot: an expired or unknown CID is Snapshot not found", () => {

@@ -95,7 +95,7 @@ export const layer = HttpRouter.use((router) =>
 
     yield* agentRoute("GET", "/v0/agents/:agentId/files", ({ principal, agentId, request }) =>
       Effect.gen(function*() {
-        const path = new URL(request.url, "http://cairn").searchParams.get("path") ?? undefined
+        const path = Kit.query(request, "path") ?? undefined
         const file = yield* files.read(principal, agentId, path)
         return HttpServerResponse.uint8Array(file.content, {
           contentType: yield* contentTypeOf(file.path, file.content),

@@ -28,6 +28,10 @@ export class Reply {
 
 export const created = (body: unknown) => new Reply(201, body)
 
+/** A query parameter's raw value; null when absent. */
+export const query = (request: HttpServerRequest.HttpServerRequest, name: string) =>
+  new URL(request.url, "http://cairn").searchParams.get(name)
+
 export interface RouteContext {
   readonly principal: Principal
   readonly request: HttpServerRequest.HttpServerRequest
@@ -44,7 +48,7 @@ type Method = "GET" | "POST" | "PUT" | "DELETE"
 type Handler<C> = (context: C) => E.Effect<unknown, unknown>
 
 const gatewayTokenOf = (request: HttpServerRequest.HttpServerRequest): string | undefined =>
-  new URL(request.url, "http://cairn").searchParams.get("token") ??
+  query(request, "token") ??
     /(?:^|;\s*)gw_token=([^;]+)/.exec(request.headers["cookie"] ?? "")?.[1] ??
     undefined
 

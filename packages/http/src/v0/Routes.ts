@@ -7,9 +7,10 @@ import * as FilesRoutes from "./FilesRoutes.ts"
 import * as IssuesRoutes from "./IssuesRoutes.ts"
 import * as SecretsRoutes from "./SecretsRoutes.ts"
 import * as SkillsRoutes from "./SkillsRoutes.ts"
+import * as SnapshotsRoutes from "./SnapshotsRoutes.ts"
 import * as TasksRoutes from "./TasksRoutes.ts"
 import * as TemplatesRoutes from "./TemplatesRoutes.ts"
 
 export const layer = Layer.mergeAll(AgentsRoutes.layer, SecretsRoutes.layer, SkillsRoutes.layer, IssuesRoutes.layer,
   TemplatesRoutes.layer, ConsoleRoutes.layer, FilesRoutes.layer, ConfigRoutes.layer,
-  TasksRoutes.layer)
+  TasksRoutes.layer, SnapshotsRoutes.layer)

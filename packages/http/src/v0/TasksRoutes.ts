@@ -6,11 +6,10 @@
  */
 import { Tasks } from "@cairn/application"
 import { Effect } from "effect"
-import { HttpRouter, type HttpServerRequest } from "effect/http"
+import { HttpRouter } from "effect/http"
 import * as Kit from "./Kit.ts"
 
-const query = (request: HttpServerRequest.HttpServerRequest, name: string) =>
-  new URL(request.url, "http://cairn").searchParams.get(name)
+const { query } = Kit
 
 export const layer = HttpRouter.use((router) =>
   Effect.gen(function*() {

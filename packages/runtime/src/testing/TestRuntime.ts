@@ -8,8 +8,10 @@ import { SimulatedAgentEngine, SimulatedEngineControl } from "@cairn/agent-engin
 import { Services } from "@cairn/application"
 import { AllowLocalGit } from "@cairn/application"
 import { defaultWorkspaceLimits, type WorkspaceLimitValues, WorkspaceLimits } from "@cairn/application"
+import { defaultSnapshotSettings, type SnapshotSettingValues, SnapshotSettings } from "@cairn/application"
 import { AdminToken, ConfigMasterKeys, GatewayTokens, JoseTokenSigner, type MasterKeys, TokenSigner } from "@cairn/auth"
-import { HeliaContentStore } from "@cairn/content-store-helia"
+import { HeliaContentStore, HeliaSnapshotStore } from "@cairn/content-store-helia"
+import type { SnapshotStore } from "@cairn/content-store"
 import { layerTest as layerTestDatabase } from "@cairn/event-store-pg/testing"
 import { CairnHttp } from "@cairn/http"
 import { EoaSignatureVerifier } from "@cairn/signatures"
@@ -38,6 +40,10 @@ export interface TestRuntimeOptions {
   readonly allowLocalGit?: boolean
   /** Console and file limits replacing the defaults (a short console timeout, a small upload limit). */
   readonly workspaceLimits?: Partial<WorkspaceLimitValues>
+  /** Snapshot settings replacing the defaults (automatic snapshots are off in tests unless an interval is given). */
+  readonly snapshots?: Partial<SnapshotSettingValues>
+  /** The snapshot store (in memory by default), e.g. one on disk or one that fails. */
+  readonly snapshotStore?: Layer.Layer<SnapshotStore, unknown>
 }
 
 const randomMasterKey = () => btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))))
@@ -58,7 +64,9 @@ export const layerTest = (options: TestRuntimeOptions = {}) =>
       HeliaContentStore.layerMemory,
       options.skillHub ?? LocalCatalog.layer({ dir: Fs.mkdtempSync(Path.join(Os.tmpdir(), "cairn-hub-")) }),
       EoaSignatureVerifier.layer,
-      Layer.succeed(WorkspaceLimits, { ...defaultWorkspaceLimits, ...options.workspaceLimits })
+      Layer.succeed(WorkspaceLimits, { ...defaultWorkspaceLimits, ...options.workspaceLimits }),
+      options.snapshotStore ?? HeliaSnapshotStore.layerMemory,
+      Layer.succeed(SnapshotSettings, { ...defaultSnapshotSettings, intervalMs: 0, ...options.snapshots })
     )),
     Layer.provideMerge(layerStore(layerTestDatabase())),
     Layer.provideMerge(NodeServices.layer)
