@@ -1,7 +1,8 @@
 /**
  * The AgentEngine port on real OpenClaw gateways, one OS process per running agent (reference §1, §2, §6):
  * versions come from EngineVersions, each agent's home from AgentHome, its process from GatewayProcess, its workspace
- * files and skill folders from Workspace (written directly on disk, where OpenClaw finds them). Starts are
+ * files and skill folders from Workspace (written directly on disk, where OpenClaw finds them), its whole workspace
+ * tree (scanned and restored for snapshots) from WorkspaceTree. Starts are
  * CPU bound (about 14 CPU-seconds each), so at most `maxConcurrentStarts` run at once; the rest wait as `starting`.
  * Gateways are stopped when the layer's scope closes, and stop themselves if Cairn dies (parent-watch.mjs).
  *
@@ -27,7 +28,7 @@ import {
   WorkingDirectoryOutside,
   WorkspacePath
 } from "@cairn/agent-engine"
-import { Duration, Effect, Layer, Redacted, Semaphore } from "effect"
+import { Duration, Effect, Layer, Redacted, Semaphore, Stream } from "effect"
 import * as NodeFs from "node:fs"
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
@@ -43,6 +44,7 @@ import * as RuntimeConfig from "./RuntimeConfig.ts"
 import * as Sandbox from "./Sandbox.ts"
 import { parseSkillList } from "./Skills.ts"
 import * as Workspace from "./Workspace.ts"
+import * as WorkspaceTree from "./WorkspaceTree.ts"
 
 export interface Options {
   /** The data root: agents live in `<dataDir>/agents/<agentId>`. */
@@ -302,12 +304,12 @@ export const make = Effect.fnUntraced(function*(options: Options) {
    * destroy in between must not see its workspace written again). Filesystem failures are EngineUnavailable. Not
    * interruptible: the promise would run on without the lock, and it cleans up its temporary files itself.
    */
-  const onWorkspace = <A>(agentId: string, operation: (workspace: string) => Promise<A>) =>
+  const onWorkspace = <A>(agentId: string, operation: (workspace: string, home: string) => Promise<A>) =>
     Effect.flatMap(find(agentId), (agent) =>
       Effect.suspend((): Effect.Effect<A, EngineUnavailable | AgentNotProvisioned> =>
         agents.get(agentId) === agent
           ? Effect.tryPromise({
-            try: () => operation(AgentHome.workspaceDir(agent.home)),
+            try: () => operation(AgentHome.workspaceDir(agent.home), agent.home),
             catch: (cause) => new EngineUnavailable({ cause })
           })
           : Effect.fail(new AgentNotProvisioned({ agentId }))
@@ -651,7 +653,26 @@ export const make = Effect.fnUntraced(function*(options: Options) {
 
     readWorkspaceFile: (agentId, path) =>
       Effect.flatMap(WorkspacePath.requireRelativePath(path), (checked) =>
-        onWorkspace(agentId, (workspace) => Workspace.readFile(workspace, checked)))
+        onWorkspace(agentId, (workspace) => Workspace.readFile(workspace, checked))),
+
+    // On disk, from the agent's home down (the agent can replace `.openclaw` itself with a symlink): WorkspaceTree.ts.
+    scanWorkspace: (agentId, options) =>
+      onWorkspace(agentId, (workspace, home) => WorkspaceTree.scan({ home, workspace }, options.exclude)),
+
+    // Opened under the agent's workspace lock; read after it, so that a slow reader holds up no other operation.
+    readWorkspaceEntry: (agentId, path) =>
+      Stream.unwrap(Effect.gen(function*() {
+        const checked = yield* WorkspacePath.requireRelativePath(path)
+        const fd = yield* Effect.acquireRelease(
+          onWorkspace(agentId, async (workspace, home) => WorkspaceTree.openFile({ home, workspace }, checked)),
+          (fd) => Effect.sync(() => NodeFs.closeSync(fd))
+        )
+        return WorkspaceTree.chunksOf(fd).pipe(Stream.mapError((cause) => new EngineUnavailable({ cause })))
+      })),
+
+    restoreWorkspace: (agentId, entries, options) =>
+      Effect.flatMap(WorkspacePath.requireTree(entries), (tree) =>
+        onWorkspace(agentId, (workspace, home) => WorkspaceTree.restore({ home, workspace }, tree, options.exclude)))
   })
 })
 

@@ -3,13 +3,14 @@
  * a start puts the agent in `starting`, waits `startDelay` on Effect's Clock (so `TestClock.adjust` drives it) and
  * then marks it `running`. Each launch takes a copy of the agent's environment, as a real process would, and a
  * token rotation relaunches a live gateway, as the real engine must to hand it the token. Each agent's workspace is
- * a map from path to bytes, skills under `skills/<name>/`, listed as OpenClaw lists them (see `listSkills`). Console
- * commands run in a tiny shell over that map (simulated/MiniShell.ts); the runtime config is a JSON document checked
+ * held in memory as a disk would hold it: files with their modes, folders and symlinks (simulated/WorkspaceStore.ts),
+ * skills under `skills/<name>/`, listed as OpenClaw lists them (see `listSkills`). Console commands run in a tiny
+ * shell over its files (simulated/MiniShell.ts); the runtime config is a JSON document checked
  * by an imitation of OpenClaw's validator (simulated/ConfigStore.ts, ConfigValidator.ts); scheduled tasks live in a
  * store of the gateway's that outlives restarts and answers only while the gateway runs (simulated/CronStore.ts). The
  * layer also provides SimulatedEngineControl, built on the same state, to script failures and to look inside.
  */
-import { Clock, Context, Deferred, Duration, Effect, Fiber, Layer, Redacted, Semaphore } from "effect"
+import { Clock, Context, Deferred, Duration, Effect, Fiber, Layer, Redacted, Semaphore, Stream } from "effect"
 import { AgentEngine, type AgentState, type Device, type EngineSkill, type WorkspaceFile } from "./AgentEngine.ts"
 import {
   AgentNotProvisioned,
@@ -39,6 +40,7 @@ import * as ConfigStore from "./simulated/ConfigStore.ts"
 import * as ConfigValidator from "./simulated/ConfigValidator.ts"
 import * as CronStore from "./simulated/CronStore.ts"
 import * as MiniShell from "./simulated/MiniShell.ts"
+import * as WorkspaceStore from "./simulated/WorkspaceStore.ts"
 import type { ExecRequest } from "./WorkspaceOperations.ts"
 import * as WorkspacePath from "./WorkspacePath.ts"
 
@@ -117,10 +119,8 @@ interface Agent {
   environment: Readonly<Record<string, Redacted.Redacted<string>>>
   /** What the last launch got: the copy a real process would hold; undefined until the first launch. */
   launchedWith: Readonly<Record<string, string>> | undefined
-  /** The workspace's files by path; folders exist through the files in them. */
-  readonly workspace: Map<string, Uint8Array>
-  /** The skill folders installed, so that one installed empty still reads as present, as a folder on disk does. */
-  readonly skillFolders: Set<string>
+  /** Its files, folders and symlinks; an installed skill's folder exists even when empty, as on disk. */
+  readonly workspace: WorkspaceStore.WorkspaceStore
   /** The port its gateway listens on (in its config, and in the error of a scheduler that is not reachable). */
   readonly port: number
   /** Its runtime config: the current version, credentials included. */
@@ -258,38 +258,28 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
    */
   const findWorkspace = (agentId: string) => Effect.tap(find(agentId), () => engineAvailable)
 
-  /** Writing `path` as a file must not meet a file where a folder goes, nor a folder where the file goes. */
-  const writableAt = (workspace: Map<string, Uint8Array>, path: string) =>
+  /** Writing `path` as a file must not meet a file or symlink where a folder goes, nor a folder where the file goes. */
+  const writableAt = (workspace: WorkspaceStore.WorkspaceStore, path: string) =>
     Effect.suspend(() => {
-      const segments = path.split("/")
-      for (let i = 1; i < segments.length; i++) {
-        const folder = segments.slice(0, i).join("/")
-        if (workspace.has(folder)) return Effect.fail(new EngineUnavailable({ cause: new Error(`${folder} is a file, not a folder`) }))
-      }
-      for (const key of workspace.keys()) {
-        if (key.startsWith(`${path}/`)) return Effect.fail(new EngineUnavailable({ cause: new Error(`${path} is a folder`) }))
-      }
-      return Effect.void
+      const conflict = workspace.conflictAt(path)
+      return conflict === undefined ? Effect.void : Effect.fail(new EngineUnavailable({ cause: new Error(conflict) }))
     })
 
-  const removeFolder = (agent: Agent, folder: string) => {
-    for (const key of [...agent.workspace.keys()]) {
-      if (key === folder || key.startsWith(`${folder}/`)) agent.workspace.delete(key)
-    }
-  }
+  /** Scripts and files starting with a shebang are executable, as the real adapter writes them. */
+  const modeOf = (file: WorkspaceFile) => (WorkspacePath.isExecutable(file) ? 0o755 : WorkspaceStore.fileMode)
 
   /** The workspace skills OpenClaw would load: folders under `skills/` (dot-folders skipped) with a valid SKILL.md. */
   const workspaceSkills = (agent: Agent): ReadonlyArray<EngineSkill> => {
     const decoder = new TextDecoder()
     const found = new Map<string, EngineSkill>()
-    const folders = [...agent.workspace.keys()]
+    const folders = [...agent.workspace.files.keys()]
       .flatMap((key) => {
         const match = /^skills\/([^/]+)\/SKILL\.md$/.exec(key)
         return match === null || match[1]!.startsWith(".") ? [] : [match[1]!]
       })
       .sort()
     for (const folder of folders) {
-      const fields = frontMatter(decoder.decode(agent.workspace.get(`skills/${folder}/SKILL.md`)))
+      const fields = frontMatter(decoder.decode(agent.workspace.files.get(`skills/${folder}/SKILL.md`)))
       // OpenClaw skips a SKILL.md without a description; without a name, it names the skill after its folder.
       if (fields?.["description"] === undefined || fields["description"] === "") continue
       const name = fields["name"] || folder
@@ -338,8 +328,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
         launch: undefined,
         environment: {},
         launchedWith: undefined,
-        workspace: new Map(),
-        skillFolders: new Set(),
+        workspace: new WorkspaceStore.WorkspaceStore(),
         port,
         config: ConfigStore.initial({ home: homeOf(agentId), port, token: Redacted.value(spec.gatewayToken) }),
         cron: CronStore.make(newTaskId, now),
@@ -414,26 +403,30 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       const agent = yield* findWorkspace(agentId)
       const folder = WorkspacePath.skillFolder(name)
       // A file at `skills` stops the install, as on disk; one at `skills/<name>` is replaced like an old folder.
-      if (agent.workspace.has("skills")) return yield* new EngineUnavailable({ cause: new Error("skills is a file, not a folder") })
-      removeFolder(agent, folder)
-      for (const file of files) agent.workspace.set(`${folder}/${file.path}`, file.content.slice())
-      agent.skillFolders.add(name)
+      if (agent.workspace.files.has("skills")) return yield* new EngineUnavailable({ cause: new Error("skills is a file, not a folder") })
+      agent.workspace.removeTree(folder)
+      agent.workspace.makeFolder(folder)
+      for (const file of files) agent.workspace.writeFile(`${folder}/${file.path}`, file.content, modeOf(file))
     }),
     removeSkill: Effect.fnUntraced(function*(agentId, name) {
       const folder = WorkspacePath.skillFolder(yield* WorkspacePath.requireSkillName(name))
       const agent = yield* findWorkspace(agentId)
-      removeFolder(agent, folder)
-      agent.skillFolders.delete(name)
+      agent.workspace.removeTree(folder)
     }),
     readSkill: Effect.fnUntraced(function*(agentId, name) {
       const folder = WorkspacePath.skillFolder(yield* WorkspacePath.requireSkillName(name))
       const agent = yield* findWorkspace(agentId)
+      if (!agent.workspace.exists(folder)) return undefined
+      // A file where the folder should be holds no skill files, as on disk.
+      if (!agent.workspace.isFolder(folder)) return []
       const files: Array<WorkspaceFile> = []
-      for (const [path, content] of agent.workspace) {
+      for (const [path, content] of agent.workspace.files) {
         if (path.startsWith(`${folder}/`)) files.push({ path: path.slice(folder.length + 1), content: content.slice() })
       }
-      // A file where the folder should be holds no skill files, as on disk.
-      if (files.length === 0 && !agent.skillFolders.has(name) && !agent.workspace.has(folder)) return undefined
+      // Symlinks are not followed: each reads as a file naming its target, as the real adapter reports them.
+      for (const [path, target] of agent.workspace.symlinksUnder(folder)) {
+        files.push({ path: path.slice(folder.length + 1), content: new TextEncoder().encode(`symlink:${target}`) })
+      }
       return files.sort(WorkspacePath.byPath)
     }),
     // What `openclaw skills list` shows: the bundled skills, overridden by workspace skills of the same name.
@@ -450,16 +443,16 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       const agent = yield* findWorkspace(agentId)
       for (const file of checked) {
         yield* writableAt(agent.workspace, file.path)
-        agent.workspace.set(file.path, file.content.slice())
+        agent.workspace.writeFile(file.path, file.content, modeOf(file))
       }
     }),
     readWorkspaceFile: Effect.fnUntraced(function*(agentId, path) {
       const checked = yield* WorkspacePath.requireRelativePath(path)
-      return (yield* findWorkspace(agentId)).workspace.get(checked)?.slice()
+      return (yield* findWorkspace(agentId)).workspace.files.get(checked)?.slice()
     }),
     readWorkspaceFileWithin: Effect.fnUntraced(function*(agentId, path, maxBytes) {
       const checked = yield* WorkspacePath.requireRelativePath(path)
-      const content = (yield* findWorkspace(agentId)).workspace.get(checked)
+      const content = (yield* findWorkspace(agentId)).workspace.files.get(checked)
       if (content === undefined) return { _tag: "Missing" } as const
       if (content.length > maxBytes) return { _tag: "TooLarge", size: content.length } as const
       return { _tag: "Found", content: content.slice() } as const
@@ -468,10 +461,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
     exec: Effect.fnUntraced(function*(agentId, request) {
       const agent = yield* find(agentId)
       const root = workspaceRoot(agentId)
-      const workspace: MiniShell.ShellWorkspace = {
-        files: agent.workspace,
-        folders: new Set([...agent.skillFolders].map(WorkspacePath.skillFolder))
-      }
+      const workspace: MiniShell.ShellWorkspace = { files: agent.workspace.files, folders: agent.workspace.folderPaths() }
       const cwd = MiniShell.workingDirectory(workspace, root, request.cwd)
       if (cwd === undefined) return yield* new WorkingDirectoryOutside({ agentId, cwd: request.cwd ?? "" })
       const detail = execFailures.get(agentId)
@@ -485,6 +475,28 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
         timeoutMs: request.timeoutMs,
         maxOutputBytes: request.maxOutputBytes
       })
+    }),
+    scanWorkspace: Effect.fnUntraced(function*(agentId, options) {
+      return (yield* findWorkspace(agentId)).workspace.scan(options.exclude)
+    }),
+    readWorkspaceEntry: (agentId, path) =>
+      Stream.unwrap(Effect.gen(function*() {
+        const checked = yield* WorkspacePath.requireRelativePath(path)
+        const content = (yield* findWorkspace(agentId)).workspace.readEntry(checked)
+        if (typeof content === "string") return yield* new EngineUnavailable({ cause: new Error(content) })
+        return Stream.succeed(content.slice())
+      })),
+    // The tree is worked out first, the content of the files to write read next, and the workspace replaced in one step.
+    restoreWorkspace: Effect.fnUntraced(function*(agentId, entries, options) {
+      const tree = yield* WorkspacePath.requireTree(entries)
+      const agent = yield* findWorkspace(agentId)
+      const plan = agent.workspace.plan(tree, options.exclude)
+      const written = new Map<string, Uint8Array>()
+      for (const file of plan.toWrite) {
+        written.set(file.path, yield* Stream.mkUint8Array(file.content).pipe(Effect.mapError((cause) => new EngineUnavailable({ cause }))))
+      }
+      yield* engineAvailable
+      agent.workspace.restore(plan, written)
     }),
     readConfig: Effect.fnUntraced(function*(agentId) {
       const agent = yield* configOf(agentId)
@@ -612,8 +624,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
     editWorkspaceFile: Effect.fnUntraced(function*(agentId, path, content) {
       const agent = yield* find(agentId)
       const checked = yield* WorkspacePath.requireRelativePath(path)
-      if (content === undefined) agent.workspace.delete(checked)
-      else agent.workspace.set(checked, content.slice())
+      agent.workspace.editFile(checked, content)
     })
   })
 

@@ -5,6 +5,7 @@
  */
 import { Effect } from "effect"
 import type { WorkspaceFile } from "./AgentEngine.ts"
+import type { RestoreEntry } from "./WorkspaceTree.ts"
 
 /**
  * A relative, `/`-separated path that stays where it starts: no leading `/`, no empty, `.` or `..` segment, no
@@ -60,6 +61,35 @@ export const requireFileSet = (files: ReadonlyArray<WorkspaceFile>): Effect.Effe
     }
     return Effect.succeed(files)
   })
+
+/**
+ * Dies unless a restore's entries can be made as given: every path relative, none given twice, none under a file or
+ * a symlink of the same tree (`a` a file and `a/b`), permission bits within 0o7777, symlink targets non-empty and
+ * NUL-free (what a symlink can hold).
+ */
+export const requireTree = (entries: ReadonlyArray<RestoreEntry>): Effect.Effect<ReadonlyArray<RestoreEntry>> =>
+  Effect.suspend(() => {
+    const kinds = new Map<string, RestoreEntry["kind"]>()
+    for (const entry of entries) {
+      if (!isRelativePath(entry.path)) return Effect.die(new Error(`Not a relative workspace path: ${JSON.stringify(entry.path)}`))
+      if (kinds.has(entry.path)) return Effect.die(new Error(`Workspace path given twice: ${JSON.stringify(entry.path)}`))
+      if (entry.kind === "symlink" ? entry.target === "" || entry.target.includes("\0") : !isMode(entry.mode)) {
+        return Effect.die(new Error(`Not a ${entry.kind} a workspace can hold: ${JSON.stringify(entry.path)}`))
+      }
+      kinds.set(entry.path, entry.kind)
+    }
+    for (const path of kinds.keys()) {
+      for (let slash = path.indexOf("/"); slash >= 0; slash = path.indexOf("/", slash + 1)) {
+        const kind = kinds.get(path.slice(0, slash))
+        if (kind !== undefined && kind !== "directory") {
+          return Effect.die(new Error(`Workspace path is under a ${kind}: ${JSON.stringify(path)}`))
+        }
+      }
+    }
+    return Effect.succeed(entries)
+  })
+
+const isMode = (mode: number) => Number.isInteger(mode) && mode >= 0 && mode <= 0o7777
 
 /** Files in the order readers get them: by path, comparing UTF-16 code units (the same on every runtime). */
 export const byPath = (a: WorkspaceFile, b: WorkspaceFile) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)

@@ -12,6 +12,7 @@ import { EngineVersion } from "@cairn/domain"
 import { configContract } from "./ConfigContract.ts"
 import { consoleContract } from "./ConsoleContract.ts"
 import { filesContract } from "./FilesContract.ts"
+import { snapshotsContract } from "./SnapshotsContract.ts"
 import { tasksContract } from "./TasksContract.ts"
 
 export interface ContractOptions<R = never> {
@@ -540,5 +541,6 @@ export const agentEngineContract = <R = never>(
       consoleContract(section)
       configContract(section)
       tasksContract(section)
+      snapshotsContract(section)
     }))
 }

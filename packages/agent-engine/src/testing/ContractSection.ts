@@ -1,7 +1,7 @@
 /**
  * What a section of the AgentEngine contract gets from the main suite (AgentEngineContract.ts): the suite's `it`
  * (inside the engine's layer), its per-test timeout and clock driver, and agents to test with. Sections add cases for
- * one group of operations each (console, files, config, tasks), so that one file says what one feature promises.
+ * one group of operations each (console, files, config, tasks, snapshots), so that one file says what one feature promises.
  */
 import type { Vitest } from "@effect/vitest"
 import type { Effect } from "effect"
