@@ -309,7 +309,8 @@ export class Snapshots extends Context.Service<Snapshots>()("cairn/Snapshots", {
           Effect.result
         )
         if (Result.isSuccess(restored)) {
-          // The workspace is the target tree now; files kept in place keep their fingerprints.
+          // The workspace is the target tree now; files kept in place keep their fingerprints (a chmod changes one,
+          // which costs only a read at the next snapshot).
           const index = indexes.get(agentId)
           const targetFiles = new Map(target.filter((e) => e.kind === "file").map((e) => [e.path, e] as const))
           indexes.set(agentId, {

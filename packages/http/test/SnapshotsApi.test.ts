@@ -268,3 +268,32 @@ describe("failures", () => {
     assert.strictEqual(await read("b.txt"), "only in second")
   })
 })
+
+describe("automatic rounds", () => {
+  const api = TestRuntime.makeTestApi({ snapshots: { deletedGraceMs: 0 } })
+  afterAll(api.dispose)
+  const round = () => api.runtime.runPromise(Snapshots.use((s) => s.round))
+
+  it("snapshot running agents whose workspace changed, and remove a deleted agent's snapshots after the grace period", async () => {
+    const token = (await api.key(await api.workspace(2))).token
+    const id = (await api.request("POST", "/v0/agents", token, { name: "auto" })).body!["agent"].agentId as string
+    for (let i = 0; i < 300 && (await api.request("GET", `/v0/agents/${id}`, token)).body?.["agent"]?.status !== "running"; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+    const listIt = async () => (await api.request("GET", `/v0/agents/${id}/snapshots`, token)).body!["snapshots"] as Array<Record<string, any>>
+    await api.control((c) => c.editWorkspaceFile(id, "journal.md", text("day one")))
+    await round()
+    const [auto] = await listIt()
+    assert.strictEqual(auto!["trigger"], "auto")
+    await round()
+    assert.strictEqual((await listIt()).length, 1, "an unchanged workspace was snapshotted again")
+    await api.control((c) => c.editWorkspaceFile(id, "journal.md", text("day two")))
+    await round()
+    assert.strictEqual((await listIt()).length, 2)
+
+    const cid = auto!["snapshotCid"] as string
+    assert.strictEqual((await api.request("DELETE", `/v0/agents/${id}`, token)).status, 200)
+    await round()
+    assert.isFalse(await api.runtime.runPromise(SnapshotStore.use((store) => store.has(cid))))
+  })
+})
