@@ -1,2 +1,3 @@
-/** The ContentStore port on an embedded @helia/unixfs over filesystem or in-memory blockstores. */
+/** The ContentStore and SnapshotStore ports on an embedded @helia/unixfs over filesystem or in-memory blockstores. */
 export * as HeliaContentStore from "./HeliaContentStore.ts"
+export * as HeliaSnapshotStore from "./HeliaSnapshotStore.ts"

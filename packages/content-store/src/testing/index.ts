@@ -1,2 +1,3 @@
-/** Test kits for adapters of the ContentStore port: `@cairn/content-store/testing`. */
+/** Test kits for adapters of the ContentStore and SnapshotStore ports: `@cairn/content-store/testing`. */
 export * from "./ContentStoreContract.ts"
+export * from "./SnapshotStoreContract.ts"
