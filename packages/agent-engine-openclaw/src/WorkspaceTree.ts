@@ -19,7 +19,7 @@
  * writes (creating, renaming, removing, chmod, file data) goes through the thread pool, several at once: such calls can
  * wait on the disk's journal for milliseconds.
  */
-import { type Excluded, type RestoreEntry, type WorkspaceEntry, WorkspacePath } from "@cairn/agent-engine"
+import { type Excluded, excludedOrWithin, type RestoreEntry, type WorkspaceEntry, WorkspacePath } from "@cairn/agent-engine"
 import { Effect, Stream } from "effect"
 import { randomBytes } from "node:crypto"
 import * as Fs from "node:fs"
@@ -335,16 +335,7 @@ type Node = FolderNode | FileNode | SymlinkNode
 /** The tree as folders of nodes, excluded entries left out (the predicate is not asked below an excluded folder). */
 const treeOf = (entries: ReadonlyArray<RestoreEntry>, exclude: Excluded): FolderNode => {
   const root: FolderNode = { kind: "directory", mode: 0o755, children: new Map() }
-  const verdicts = new Map<string, boolean>()
-  const isExcluded = (path: string): boolean => {
-    let verdict = verdicts.get(path)
-    if (verdict === undefined) {
-      const slash = path.lastIndexOf("/")
-      verdict = (slash >= 0 && isExcluded(path.slice(0, slash))) || exclude(path)
-      verdicts.set(path, verdict)
-    }
-    return verdict
-  }
+  const isExcluded = excludedOrWithin(exclude)
   for (const entry of entries) {
     if (isExcluded(entry.path)) continue
     const segments = entry.path.split("/")

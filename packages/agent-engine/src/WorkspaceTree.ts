@@ -60,3 +60,21 @@ export interface RestoreOptions {
    */
   readonly exclude: Excluded
 }
+
+/**
+ * `exclude` extended to everything under an excluded folder, asking it once per path and never below an excluded
+ * folder (as a scan, which does not descend there, would): for restores, which get paths rather than walk them.
+ */
+export const excludedOrWithin = (exclude: Excluded): Excluded => {
+  const verdicts = new Map<string, boolean>()
+  const isExcluded = (path: string): boolean => {
+    let verdict = verdicts.get(path)
+    if (verdict === undefined) {
+      const slash = path.lastIndexOf("/")
+      verdict = (slash >= 0 && isExcluded(path.slice(0, slash))) || exclude(path)
+      verdicts.set(path, verdict)
+    }
+    return verdict
+  }
+  return isExcluded
+}

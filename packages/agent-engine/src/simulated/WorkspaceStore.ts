@@ -5,7 +5,7 @@
  * version: fingerprints number the arrays, and so change whenever any operation replaces a file's content. The
  * console's shell (MiniShell.ts) reads `files` and `folderPaths()`; it does not see symlinks.
  */
-import type { Excluded, RestoreEntry, WorkspaceEntry } from "../WorkspaceTree.ts"
+import { type Excluded, excludedOrWithin, type RestoreEntry, type WorkspaceEntry } from "../WorkspaceTree.ts"
 
 /** The modes a disk gives what Cairn writes without saying: data files, folders; and what Linux shows for a symlink. */
 export const fileMode = 0o644
@@ -172,16 +172,7 @@ export class WorkspaceStore {
    * one) are left out, and a file whose fingerprint is its `unchangedIf` is kept as it is.
    */
   plan(entries: ReadonlyArray<RestoreEntry>, exclude: Excluded): RestorePlan {
-    const verdicts = new Map<string, boolean>()
-    const isExcluded = (path: string): boolean => {
-      let verdict = verdicts.get(path)
-      if (verdict === undefined) {
-        const slash = path.lastIndexOf("/")
-        verdict = (slash >= 0 && isExcluded(path.slice(0, slash))) || exclude(path)
-        verdicts.set(path, verdict)
-      }
-      return verdict
-    }
+    const isExcluded = excludedOrWithin(exclude)
     const wanted = entries.filter((entry) => !isExcluded(entry.path))
     const kept = new Map<string, Uint8Array>()
     const toWrite: Array<FileEntry> = []

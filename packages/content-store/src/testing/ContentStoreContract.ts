@@ -29,7 +29,7 @@ export const deterministicBytes = (length: number): Uint8Array => {
 }
 
 /** The bytes as a stream of unevenly sized chunks, so the importer's 1 MiB boundaries fall inside them. */
-const inOddChunks = (bytes: Uint8Array): Stream.Stream<Uint8Array> => {
+export const inOddChunks = (bytes: Uint8Array): Stream.Stream<Uint8Array> => {
   const sizes = [1, 4093, 65_537, 7, 131_071, 12_289]
   const chunks: Array<Uint8Array> = []
   for (let offset = 0, i = 0; offset < bytes.length; i++) {

@@ -18,21 +18,10 @@ import * as raw from "multiformats/codecs/raw"
 import { sha256 } from "multiformats/hashes/sha2"
 import type { DirectoryFile } from "../ContentStore.ts"
 import { type Mode, SnapshotStore, type TreeEntry, type TreeListing } from "../SnapshotStore.ts"
-import { deterministicBytes, directoryTree, kuboDirectoryVectors } from "./ContentStoreContract.ts"
+import { deterministicBytes, directoryTree, inOddChunks, kuboDirectoryVectors } from "./ContentStoreContract.ts"
 
 const text = (value: string) => new TextEncoder().encode(value)
 
-/** The bytes as a stream of unevenly sized chunks, so the importer's 1 MiB boundaries fall inside them. */
-const inOddChunks = (bytes: Uint8Array): Stream.Stream<Uint8Array> => {
-  const sizes = [1, 4093, 65_537, 7, 131_071, 12_289]
-  const chunks: Array<Uint8Array> = []
-  for (let offset = 0, i = 0; offset < bytes.length; i++) {
-    const size = sizes[i % sizes.length]!
-    chunks.push(bytes.subarray(offset, offset + size))
-    offset += size
-  }
-  return Stream.fromIterable(chunks)
-}
 
 const file = (path: string, mode: Mode, content: Uint8Array): TreeEntry => ({
   path,
