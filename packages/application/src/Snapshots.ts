@@ -207,6 +207,17 @@ export class Snapshots extends Context.Service<Snapshots>()("cairn/Snapshots", {
       return yield* take(agentId, agent.workspaceId, "manual", principal.userId).pipe(oneAtATime(agentId))
     })
 
+    /**
+     * The workspace as it is, snapshotted before the agent is deleted (an `auto` snapshot, kept for the deleted
+     * agents' grace period like the others). Best effort: snapshots off or failing never block a delete.
+     */
+    const beforeDelete = (principal: Principal, agentId: string) =>
+      Effect.gen(function*() {
+        if (!settings.enabled) return
+        const agent = yield* agents.get(principal.workspaceId, agentId)
+        yield* take(agentId, agent.workspaceId, "auto", principal.userId).pipe(oneAtATime(agentId))
+      }).pipe(Effect.catchTag("AgentNotFound", () => Effect.void), Effect.catchCause((cause) => Effect.logWarning(`Agent ${agentId}: no snapshot before its deletion`, cause)))
+
     const status = Effect.fn("Snapshots.status")(function*(principal: Principal, agentId: string) {
       yield* agents.get(principal.workspaceId, agentId)
       const { state } = yield* history(agentId)
@@ -380,7 +391,7 @@ export class Snapshots extends Context.Service<Snapshots>()("cairn/Snapshots", {
       )
     })
 
-    return { sync, status, list, reset, round, collectGarbage, run }
+    return { sync, status, list, reset, beforeDelete, round, collectGarbage, run }
   })
 }) {
   static readonly layer = Layer.effect(this, this.make)

@@ -4,12 +4,13 @@
  * and garbage collection, every documented refusal, and the audit trail.
  */
 import { AgentEngine, type WorkspaceEntry } from "@cairn/agent-engine"
-import { Snapshots } from "@cairn/application"
+import { ReadModels, Snapshots } from "@cairn/application"
 import { ContentStoreUnavailable, SnapshotStore } from "@cairn/content-store"
 import { HeliaSnapshotStore } from "@cairn/content-store-helia"
 import { TestRuntime } from "@cairn/runtime/testing"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect, Layer, Stream } from "effect"
+import { SqlClient } from "effect/sql"
 
 const { runtime, request, workspace, key, control, dispose } = TestRuntime.makeTestApi({ snapshots: { keep: 3 } })
 
@@ -292,7 +293,11 @@ describe("automatic rounds", () => {
     assert.strictEqual((await listIt()).length, 2)
 
     const cid = auto!["snapshotCid"] as string
+    // The workspace's last state is snapshotted on the way out.
+    await api.control((c) => c.editWorkspaceFile(id, "journal.md", text("last words")))
     assert.strictEqual((await api.request("DELETE", `/v0/agents/${id}`, token)).status, 200)
+    const kept = await api.runtime.runPromise(SqlClient.SqlClient.use((sql) => ReadModels.SnapshotsTable.queries(sql).page(id, 10, undefined)))
+    assert.strictEqual(kept.snapshots.length, 3)
     await round()
     assert.isFalse(await api.runtime.runPromise(SnapshotStore.use((store) => store.has(cid))))
   })

@@ -2,7 +2,7 @@
  * `/v0/agents`: create, list, get, delete, restart, scripts retry, devices, platform and gateway tokens, and the
  * agent's history. A create whose gateway fails answers 500 `Gateway failed to start` with the agent.
  */
-import { Agents, type AgentView, Secrets, Skills } from "@cairn/application"
+import { Agents, type AgentView, Secrets, Skills, Snapshots } from "@cairn/application"
 import { Agent } from "@cairn/domain"
 import { Effect, Redacted, Schema } from "effect"
 import { HttpRouter } from "effect/http"
@@ -33,6 +33,7 @@ export const layer = HttpRouter.use((router) =>
   Effect.gen(function*() {
     const { route, agentRoute } = yield* Kit.make(router)
     const agents = yield* Agents
+    const snapshots = yield* Snapshots
     const secrets = yield* Secrets
     const skills = yield* Skills
 
@@ -61,8 +62,12 @@ export const layer = HttpRouter.use((router) =>
         }
       }))
 
+    // The workspace's last state is kept as a snapshot for the deleted agents' grace period.
     yield* agentRoute("DELETE", "/v0/agents/:agentId", ({ principal, agentId }) =>
-      Effect.as(agents.remove(principal, agentId), { success: true, message: "Agent deleted" }))
+      snapshots.beforeDelete(principal, agentId).pipe(
+        Effect.andThen(agents.remove(principal, agentId)),
+        Effect.as({ success: true, message: "Agent deleted" })
+      ))
 
     yield* agentRoute("POST", "/v0/agents/:agentId/restart", ({ principal, agentId, request, body }) =>
       Effect.gen(function*() {
