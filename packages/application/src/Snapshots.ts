@@ -106,7 +106,12 @@ export class Snapshots extends Context.Service<Snapshots>()("cairn/Snapshots", {
 
     const enabled = settings.enabled ? Effect.void : Effect.fail(new Snapshot.StorageNotConfigured())
 
-    const history = (agentId: string) => commands.load(Snapshot.decider, Snapshot.stream(agentId))
+    /** The agent's snapshot history from the read model, without folding its (long) stream; see SnapshotsTable. */
+    const history = (agentId: string) => table.history(agentId)
+
+    /** Decides a command on the history as the read model has it (the stream is folded only after a conflict). */
+    const record = (agentId: string, command: Snapshot.SnapshotCommand, actor: string) =>
+      Effect.flatMap(history(agentId), (loaded) => commands.execute(Snapshot.decider, Snapshot.stream(agentId), command, { actor }, loaded))
 
     /** The files of the agent's latest kept snapshot: from this node's index when it describes it, else the store. */
     const latestFiles = (agentId: string, latestCid: string | undefined) =>
@@ -292,14 +297,14 @@ export class Snapshots extends Context.Service<Snapshots>()("cairn/Snapshots", {
         const failure = (reason: string, preResetCid?: string) =>
           Effect.gen(function*() {
             yield* Effect.logWarning(`Agent ${agentId}: reset to ${snapshotCid} failed: ${reason}`)
-            yield* commands.execute(Snapshot.decider, Snapshot.stream(agentId), new Snapshot.RecordResetFailure({
+            yield* record(agentId, new Snapshot.RecordResetFailure({
               agentId,
               workspaceId: agent.workspaceId,
               snapshotCid,
               ...(preResetCid === undefined ? {} : { preResetCid }),
               reason,
               at: yield* now
-            }), { actor: principal.userId }).pipe(Effect.ignore)
+            }), principal.userId).pipe(Effect.ignore)
             return yield* new Snapshot.ResetFailed({ agentId, ...(preResetCid === undefined ? {} : { preResetCid }) })
           })
         // The tree is read before anything is touched: a snapshot whose blocks are gone fails with the workspace intact.
@@ -336,13 +341,13 @@ export class Snapshots extends Context.Service<Snapshots>()("cairn/Snapshots", {
           yield* Effect.logWarning(`Agent ${agentId}: workspace restore failed`, restored.failure)
           return yield* failure("the workspace could not be restored", pre.snapshotCid)
         }
-        yield* commands.execute(Snapshot.decider, Snapshot.stream(agentId), new Snapshot.RecordReset({
+        yield* record(agentId, new Snapshot.RecordReset({
           agentId,
           workspaceId: agent.workspaceId,
           snapshotCid,
           preResetCid: pre.snapshotCid,
           at: yield* now
-        }), { actor: principal.userId })
+        }), principal.userId)
         return { snapshotCid, preResetCid: pre.snapshotCid } satisfies ResetOutcome
       }).pipe(oneAtATime(agentId))
     })
@@ -359,11 +364,11 @@ export class Snapshots extends Context.Service<Snapshots>()("cairn/Snapshots", {
     const expireDeleted = Effect.gen(function*() {
       const cutoff = new Date(Date.parse(yield* now) - settings.deletedGraceMs).toISOString()
       for (const agentId of yield* table.deletedBefore(cutoff)) {
-        const { events } = yield* commands.execute(Snapshot.decider, Snapshot.stream(agentId), new Snapshot.ExpireAll({
+        const { events } = yield* record(agentId, new Snapshot.ExpireAll({
           agentId,
           reason: "agent-deleted",
           at: yield* now
-        }), { actor: "snapshots" })
+        }), "snapshots")
         indexes.delete(agentId)
         if (events.length > 0) expiredSinceCollection = true
       }

@@ -4,7 +4,8 @@
  * and garbage collection, every documented refusal, and the audit trail.
  */
 import { AgentEngine, type WorkspaceEntry } from "@cairn/agent-engine"
-import { ReadModels, Snapshots } from "@cairn/application"
+import { CommandHandler, ReadModels, Snapshots } from "@cairn/application"
+import { Snapshot } from "@cairn/domain"
 import { ContentStoreUnavailable, SnapshotStore } from "@cairn/content-store"
 import { HeliaSnapshotStore } from "@cairn/content-store-helia"
 import { TestRuntime } from "@cairn/runtime/testing"
@@ -169,6 +170,13 @@ describe("reset", () => {
     const events = (await request("GET", `/v0/agents/${id}/events`, owner)).body!["events"] as Array<Record<string, any>>
     const types = events.map((e) => e["type"])
     assert.includeMembers(types, ["SnapshotTaken", "WorkspaceReset"])
+
+    // Commands decide on the read model's history: it is the stream's fold, at the stream's version.
+    const [fromTable, fromStream] = await runtime.runPromise(Effect.all([
+      SqlClient.SqlClient.use((sql) => ReadModels.SnapshotsTable.queries(sql).history(id)),
+      CommandHandler.use((commands) => commands.load(Snapshot.decider, Snapshot.stream(id)))
+    ]))
+    assert.deepStrictEqual(fromTable, fromStream)
   })
 
   it("keeps the newest N plus every pre-reset snapshot; garbage collection keeps what kept snapshots use", async () => {
