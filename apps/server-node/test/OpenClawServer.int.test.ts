@@ -206,6 +206,25 @@ describe.skipIf(!enabled)("agents on real OpenClaw gateways, through the HTTP AP
     assert.strictEqual((await call("DELETE", `/v0/agents/${templated}`)).status, 200)
     assert.deepStrictEqual(gatewayProcesses(templated), [])
 
+    // Snapshots: the workspace stored as one UnixFS tree; files changed, deleted and added, then reset back exactly
+    // (modes and symlinks too) with the gateway running again afterwards.
+    const snapshotView = "find snap -printf '%p %y %m %l\\n' | LC_ALL=C sort; cat snap/a.txt snap/sub/b.txt"
+    assert.strictEqual((await exec("mkdir -p snap/sub && printf one > snap/a.txt && printf two > snap/sub/b.txt && chmod 755 snap/a.txt && ln -s a.txt snap/link")).exitCode, 0)
+    const atSnapshot = (await exec(snapshotView)).stdout
+    assert.include(atSnapshot, "snap/a.txt f 755")
+    assert.include(atSnapshot, "snap/link l 777 a.txt")
+    const taken = await call("POST", `/v0/agents/${agentId}/snapshots/sync`)
+    assert.strictEqual(taken.status, 200, JSON.stringify(taken.body))
+    assert.strictEqual((await exec("printf changed > snap/a.txt && rm snap/sub/b.txt && printf new > snap/c.txt")).exitCode, 0)
+    const next = await call("POST", `/v0/agents/${agentId}/snapshots/sync`)
+    // At least: the running gateway writes files of its own in the workspace meanwhile.
+    for (const counted of ["added", "modified", "deleted"]) assert.isAtLeast(next.body.changeSummary[counted], 1, counted)
+    const resetTo = await call("POST", `/v0/agents/${agentId}/snapshots/reset`, { snapshotCid: taken.body.snapshotCid })
+    assert.strictEqual(resetTo.status, 200, JSON.stringify(resetTo.body))
+    await untilRunning(agentId)
+    assert.isTrue(await gatewayAnswers(agentId))
+    assert.strictEqual((await exec(snapshotView)).stdout, atSnapshot)
+
     // Cairn is killed outright: its gateways stop themselves...
     const beforeKill = gatewayProcesses(agentId)
     assert.isAbove(beforeKill.length, 0)
