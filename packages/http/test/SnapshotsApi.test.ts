@@ -20,9 +20,11 @@ const expectError = (response: TestRuntime.Reply, status: number, error: string)
   assert.strictEqual(response.body?.["error"], error)
 }
 
-const waitForStatus = async (token: string, agentId: string, status: string) => {
+type Request = typeof request
+
+const waitForStatus = async (token: string, agentId: string, status: string, send: Request = request) => {
   for (let i = 0; i < 300; i++) {
-    if ((await request("GET", `/v0/agents/${agentId}`, token)).body?.["agent"]?.status === status) return
+    if ((await send("GET", `/v0/agents/${agentId}`, token)).body?.["agent"]?.status === status) return
     await new Promise((resolve) => setTimeout(resolve, 10))
   }
   assert.fail(`agent ${agentId} never became ${status}`)
@@ -50,11 +52,12 @@ const sync = (token = owner, id = agentId) => request("POST", `/v0/agents/${id}/
 const reset = (body: unknown, token = owner, id = agentId) => request("POST", `/v0/agents/${id}/snapshots/reset`, token, body)
 const list = (query = "", token = owner, id = agentId) => request("GET", `/v0/agents/${id}/snapshots${query}`, token)
 
-const newAgent = async (token: string, name: string) => {
-  const created = await request("POST", "/v0/agents", token, { name })
+/** A new agent, running; through another test runtime's client when `send` is given. */
+const newAgent = async (token: string, name: string, send: Request = request) => {
+  const created = await send("POST", "/v0/agents", token, { name })
   assert.strictEqual(created.status, 201, JSON.stringify(created.body))
   const id = created.body!["agent"].agentId as string
-  await waitForStatus(token, id, "running")
+  await waitForStatus(token, id, "running", send)
   return id
 }
 
@@ -233,11 +236,7 @@ describe("failures", () => {
   let id: string
   beforeAll(async () => {
     token = (await api.key(await api.workspace(2))).token
-    const created = await api.request("POST", "/v0/agents", token, { name: "faults" })
-    id = created.body!["agent"].agentId
-    for (let i = 0; i < 300 && (await api.request("GET", `/v0/agents/${id}`, token)).body?.["agent"]?.status !== "running"; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 10))
-    }
+    id = await newAgent(token, "faults", api.request)
   }, 120_000)
   afterAll(api.dispose)
   const syncIt = () => api.request("POST", `/v0/agents/${id}/snapshots/sync`, token)
@@ -285,10 +284,7 @@ describe("automatic rounds", () => {
 
   it("snapshot running agents whose workspace changed, and remove a deleted agent's snapshots after the grace period", async () => {
     const token = (await api.key(await api.workspace(2))).token
-    const id = (await api.request("POST", "/v0/agents", token, { name: "auto" })).body!["agent"].agentId as string
-    for (let i = 0; i < 300 && (await api.request("GET", `/v0/agents/${id}`, token)).body?.["agent"]?.status !== "running"; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 10))
-    }
+    const id = await newAgent(token, "auto", api.request)
     const listIt = async () => (await api.request("GET", `/v0/agents/${id}/snapshots`, token)).body!["snapshots"] as Array<Record<string, any>>
     await api.control((c) => c.editWorkspaceFile(id, "journal.md", text("day one")))
     await round()
