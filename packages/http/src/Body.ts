@@ -6,15 +6,21 @@ import { Bytes, ValidationFailed } from "@cairn/domain"
 import { Effect, Schema } from "effect"
 import type { HttpServerRequest } from "effect/http"
 import { parseWithLargeString } from "./LargeStringField.ts"
+import { NulInJson, nulFreeReviver } from "./RejectNul.ts"
+
+const notJson = (error: unknown) =>
+  new ValidationFailed({
+    detail: error instanceof NulInJson ? "the request body contains a NUL character" : "the request body is not valid JSON"
+  })
 
 export const json = <S extends Schema.Codec<unknown, unknown>>(request: HttpServerRequest.HttpServerRequest, schema: S) =>
   Effect.gen(function*() {
     const text = yield* request.text
     let value: unknown
     try {
-      value = JSON.parse(text)
-    } catch {
-      return yield* new ValidationFailed({ detail: "the request body is not valid JSON" })
+      value = JSON.parse(text, nulFreeReviver)
+    } catch (error) {
+      return yield* notJson(error)
     }
     return yield* Schema.decodeUnknownEffect(schema)(value)
   })
@@ -45,9 +51,9 @@ export const jsonWithin = <S extends Schema.Codec<unknown, unknown>, E>(
     let value: unknown
     try {
       value = (largeStringField === undefined ? undefined : parseWithLargeString(raw, largeStringField)) ??
-        JSON.parse(new TextDecoder().decode(raw))
-    } catch {
-      return yield* new ValidationFailed({ detail: "the request body is not valid JSON" })
+        JSON.parse(new TextDecoder().decode(raw), nulFreeReviver)
+    } catch (error) {
+      return yield* notJson(error)
     }
     return yield* Schema.decodeUnknownEffect(schema)(value)
   })

@@ -15,6 +15,7 @@ import { HttpRouter, type HttpServer } from "effect/http"
 import * as AdminRoutes from "./AdminRoutes.ts"
 import * as GatewayRoutes from "./GatewayRoutes.ts"
 import * as HealthRoutes from "./HealthRoutes.ts"
+import * as RejectNul from "./RejectNul.ts"
 import * as AuthRoutes from "./v3/AuthRoutes.ts"
 import * as FilesRoutes from "./v3/FilesRoutes.ts"
 import * as SignatureRoutes from "./v3/SignatureRoutes.ts"
@@ -30,6 +31,7 @@ export type Requirements =
   | Snapshots
 
 export const routes: Layer.Layer<never, Config.ConfigError, Requirements> = Layer.mergeAll(
+  RejectNul.layer,
   HealthRoutes.layer,
   AuthRoutes.layer,
   FilesRoutes.layer,

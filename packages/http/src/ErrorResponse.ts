@@ -1,11 +1,14 @@
 /**
  * The one place failures become responses: a documented error gives `{error: <its message>}` with its status;
  * input that does not decode gives 400 `Validation failed: <detail>`; anything else is a 500 with a generic
- * message, and the cause goes to the log, never to the client. A port that could not be reached answers 503.
+ * message, and the cause goes to the log, never to the client. A port that could not be reached answers 503; a
+ * database error is classified by its SQLSTATE first (DatabaseFailure.ts), so bad input the database refused is a
+ * 400 and a database bug is a 500, never a false outage.
  */
 import { isDocumentedError, isUnavailable } from "@cairn/domain"
 import { Cause, Effect } from "effect"
 import type { HttpServerResponse } from "effect/http"
+import * as DatabaseFailure from "./DatabaseFailure.ts"
 import { json } from "./Respond.ts"
 
 const schemaDetail = (error: { readonly message: string }) => error.message.replace(/\s+/g, " ").trim()
@@ -20,6 +23,15 @@ export const fromError = (error: unknown): Effect.Effect<HttpServerResponse.Http
   }
   if (tag === "RequestError" || tag === "MultipartError") {
     return Effect.succeed(json({ error: `Validation failed: the request body could not be read (${schemaDetail(error as Error)})` }, 400))
+  }
+  const database = DatabaseFailure.classify(error)
+  if (database === "bad-input") {
+    return Effect.logWarning("Input refused by the database", error).pipe(
+      Effect.as(json({ error: "Validation failed: the request holds a value that cannot be stored (such as a NUL character)" }, 400))
+    )
+  }
+  if (database === "bug") {
+    return Effect.logError("Unexpected database failure", error).pipe(Effect.as(json({ error: "Internal server error" }, 500)))
   }
   if (isUnavailable(error)) {
     return Effect.logError("Backend unavailable", error).pipe(Effect.as(json({ error: "Service unavailable" }, 503)))
