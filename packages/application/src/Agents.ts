@@ -146,8 +146,7 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
       yield* engine.destroy(agentId)
     })
 
-    const restart = Effect.fn("Agents.restart")(function*(principal: Principal, agentId: string, requested: string | undefined) {
-      yield* get(principal.workspaceId, agentId)
+    const restartNow = Effect.fn("Agents.restart")(function*(principal: Principal, agentId: string, requested: string | undefined) {
       const offeredVersions = yield* engine.listVersions
       const command = new Agent.RestartAgent({
         agentId,
@@ -203,6 +202,38 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
       )
       return yield* supervisor.started(agentId, version, delivered)
     })
+
+    /**
+     * One restart per agent at a time. A restart that arrives while one runs for the same version (a double click, a
+     * client's retry) joins it and gets its outcome, recording nothing of its own; one for another version waits for
+     * it and then runs. The restart runs detached from the request, so a client that hangs up does not cut it off
+     * between stopping and starting the gateway.
+     */
+    type Restarted = Effect.Success<ReturnType<typeof restartNow>>
+    type RestartError = Effect.Error<ReturnType<typeof restartNow>>
+    const restarting = new Map<string, { readonly requested: string | undefined; readonly done: Deferred.Deferred<Restarted, RestartError> }>()
+    const restart = (
+      principal: Principal,
+      agentId: string,
+      requested: string | undefined
+    ): Effect.Effect<Restarted, RestartError | Effect.Error<ReturnType<typeof get>>> =>
+      get(principal.workspaceId, agentId).pipe(Effect.andThen(Effect.suspend(() => {
+        const running = restarting.get(agentId)
+        if (running !== undefined) {
+          return running.requested === requested
+            ? Deferred.await(running.done)
+            : Deferred.await(running.done).pipe(Effect.ignore, Effect.andThen(restart(principal, agentId, requested)))
+        }
+        // Claimed in the same synchronous step as the check above: no other request can slip in between.
+        const done = Deferred.makeUnsafe<Restarted, RestartError>()
+        restarting.set(agentId, { requested, done })
+        return restartNow(principal, agentId, requested).pipe(
+          Effect.exit,
+          Effect.tap((exit) => Effect.sync(() => restarting.delete(agentId)).pipe(Effect.andThen(Deferred.done(done, exit)))),
+          Effect.forkDetach,
+          Effect.andThen(Deferred.await(done))
+        )
+      })))
 
     const devices = (principal: Principal, agentId: string) =>
       get(principal.workspaceId, agentId).pipe(

@@ -184,6 +184,20 @@ describe("agents", () => {
     assert.isTrue(Date.parse(minted["expiresAt"]) - Date.now() > 3500_000)
   })
 
+  it("restarted five times at once (a double click, a client's retry) all answer 200, and nothing false is recorded", async () => {
+    const token = (await key(await workspace(1))).token
+    const id = (await createAgent(token, "clicked twice")).body!["agent"].agentId as string
+    await waitForStatus(token, id, "running")
+    const restarts = await Promise.all(Array.from({ length: 5 }, () => request("POST", `/v0/agents/${id}/restart`, token, {})))
+    for (const restarted of restarts) {
+      assert.strictEqual(restarted.status, 200, JSON.stringify(restarted.body))
+      assert.strictEqual(restarted.body!["agent"].status, "running")
+    }
+    const events = (await request("GET", `/v0/agents/${id}/events`, token)).body!["events"] as Array<{ type: string }>
+    assert.notInclude(events.map((e) => e.type), "AgentStartFailed")
+    assert.strictEqual((await request("GET", `/v0/agents/${id}`, token)).body!["agent"].status, "running")
+  })
+
   it("are recorded not_running when their gateway crashes, and the supervisor brings them back with growing delays", async () => {
     const token = (await key(await workspace(1))).token
     const id = (await createAgent(token, "fragile")).body!["agent"].agentId as string
