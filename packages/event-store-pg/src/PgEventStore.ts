@@ -272,7 +272,7 @@ export const make = (options: Options = {}) =>
       sql<EventRow>`SELECT ${sql.literal(columns)} FROM cairn_events
         WHERE (transaction_id, global_position) > (${after.transactionId.toString()}::xid8, ${after.globalPosition})
           AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
-        ORDER BY transaction_id, global_position
+        ORDER BY cairn_events.transaction_id, cairn_events.global_position
         LIMIT ${limit}`.pipe(
         Effect.map((rows) => rows.map(toRecorded)),
         Effect.mapError(unavailable("readAll"))
@@ -340,7 +340,7 @@ export const make = (options: Options = {}) =>
           for (;;) {
             const rows = yield* sql<EventRow>`SELECT ${sql.literal(columns)} FROM cairn_events
               WHERE (transaction_id, global_position) > (${after.transactionId.toString()}::xid8, ${after.globalPosition})
-              ORDER BY transaction_id, global_position LIMIT 1000`
+              ORDER BY cairn_events.transaction_id, cairn_events.global_position LIMIT 1000`
             if (rows.length === 0) return total
             const events = rows.map(toRecorded)
             yield* projection.apply(events).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.mapError(fail))
