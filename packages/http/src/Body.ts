@@ -8,10 +8,11 @@ import type { HttpServerRequest } from "effect/http"
 import { parseWithLargeString } from "./LargeStringField.ts"
 import { NulInJson, nulFreeReviver } from "./RejectNul.ts"
 
+/** The body's JSON holds a NUL character: a ValidationFailed that a route with its own documented error can tell apart. */
+export const nulDetail = "the request body contains a NUL character"
+
 const notJson = (error: unknown) =>
-  new ValidationFailed({
-    detail: error instanceof NulInJson ? "the request body contains a NUL character" : "the request body is not valid JSON"
-  })
+  new ValidationFailed({ detail: error instanceof NulInJson ? nulDetail : "the request body is not valid JSON" })
 
 export const json = <S extends Schema.Codec<unknown, unknown>>(request: HttpServerRequest.HttpServerRequest, schema: S) =>
   Effect.gen(function*() {

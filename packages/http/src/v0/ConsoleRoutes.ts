@@ -3,8 +3,10 @@
  * agent's workspace and answers how it ended (any exit code is a 200). Every input problem is 400 `Invalid command`.
  */
 import { Console } from "@cairn/application"
+import { AgentConsole, ValidationFailed } from "@cairn/domain"
 import { Effect, Schema } from "effect"
 import { HttpRouter } from "effect/http"
+import * as Body from "../Body.ts"
 import * as Kit from "./Kit.ts"
 
 // The body is read as any JSON: a missing, empty or non-string command (or a body that is not an object) is the
@@ -19,7 +21,11 @@ export const layer = HttpRouter.use((router) =>
 
     yield* agentRoute("POST", "/v0/agents/:agentId/console/exec", ({ principal, agentId, body }) =>
       Effect.gen(function*() {
-        const input = yield* body(Schema.Unknown)
+        const input = yield* body(Schema.Unknown).pipe(
+          // A NUL in the command or the cwd is the console's own refusal, as the contract names it.
+          Effect.catchIf((e) => e instanceof ValidationFailed && e.detail === Body.nulDetail, () =>
+            Effect.fail(new AgentConsole.InvalidCommand({ reason: "NUL character in the request" })))
+        )
         return yield* agentConsole.exec(principal, agentId, { command: field(input, "command"), cwd: field(input, "cwd") })
       }))
   })
