@@ -2,10 +2,11 @@
  * Cairn's Node server: configuration in, layers wired, HTTP served until SIGTERM or SIGINT, when the server
  * stops accepting, the read-model runners stop and the database closes.
  * PORT (3000), HOST (0.0.0.0), DATA_DIR (./data), DATABASE_URL (unset: embedded PGlite), ACCESS_LOG (false),
- * LOG_LEVEL (Info); see docs/operations.md.
+ * LOG_LEVEL (Info); see docs/operations.md. Requests for agents' apps' domains are proxied to the apps before Cairn's
+ * own handler sees them (AppRouting, docs/operations.md "Routing agents' apps").
  */
 import { CairnHttp } from "@cairn/http"
-import { CairnRuntime, Main } from "@cairn/runtime"
+import { AppRouting, CairnRuntime, Main } from "@cairn/runtime"
 import { NodeHttpServer, NodeRuntime, NodeServices } from "@effect/platform-node"
 import { Config, Effect, Layer } from "effect"
 import { createServer } from "node:http"
@@ -15,8 +16,9 @@ const HttpServerLive = Layer.unwrap(Effect.gen(function*() {
   const host = yield* Config.String("HOST").pipe(Config.withDefault("0.0.0.0"))
   // Idle keep-alive connections stay open longer than a load balancer's (60 s, usually) and a client's own idle
   // timeout, so it is never the server that closes a connection a client is about to reuse. Node's default is 5 s.
-  const server = () => Object.assign(createServer(), { keepAliveTimeout: 65_000, headersTimeout: 66_000 })
-  return NodeHttpServer.layer(server, { port, host })
+  const server = Object.assign(createServer(), { keepAliveTimeout: 65_000, headersTimeout: 66_000 })
+  yield* AppRouting.attach(server)
+  return NodeHttpServer.layer(() => server, { port, host })
 }))
 
 const ApplicationLive = Layer.unwrap(Effect.map(CairnRuntime.databaseFromConfig, CairnRuntime.layerServer))

@@ -1,6 +1,9 @@
 /**
  * OpenClaw versions: which ones are offered (stable releases on the npm registry, narrowed by an allowlist, cached
  * for an hour; the versions installed here when the registry cannot be reached) and their installs, one shared `<enginesDir>/<version>` per version, made on first use.
+ * Each install also gets the channel plugins OpenClaw would otherwise fetch from npm when a channel is first used
+ * (`@openclaw/slack`, `@openclaw/discord`, `@openclaw/whatsapp` at the engine's exact version, features §10), in
+ * `<enginesDir>/<version>/channel-plugins`; an install made before that gets them added at its next use.
  */
 import { EngineUnavailable, EngineVersion, VersionNotOffered } from "@cairn/agent-engine"
 import { Deferred, Effect } from "effect"
@@ -26,6 +29,12 @@ export const make = (options: EngineVersionsOptions) => {
   const installDir = (version: string) => Path.join(enginesDir, version)
   /** The CLI entry point of an installed version. */
   const entryFile = (version: string) => Path.join(installDir(version), "node_modules", "openclaw", "openclaw.mjs")
+
+  /** Where the version's channel plugins are installed (their peer `openclaw` resolves to the version's own, above). */
+  const pluginsDir = (version: string) => Path.join(installDir(version), "channel-plugins")
+  const pluginPackages = ["slack", "discord", "whatsapp"] as const
+  /** The folder OpenClaw loads a channel's plugin from (`plugins.load.paths`). */
+  const pluginPath = (version: string, channel: string) => Path.join(pluginsDir(version), "node_modules", "@openclaw", channel)
 
   const offered = (versions: ReadonlyArray<string>) => {
     const stable = versions.filter((v) => stableVersion.test(v)).sort(EngineVersion.order)
@@ -127,7 +136,72 @@ export const make = (options: EngineVersionsOptions) => {
       )
     })
 
-  return { list, checkOffered, entryFile, ensureInstalled }
+  const pluginsPresent = async (version: string) =>
+    (await Promise.all(pluginPackages.map((name) => pathExists(Path.join(pluginPath(version, name), "package.json"))))).every(Boolean)
+
+  /**
+   * Installs the channel plugins of an installed version, staged beside their folder and renamed into place, so a
+   * half-finished install is never taken for a good one. `--legacy-peer-deps`: their peer dependency is the
+   * `openclaw` already installed above them, which Node finds by walking up; npm would otherwise install a second one.
+   */
+  const installPlugins = (version: string) =>
+    Effect.tryPromise({
+      try: async () => {
+        if (await pluginsPresent(version)) return
+        const staging = `${pluginsDir(version)}.installing-${process.pid}-${Date.now().toString(36)}`
+        await Fs.mkdir(staging, { recursive: true })
+        try {
+          const result = await runCommand(
+            npmPath,
+            ["install", "--prefix", staging, ...pluginPackages.map((name) => `@openclaw/${name}@${version}`), "--legacy-peer-deps", "--no-audit",
+              "--no-fund", "--loglevel=error"],
+            { env: npmEnv, timeoutMs: 15 * 60_000 }
+          )
+          if (result.code !== 0) throw new Error(`npm install of the channel plugins ${version} failed: ${result.stderr.trim()}`)
+          await Fs.rm(pluginsDir(version), { recursive: true, force: true })
+          await Fs.rename(staging, pluginsDir(version)).catch(async (error) => {
+            if (!(await pluginsPresent(version))) throw error
+          })
+        } finally {
+          await Fs.rm(staging, { recursive: true, force: true })
+        }
+      },
+      catch: (cause) => new EngineUnavailable({ cause })
+    })
+
+  /**
+   * One plugin install per version at a time. A failure is remembered for a few minutes (npm can take a minute to
+   * give up on an unreachable registry: starts must not pay that each time), then the next call tries again.
+   */
+  const pluginInstalls = new Map<string, Deferred.Deferred<void, EngineUnavailable>>()
+  const pluginFailures = new Map<string, { readonly until: number; readonly error: EngineUnavailable }>()
+  const ensurePlugins = (version: string): Effect.Effect<void, EngineUnavailable> =>
+    Effect.suspend(() => {
+      const running = pluginInstalls.get(version)
+      if (running !== undefined) return Deferred.await(running)
+      const failed = pluginFailures.get(version)
+      if (failed !== undefined && Date.now() < failed.until) return Effect.fail(failed.error)
+      const done = Deferred.makeUnsafe<void, EngineUnavailable>()
+      pluginInstalls.set(version, done)
+      return installPlugins(version).pipe(
+        Effect.tapError((error) => Effect.sync(() => void pluginFailures.set(version, { until: Date.now() + fallbackFor, error }))),
+        Effect.onExit((exit) => Effect.sync(() => void pluginInstalls.delete(version)).pipe(Effect.andThen(Deferred.done(done, exit)))),
+        Effect.uninterruptible
+      )
+    })
+
+  /**
+   * The engine and its channel plugins. A plugin install that fails (no registry) is logged and does not keep the
+   * engine from running: only a channel needing the plugin then fails, and asks again (`ensurePlugins`).
+   */
+  const ensureInstalledWithPlugins = (version: string): Effect.Effect<void, EngineUnavailable> =>
+    ensureInstalled(version).pipe(
+      Effect.andThen(ensurePlugins(version).pipe(
+        Effect.catch((error) => Effect.logWarning(`The channel plugins of OpenClaw ${version} could not be installed; Slack, Discord and WhatsApp need them`, error.cause))
+      ))
+    )
+
+  return { list, checkOffered, entryFile, ensureInstalled: ensureInstalledWithPlugins, ensurePlugins, pluginPath }
 }
 
 export type EngineVersions = ReturnType<typeof make>

@@ -15,6 +15,10 @@ import {
   AgentEngine,
   type AgentState,
   AgentNotProvisioned,
+  AppPortReserved,
+  type ChannelSpec,
+  type ChannelStatus,
+  ChannelsUnavailable,
   DowngradeRefused,
   EngineCliError,
   EngineEnvironment,
@@ -32,7 +36,9 @@ import { Duration, Effect, Layer, Redacted, Semaphore, Stream } from "effect"
 import * as NodeFs from "node:fs"
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
+import JSON5 from "json5"
 import * as AgentHome from "./AgentHome.ts"
+import * as Channels from "./Channels.ts"
 import { sleep } from "./Command.ts"
 import * as Console from "./Console.ts"
 import * as Cron from "./Cron.ts"
@@ -57,6 +63,11 @@ export interface Options {
   readonly startTimeout?: Duration.Input
   /** How long a gateway may take to exit after SIGTERM before it gets SIGKILL; 15 seconds by default. */
   readonly stopGrace?: Duration.Input
+  /**
+   * The same for a gateway running messaging channels, which waits out its whole shutdown budget (325 s) when a
+   * channel's service cannot be reached (features §10): 5 seconds by default (an idle gateway stops in about 2 s).
+   */
+  readonly channelStopGrace?: Duration.Input
   /** How many gateways may be starting at once; 2 by default (reference §3: starts are CPU bound). */
   readonly maxConcurrentStarts?: number
   /**
@@ -99,6 +110,10 @@ interface Agent {
   readonly lock: Semaphore.Semaphore
   /** Serialises the agent's workspace operations (and destroy), apart from `lock`: a slow start never holds them up. */
   readonly files: Semaphore.Semaphore
+  /** The channels of the last `setChannels` (written into its config again when its version changes). */
+  channels: ReadonlyArray<ChannelSpec>
+  /** Whether the current gateway was launched with a channel enabled: it then gets the shorter stop grace. */
+  launchedWithChannels: boolean
 }
 
 /**
@@ -124,6 +139,9 @@ export const make = Effect.fnUntraced(function*(options: Options) {
   const millis = (input: Duration.Input) => Duration.toMillis(Duration.fromInputUnsafe(input))
   const startTimeoutMs = millis(options.startTimeout ?? "90 seconds")
   const stopGraceMs = millis(options.stopGrace ?? "15 seconds")
+  const channelStopGraceMs = Math.min(stopGraceMs, millis(options.channelStopGrace ?? "5 seconds"))
+  /** A gateway with channels running gets the shorter grace: an unreachable channel would hold its exit for minutes. */
+  const graceOf = (agent: Agent) => agent.launchedWithChannels || Channels.anyEnabled(agent.channels) ? channelStopGraceMs : stopGraceMs
   const basePort = options.basePort ?? 18789
   const livenessMs = millis(options.liveness?.interval ?? "10 seconds")
   const livenessMisses = options.liveness?.misses ?? 3
@@ -193,7 +211,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
   const halt = (agent: Agent) =>
     Effect.promise(async () => {
       const gateway = agent.gateway
-      if (gateway !== undefined) await terminate(gateway, stopGraceMs)
+      if (gateway !== undefined) await terminate(gateway, graceOf(agent))
       agent.gateway = undefined
       agent.state = "stopped"
     })
@@ -226,13 +244,14 @@ export const make = Effect.fnUntraced(function*(options: Options) {
         // A gateway an earlier Cairn left behind (it was killed, and the gateway is still shutting down).
         await reapStale(agent.home, stopGraceMs)
         if ((await probeReady(port)) !== "silent") throw new Error(`port ${port} is already in use by another process`)
+        agent.launchedWithChannels = Channels.anyEnabled(agent.channels)
         const gateway = spawnGateway({
           nodePath,
           entryFile: versions.entryFile(agent.version),
           home: agent.home,
           port,
           env: envOf(agent),
-          stopGraceMs,
+          stopGraceMs: graceOf(agent),
           sandbox
         })
         launched = gateway
@@ -442,6 +461,34 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       })
   })
 
+  /**
+   * Writes the agent's channels into its config file (Channels.ts), under the config lock; a file already saying so
+   * is not touched. The plugins of the agent's version are installed first when a channel needs one. A running
+   * gateway may notice the file and reload, but only a restart hands it the tokens of its environment.
+   */
+  const writeChannels = (agentId: string, agent: Agent, specs: ReadonlyArray<ChannelSpec>) =>
+    Effect.gen(function*() {
+      const version = agent.version
+      if (specs.some((spec) => Channels.externalPlugins.includes(spec.channel))) {
+        yield* versions.ensurePlugins(version).pipe(
+          Effect.mapError((error) => new ChannelsUnavailable({ agentId, detail: `the channel plugins of OpenClaw ${version} are not installed: ${String(error.cause)}` }))
+        )
+      }
+      yield* Effect.tryPromise({
+        try: async () => {
+          const path = AgentHome.configPath(agent.home)
+          const text = await Fs.readFile(path, "utf8")
+          const parsed: unknown = JSON5.parse(text)
+          if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new Error("the config is not an object")
+          const next = Channels.applyChannels(parsed as Record<string, unknown>, specs, (channel) => versions.pluginPath(version, channel))
+          const nextText = JSON.stringify(next, null, 2) + "\n"
+          if (nextText !== text) await AgentHome.writeFileAtomically(path, nextText)
+        },
+        catch: (cause) => new ChannelsUnavailable({ agentId, detail: `the config could not be written: ${cause instanceof Error ? cause.message : String(cause)}` })
+      })
+      agent.channels = specs
+    }).pipe(Semaphore.withPermit(configLock(agent)))
+
   // Children must not outlive the engine: stop them all with the scope, and kill them if Node exits first.
   const killAllNow = () => {
     for (const agent of agents.values()) if (agent.gateway !== undefined) signalGroup(agent.gateway, "SIGKILL", true)
@@ -451,7 +498,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     Effect.promise(async () => {
       await Promise.all(
         [...agents.values()].map(async (agent) => {
-          if (agent.gateway !== undefined) await terminate(agent.gateway, Math.min(stopGraceMs, 5_000))
+          if (agent.gateway !== undefined) await terminate(agent.gateway, Math.min(graceOf(agent), 5_000))
           agent.gateway = undefined
           agent.state = "stopped"
         })
@@ -495,7 +542,9 @@ export const make = Effect.fnUntraced(function*(options: Options) {
           state: "stopped",
           gateway: undefined,
           lock: yield* Semaphore.make(1),
-          files: yield* Semaphore.make(1)
+          files: yield* Semaphore.make(1),
+          channels: [],
+          launchedWithChannels: false
         })
       }).pipe(Semaphore.withPermit(agentsLock))
     }),
@@ -527,6 +576,12 @@ export const make = Effect.fnUntraced(function*(options: Options) {
           if (target !== agent.version) {
             agent.version = target
             yield* AgentHome.persistMeta(agent.home, { version: agent.version, slot: agent.slot })
+            // The channel plugins the config loads are the new version's.
+            if (agent.channels.length > 0) {
+              yield* writeChannels(agentId, agent, agent.channels).pipe(
+                Effect.catch((error) => Effect.logWarning(`Agent ${agentId}: channels not moved to OpenClaw ${target}`, error.detail))
+              )
+            }
           }
           yield* start(agentId, agent).pipe(Effect.catch((cause) => Effect.fail(new GatewayRestartFailed({ agentId, cause }))))
         }).pipe(Semaphore.withPermit(agent.lock))),
@@ -602,6 +657,32 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     taskRuns: (agentId, taskId, limit) =>
       Effect.flatMap(find(agentId), (agent) =>
         Cron.make(agentId, (method, params) => rpc(agentId, agent, method, params)).runs(taskId, limit)),
+
+    // Sandboxes share the host's network (Sandbox.ts), so an app is on loopback at its own port. The ports of every
+    // agent's gateway (its port and the ones OpenClaw derives from it, up to +110) are refused: the app would be
+    // another agent's gateway, or keep it from starting.
+    appEndpoint: (agentId, port) =>
+      Effect.flatMap(find(agentId), () => {
+        const owned = [...agents.values()].some((agent) => port >= portOf(agent) && port <= portOf(agent) + 110)
+        return owned ? Effect.fail(new AppPortReserved({ agentId, port })) : Effect.succeed({ host: "127.0.0.1", port })
+      }),
+
+    setChannels: (agentId, specs) => Effect.flatMap(find(agentId), (agent) => writeChannels(agentId, agent, specs)),
+
+    // From the running gateway (`channels.status`, a few ms on the open connection); stopped, from what is configured.
+    channelStatus: (agentId) =>
+      Effect.flatMap(find(agentId), (agent) =>
+        agent.state === "running" && agent.gateway !== undefined
+          ? rpc(agentId, agent, "channels.status", { probe: false }).pipe(
+            Effect.map(Channels.parseStatus),
+            Effect.mapError((error) => new ChannelsUnavailable({ agentId, detail: `channels.status: ${error.message}` }))
+          )
+          : Effect.succeed(agent.channels.map((spec): ChannelStatus => ({
+            channel: spec.channel,
+            configured: true,
+            running: false,
+            ...(spec.channel === "whatsapp" ? { linked: false } : {})
+          })))),
 
     destroy: (agentId) =>
       Effect.suspend(() => {

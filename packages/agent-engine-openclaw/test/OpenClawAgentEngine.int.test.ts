@@ -109,7 +109,10 @@ if (enabled) {
     live: true,
     timeout,
     environmentOf: (agentId) => Effect.sync(() => gatewayEnvironment(agentHome(12000, agentId))),
-    loadedSkills: (agentId) => loadedSkills(agentHome(12000, agentId))
+    loadedSkills: (agentId) => loadedSkills(agentHome(12000, agentId)),
+    // The agent's gateway port itself (its slot's block of 120 from the base port).
+    ownedAppPort: (agentId) =>
+      Effect.sync(() => 12000 + 120 * JSON.parse(Fs.readFileSync(Path.join(agentHome(12000, agentId), "cairn-agent.json"), "utf8")).slot)
   })
 
   describe("OpenClawAgentEngine keeps the gateway token out of files", () => {

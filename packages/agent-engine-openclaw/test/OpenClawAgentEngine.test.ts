@@ -55,6 +55,9 @@ const engineProcess = (name: string, basePort: number, agentId: string, token: s
     return assert.fail(`unexpected output: ${lines.join("\n")}`)
   })
 
+/** The port slot the engine gave an agent, from the metadata in its home. */
+const agentSlot = (home: string): number => JSON.parse(Fs.readFileSync(Path.join(home, "cairn-agent.json"), "utf8")).slot
+
 const isAlive = (pid: number) => {
   try {
     process.kill(pid, 0)
@@ -68,7 +71,9 @@ const isAlive = (pid: number) => {
 agentEngineContract("OpenClawAgentEngine on a stand-in engine", engineLayer("contract", 22000, ["2026.9.1", "2026.9.5", "2026.10.2"]), {
   live: true,
   timeout: "30 seconds",
-  environmentOf: (agentId) => Effect.sync(() => gatewayEnvironment(Path.join(dataDir, "contract", "agents", agentId)))
+  environmentOf: (agentId) => Effect.sync(() => gatewayEnvironment(Path.join(dataDir, "contract", "agents", agentId))),
+  // One of the ports OpenClaw derives from the agent's gateway port (its slot's block of 120 from the base port).
+  ownedAppPort: (agentId) => Effect.sync(() => 22000 + 120 * agentSlot(Path.join(dataDir, "contract", "agents", agentId)) + 7)
 })
 
 describe("OpenClawAgentEngine", () => {

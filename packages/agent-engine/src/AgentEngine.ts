@@ -7,6 +7,7 @@
 import { Context, type Effect, type Redacted, Schema, type Stream } from "effect"
 import type {
   AgentNotProvisioned,
+  AppPortReserved,
   DowngradeRefused,
   EngineCliError,
   EngineUnavailable,
@@ -39,6 +40,7 @@ import type {
   WorkspaceRead
 } from "./WorkspaceOperations.ts"
 import type { RestoreEntry, RestoreOptions, ScanOptions, WorkspaceEntry } from "./WorkspaceTree.ts"
+import type { ChannelSpec, ChannelStatus, ChannelsUnavailable } from "./Channels.ts"
 
 /** A device that asked to pair with an agent's gateway, or was allowed to. */
 export const Device = Schema.Struct({
@@ -268,6 +270,27 @@ export class AgentEngine extends Context.Service<AgentEngine, {
     taskId: string,
     limit: number
   ) => Effect.Effect<ReadonlyArray<TaskRun>, TaskNotFound | TasksFailed | AgentNotProvisioned>
+  /**
+   * Where the agent's own app listening on `port` inside its workspace is reached from this node (the address the
+   * app proxy connects to). Nothing is checked about the app itself: whether something listens there is the proxy's
+   * to find out. A port the engine uses itself (a gateway's) is AppPortReserved.
+   */
+  readonly appEndpoint: (
+    agentId: string,
+    port: number
+  ) => Effect.Effect<{ readonly host: string; readonly port: number }, AppPortReserved | AgentNotProvisioned>
+  /**
+   * Makes the agent's messaging channels exactly `channels` from the gateway's next start on (channels not listed
+   * are removed, with their plugins' settings); a running gateway is not restarted. Tokens are expected in the
+   * gateway's environment (`setEnvironment`) under `EngineChannels.tokenVariable`: nothing secret is written.
+   * Writing what is already there changes nothing.
+   */
+  readonly setChannels: (
+    agentId: string,
+    channels: ReadonlyArray<ChannelSpec>
+  ) => Effect.Effect<void, ChannelsUnavailable | AgentNotProvisioned>
+  /** The channels as the engine runs them: from the running gateway (configured, running, token status, linked). */
+  readonly channelStatus: (agentId: string) => Effect.Effect<ReadonlyArray<ChannelStatus>, ChannelsUnavailable | AgentNotProvisioned>
   /** Stops the agent and removes everything the engine holds for it. Idempotent. */
   readonly destroy: (agentId: string) => Effect.Effect<void>
 }>()("cairn/AgentEngine") {}

@@ -193,3 +193,13 @@ export class SystemTaskProtected extends Schema.TaggedError<SystemTaskProtected>
     return `Task ${this.taskId} of agent ${this.agentId} belongs to the engine and cannot be changed or deleted`
   }
 }
+
+/** An agent's app cannot be given a port the engine itself uses (a gateway's own ports). */
+export class AppPortReserved extends Schema.TaggedError<AppPortReserved>()("AppPortReserved", {
+  agentId: Schema.String,
+  port: Schema.Number
+}) {
+  override get message() {
+    return `Port ${this.port} is the engine's own; the app of agent ${this.agentId} cannot be reached there`
+  }
+}

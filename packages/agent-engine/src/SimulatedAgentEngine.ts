@@ -36,6 +36,8 @@ import {
 import { EngineVersion } from "@cairn/domain"
 import * as EngineEnvironment from "./EngineEnvironment.ts"
 import { SimulatedEngineControl, type ConfigOperation } from "./SimulatedEngineControl.ts"
+import { ChannelsUnavailable } from "./Channels.ts"
+import * as ChannelStore from "./simulated/Channels.ts"
 import * as ConfigStore from "./simulated/ConfigStore.ts"
 import * as ConfigValidator from "./simulated/ConfigValidator.ts"
 import * as CronStore from "./simulated/CronStore.ts"
@@ -129,6 +131,8 @@ interface Agent {
   readonly cron: CronStore.CronStore
   /** The console commands run, oldest first. */
   readonly execLog: Array<ExecRequest>
+  /** Its messaging channels: for the next launch, and as the last launch took them (simulated/Channels.ts). */
+  readonly channels: ChannelStore.ChannelStore
 }
 
 export interface Simulation {
@@ -156,6 +160,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
   const execFailures = new Map<string, string>()
   const configFailures = new Map<string, Map<ConfigOperation, string>>()
   const taskFailures = new Map<string, string>()
+  const channelFailures = new Map<string, string>()
   let nextPort = firstPort
   let taskIds = 0
   /** UUID-shaped task ids, unique across the engine's agents. */
@@ -200,6 +205,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
   /** Hands a launching gateway its environment. */
   const launchEnvironment = (agentId: string, agent: Agent) => {
     agent.launchedWith = processEnvironment(agentId, agent)
+    ChannelStore.launch(agent.channels, agent.launchedWith)
   }
 
   /** Ends a start in progress: whoever waits on it gets GatewayDidNotStart with `logTail`. */
@@ -332,7 +338,8 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
         port,
         config: ConfigStore.initial({ home: homeOf(agentId), port, token: Redacted.value(spec.gatewayToken) }),
         cron: CronStore.make(newTaskId, now),
-        execLog: []
+        execLog: [],
+        channels: ChannelStore.empty()
       })
     }, withLock),
     start: Effect.fnUntraced(function*(agentId) {
@@ -568,6 +575,24 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       return runs
     }),
 
+    // Its gateways listen nowhere, so no port is the engine's own; an app runs on this machine's loopback.
+    appEndpoint: (agentId, port) => Effect.as(find(agentId), { host: "127.0.0.1", port }),
+
+    // Held for the next launch, which takes them with its environment (simulated/Channels.ts).
+    setChannels: (agentId, channels) =>
+      Effect.flatMap(find(agentId), (agent) => {
+        const failure = channelFailures.get(agentId)
+        if (failure !== undefined) return Effect.fail(new ChannelsUnavailable({ agentId, detail: failure }))
+        agent.channels.next = [...channels]
+        return Effect.void
+      }),
+    channelStatus: (agentId) =>
+      Effect.flatMap(find(agentId), (agent) => {
+        const failure = channelFailures.get(agentId)
+        if (failure !== undefined) return Effect.fail(new ChannelsUnavailable({ agentId, detail: failure }))
+        return Effect.succeed(ChannelStore.status(agent.channels, agent.state === "running"))
+      }),
+
     destroy: (agentId) =>
       Effect.suspend(() => {
         const agent = agents.get(agentId)
@@ -593,8 +618,10 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
         execFailures.delete(agentId)
         configFailures.delete(agentId)
         taskFailures.delete(agentId)
+        channelFailures.delete(agentId)
       }),
     failExec: (agentId, detail) => Effect.sync(() => void execFailures.set(agentId, detail)),
+    failChannels: (agentId, detail) => Effect.sync(() => void channelFailures.set(agentId, detail)),
     execLog: (agentId) => Effect.map(find(agentId), (agent) => agent.execLog.map((request) => ({ ...request }))),
     failConfig: (agentId, operation, detail) =>
       Effect.sync(() => {

@@ -42,6 +42,8 @@ export class SimulatedEngineControl extends Context.Service<SimulatedEngineContr
   readonly storedConfig: (agentId: string) => Effect.Effect<Readonly<Record<string, unknown>>, AgentNotProvisioned>
   /** Makes every scheduled-task operation of `agentId` fail with TasksFailed carrying `detail` until `clearFailures`. */
   readonly failTasks: (agentId: string, detail: string) => Effect.Effect<void>
+  /** Makes `setChannels` and `channelStatus` of `agentId` fail with ChannelsUnavailable until `clearFailures`. */
+  readonly failChannels: (agentId: string, detail: string) => Effect.Effect<void>
   /** Drops every failure scripted for `agentId`: queued start failures, CLI, script, exec, config and task failures. */
   readonly clearFailures: (agentId: string) => Effect.Effect<void>
   /**

@@ -4,6 +4,8 @@
  */
 export * from "./AgentEngine.ts"
 export * from "./AgentEngineError.ts"
+export * as EngineChannels from "./Channels.ts"
+export { type ChannelSpec, type ChannelStatus, ChannelsUnavailable } from "./Channels.ts"
 export * as EngineEnvironment from "./EngineEnvironment.ts"
 export * as WorkspacePath from "./WorkspacePath.ts"
 /** The order of engine versions lives in the domain (a restart decides with it); re-exported for adapters. */

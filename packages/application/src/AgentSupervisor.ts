@@ -10,10 +10,12 @@ import { GatewayTokens } from "@cairn/auth"
 import { Agent } from "@cairn/domain"
 import { Clock, Context, Deferred, Duration, Effect, FiberMap, Layer } from "effect"
 import { SqlClient } from "effect/sql"
+import * as ChannelDelivery from "./ChannelDelivery.ts"
 import { CommandHandler } from "./CommandHandler.ts"
 import { now } from "./Now.ts"
 import * as AgentsTable from "./readmodels/AgentsTable.ts"
 import { Secrets } from "./Secrets.ts"
+import { SecretVault } from "./SecretVault.ts"
 import { Skills } from "./Skills.ts"
 
 /** How often the supervisor asks the engine whether running gateways are still up. */
@@ -44,6 +46,7 @@ export class AgentSupervisor extends Context.Service<AgentSupervisor>()("cairn/A
   make: Effect.gen(function*() {
     const commands = yield* CommandHandler
     const secrets = yield* Secrets
+    const vault = yield* SecretVault
     const skills = yield* Skills
     const agents = AgentsTable.queries(yield* SqlClient.SqlClient)
     const engine = yield* AgentEngine
@@ -75,7 +78,12 @@ export class AgentSupervisor extends Context.Service<AgentSupervisor>()("cairn/A
         const { state } = yield* commands.load(Agent.decider, Agent.stream(agentId))
         if (state._tag !== "Live") return yield* new Agent.AgentNotFound({ agentId })
         const { environment, delivered } = yield* secrets.deliveryFor(state.agent)
-        yield* engine.setEnvironment(agentId, environment)
+        // The agent's channels ride along: their tokens in the same environment, their settings into its config.
+        const channels = yield* ChannelDelivery.deliveryFor(commands, vault, agentId, state.agent.workspaceId)
+        yield* engine.setEnvironment(agentId, { ...environment, ...channels.environment })
+        yield* engine.setChannels(agentId, channels.specs).pipe(
+          Effect.catchTag("ChannelsUnavailable", (error) => Effect.logWarning(`Agent ${agentId}: channels not applied`, error.detail))
+        )
         return delivered
       })
 

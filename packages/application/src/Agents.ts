@@ -7,7 +7,7 @@
  */
 import { AgentEngine } from "@cairn/agent-engine"
 import { GatewayTokens, TokenSigner } from "@cairn/auth"
-import { Agent, AuditStreams, ValidationFailed, Workspace } from "@cairn/domain"
+import { Agent, AuditStreams, Channel, ValidationFailed, Workspace } from "@cairn/domain"
 import { compare, EventStore } from "@cairn/event-store"
 import { Context, Deferred, type Duration, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
@@ -139,7 +139,9 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
           decision(Agent.decider, Agent.stream(agentId), new Agent.DeleteAgent({ agentId, workspaceId, at }), loaded),
           decision(Workspace.decider, Workspace.stream(workspaceId), new Workspace.ReleaseAgentSlot({ workspaceId, agentId, at })),
           ...secrets.releaseAll(agent, at),
-          ...skills.releaseAll(agent, at)
+          ...skills.releaseAll(agent, at),
+          // Its channels go too, so their sealed tokens are no longer delivered to anything.
+          decision(Channel.deletion, Channel.stream(agentId), new Channel.RemoveAllChannels({ agentId, at }))
         ]
       }), { actor: userId })
       yield* supervisor.forget(agentId)

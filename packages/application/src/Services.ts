@@ -8,14 +8,17 @@ import type { ContentStore, SnapshotStore } from "@cairn/content-store"
 import type { EventStore } from "@cairn/event-store"
 import type { SignatureVerifier } from "@cairn/signatures"
 import type { SkillHub } from "@cairn/skill-hub"
+import type { Dns } from "@cairn/dns"
 import type { GitRepositories } from "@cairn/templates"
 import { Layer } from "effect"
 import type { SqlClient } from "effect/sql"
 import { Agents } from "./Agents.ts"
 import type { AgentSupervisor } from "./AgentSupervisor.ts"
 import { ApiKeys } from "./ApiKeys.ts"
+import { Channels } from "./Channels.ts"
 import { CommandHandler } from "./CommandHandler.ts"
 import { Console } from "./Console.ts"
+import { Domains } from "./Domains.ts"
 import { Files } from "./Files.ts"
 import { Issues } from "./Issues.ts"
 import { RuntimeConfig } from "./RuntimeConfig.ts"
@@ -34,14 +37,17 @@ export type Provided = Workspaces | ApiKeys | Files | Signatures | Agents | Agen
   | Console | WorkspaceFiles
   | RuntimeConfig | Tasks
   | Snapshots
+  | Channels
+  | Domains
 
 /** The ports the services stand on; the read models' tables are reached through the event store's SqlClient. */
 export type Requirements =
   | EventStore | SqlClient.SqlClient | ContentStore | SnapshotStore | SignatureVerifier | AgentEngine | GatewayTokens.GatewayTokens | TokenSigner | MasterKeys | SkillHub
   | GitRepositories
+  | Dns
 
 export const layer: Layer.Layer<Provided, never, Requirements> = Layer.mergeAll(ApiKeys.layer, Files.layer, Signatures.layer, Issues.layer,
-  Console.layer, WorkspaceFiles.layer, RuntimeConfig.layer, Tasks.layer, Snapshots.layer).pipe(
+  Console.layer, WorkspaceFiles.layer, RuntimeConfig.layer, Tasks.layer, Snapshots.layer, Channels.layer, Domains.layer).pipe(
   Layer.provideMerge(Layer.mergeAll(Workspaces.layer, Agents.layer)),
   Layer.provideMerge(Templates.layer),
   Layer.provideMerge(SecretVault.layer),

@@ -7,6 +7,8 @@ import type { Agents, ApiKeys, Files, Issues, Secrets, SecretVault, Signatures, 
 import type { Templates } from "@cairn/application"
 import type { Console, WorkspaceFiles } from "@cairn/application"
 import type { RuntimeConfig, Snapshots, Tasks } from "@cairn/application"
+import type { Channels } from "@cairn/application"
+import type { Domains } from "@cairn/application"
 import type { AdminToken, TokenSigner } from "@cairn/auth"
 import type { ContentStore } from "@cairn/content-store"
 import type { EventStore } from "@cairn/event-store"
@@ -16,6 +18,7 @@ import * as AdminRoutes from "./AdminRoutes.ts"
 import * as GatewayRoutes from "./GatewayRoutes.ts"
 import * as HealthRoutes from "./HealthRoutes.ts"
 import * as RejectNul from "./RejectNul.ts"
+import * as TlsAskRoutes from "./TlsAskRoutes.ts"
 import * as AuthRoutes from "./v3/AuthRoutes.ts"
 import * as FilesRoutes from "./v3/FilesRoutes.ts"
 import * as SignatureRoutes from "./v3/SignatureRoutes.ts"
@@ -29,6 +32,8 @@ export type Requirements =
   | Console | WorkspaceFiles
   | RuntimeConfig | Tasks
   | Snapshots
+  | Channels
+  | Domains
 
 export const routes: Layer.Layer<never, Config.ConfigError, Requirements> = Layer.mergeAll(
   RejectNul.layer,
@@ -37,6 +42,7 @@ export const routes: Layer.Layer<never, Config.ConfigError, Requirements> = Laye
   FilesRoutes.layer,
   SignatureRoutes.layer,
   GatewayRoutes.layer,
+  TlsAskRoutes.layer,
   AdminRoutes.layer,
   V0Routes.layer
 )

@@ -10,6 +10,8 @@ import { AgentsNode, AgentSupervisor, Services } from "@cairn/application"
 import { AllowLocalGit, Templates } from "@cairn/application"
 import { defaultWorkspaceLimits, WorkspaceLimits } from "@cairn/application"
 import { defaultSnapshotSettings, Snapshots, SnapshotSettings } from "@cairn/application"
+import { defaultDomainSettings, Domains, DomainSettings } from "@cairn/application"
+import { NodeDns } from "@cairn/dns/node"
 import { AdminToken, GatewayTokens, JoseTokenSigner, MasterKeysConfig } from "@cairn/auth"
 import { HeliaContentStore, HeliaSnapshotStore } from "@cairn/content-store-helia"
 import { KuboContentStore, KuboSnapshotStore } from "@cairn/content-store-kubo"
@@ -102,6 +104,39 @@ const layerSnapshotSettings = Layer.effect(SnapshotSettings, Effect.gen(function
     exclude,
     deletedGraceMs: yield* duration("SNAPSHOT_DELETED_GRACE", defaultSnapshotSettings.deletedGraceMs)
   }
+}))
+
+/**
+ * Domains (docs/operations.md, "Domains, DNS and TLS"): `APPS_DOMAIN` that subdomains live under (apps.localhost),
+ * `DOMAIN_VERIFY_TIMEOUT` after which an unverified custom domain expires (7 days), `DOMAIN_CHECK_INTERVAL` between
+ * background re-checks of pending ones (60 s, doubling per domain up to an hour; 0 for none), and `DNS_SERVERS`
+ * (comma-separated `ip[:port]`) that TXT records are looked up on (the system's resolvers by default).
+ */
+const layerDomains = Layer.unwrap(Effect.gen(function*() {
+  const duration = (name: string, fallbackMs: number, allowZero: boolean) =>
+    Config.String(name).pipe(
+      Config.mapEffect((text) => {
+        const trimmed = text.trim()
+        if (allowZero && (trimmed === "0" || trimmed === "off")) return Effect.succeed(0)
+        const parsed = Duration.fromInput(trimmed as Duration.Input)
+        return Option.isSome(parsed) && Duration.toMillis(parsed.value) > 0
+          ? Effect.succeed(Duration.toMillis(parsed.value))
+          : Effect.fail(new Config.ConfigError(new ConfigProvider.SourceError({ message: `${name}: "${text}" is not a duration such as "7 days"` })))
+      }),
+      Config.withDefault(fallbackMs)
+    )
+  const appsDomain = yield* Config.String("APPS_DOMAIN").pipe(Config.withDefault(defaultDomainSettings.appsDomain))
+  const servers = NodeDns.parseServers(yield* Config.String("DNS_SERVERS").pipe(Config.withDefault("")))
+  yield* Effect.logInfo(`Domains: subdomains under ${appsDomain}; DNS ${servers.length === 0 ? "from the system" : servers.join(", ")}`)
+  return Layer.merge(
+    Layer.succeed(DomainSettings, {
+      ...defaultDomainSettings,
+      appsDomain,
+      verifyTimeoutMs: yield* duration("DOMAIN_VERIFY_TIMEOUT", defaultDomainSettings.verifyTimeoutMs, false),
+      checkIntervalMs: yield* duration("DOMAIN_CHECK_INTERVAL", defaultDomainSettings.checkIntervalMs, true)
+    }),
+    NodeDns.layer({ servers })
+  )
 }))
 
 /** EOA signatures by default; `SIGNATURE_RPC_URL` also accepts contract wallets (ERC-1271) through that node. */
@@ -218,7 +253,7 @@ export const layerApplication = (database: DatabaseLayer) =>
   Services.layer.pipe(
     Layer.provideMerge(layerTemplates),
     Layer.provideMerge(Layer.mergeAll(layerContentStore, layerSignatureVerifier, layerCredentials, layerAgentEngine, layerNode, layerSkillHub,
-      layerWorkspaceLimits, layerSnapshotStore, layerSnapshotSettings)),
+      layerWorkspaceLimits, layerSnapshotStore, layerSnapshotSettings, layerDomains)),
     Layer.provideMerge(layerStore(database))
   )
 
@@ -240,6 +275,9 @@ const resumeAgents = Layer.effectDiscard(AgentSupervisor.use((supervisor) =>
 /** Automatic snapshots of this node's running agents, for as long as the server runs. */
 const autoSnapshots = Layer.effectDiscard(Snapshots.use((snapshots) => Effect.forkScoped(snapshots.run)))
 
+/** Pending custom domains re-checked and expired, deleted agents' domains removed, for as long as the server runs. */
+const domainChecks = Layer.effectDiscard(Domains.use((domains) => Effect.forkScoped(domains.run)))
+
 /**
  * The templates Cairn ships are in the catalog, public and featured: published on a fresh install, given a new
  * version when an upgrade changed them, left alone otherwise. A failure (IPFS out of reach) is logged, not fatal.
@@ -256,7 +294,7 @@ const seedTemplates = Layer.effectDiscard(Templates.use((templates) =>
 
 /** What a server runs: the application, plus the runners that keep asynchronous read models current. */
 export const layerServer = (database: DatabaseLayer) =>
-  Layer.mergeAll(ReadModels.layerRunners, logAdminToken, resumeAgents, autoSnapshots).pipe(Layer.merge(seedTemplates), Layer.provideMerge(layerApplication(database)))
+  Layer.mergeAll(ReadModels.layerRunners, logAdminToken, resumeAgents, autoSnapshots, domainChecks).pipe(Layer.merge(seedTemplates), Layer.provideMerge(layerApplication(database)))
 
 /** The database chosen by the environment, logged (never a password). */
 export const databaseFromConfig = Effect.gen(function*() {

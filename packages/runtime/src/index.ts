@@ -2,3 +2,4 @@
 export * as CairnRuntime from "./CairnRuntime.ts"
 export * as ReadModels from "./ReadModels.ts"
 export * as Main from "./Main.ts"
+export * as AppRouting from "./AppRouting.ts"

@@ -12,6 +12,8 @@ import { EngineVersion } from "@cairn/domain"
 import { configContract } from "./ConfigContract.ts"
 import { consoleContract } from "./ConsoleContract.ts"
 import { filesContract } from "./FilesContract.ts"
+import { appsContract } from "./AppsContract.ts"
+import { channelsContract } from "./ChannelsContract.ts"
 import { snapshotsContract } from "./SnapshotsContract.ts"
 import { tasksContract } from "./TasksContract.ts"
 
@@ -41,6 +43,8 @@ export interface ContractOptions<R = never> {
   readonly loadedSkills?: (
     agentId: string
   ) => Effect.Effect<ReadonlyArray<{ readonly name: string; readonly description: string }>, never, R>
+  /** A port the engine uses itself for this agent (its gateway's): `appEndpoint` must refuse it (AppsContract.ts). */
+  readonly ownedAppPort?: (agentId: string) => Effect.Effect<number, never, R>
 }
 
 /**
@@ -542,5 +546,7 @@ export const agentEngineContract = <R = never>(
       configContract(section)
       tasksContract(section)
       snapshotsContract(section)
+      appsContract(section, options.ownedAppPort === undefined ? {} : { ownedPort: options.ownedAppPort })
+      channelsContract(section)
     }))
 }

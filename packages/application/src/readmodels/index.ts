@@ -5,7 +5,9 @@
 import type { Projection } from "@cairn/event-store"
 import type { SqlClient } from "effect/sql"
 import * as AgentsTable from "./AgentsTable.ts"
+import * as DomainsTable from "./DomainsTable.ts"
 import * as ApiKeysTable from "./ApiKeysTable.ts"
+import * as ChannelsTable from "./ChannelsTable.ts"
 import * as FilesTable from "./FilesTable.ts"
 import * as IssuesTable from "./IssuesTable.ts"
 import * as SecretsTable from "./SecretsTable.ts"
@@ -17,6 +19,8 @@ import * as WorkspacesTable from "./WorkspacesTable.ts"
 
 export { AgentsTable, ApiKeysTable, FilesTable, IssuesTable, SecretsTable, SignaturesTable, SkillsTable, WorkspacesTable }
 export { SnapshotsTable, TemplatesTable }
+export { DomainsTable }
+export { ChannelsTable }
 
 export const all: ReadonlyArray<Projection<SqlClient.SqlClient>> = [
   WorkspacesTable.projection,
@@ -28,5 +32,7 @@ export const all: ReadonlyArray<Projection<SqlClient.SqlClient>> = [
   SkillsTable.projection,
   IssuesTable.projection,
   TemplatesTable.projection,
-  SnapshotsTable.projection
+  SnapshotsTable.projection,
+  DomainsTable.projection,
+  ChannelsTable.projection
 ]

@@ -6,7 +6,9 @@
  *
  * A resource that records actions on an agent adds its stream builder to `auditStreams` (one line), nothing else.
  */
+import * as Channel from "../channels/index.ts"
 import * as AgentConsole from "../console/index.ts"
+import * as Domain from "../domains/index.ts"
 import * as RuntimeConfig from "../runtime-config/index.ts"
 import * as Snapshot from "../snapshots/index.ts"
 import * as ScheduledTask from "../tasks/index.ts"
@@ -20,5 +22,7 @@ export const auditStreams = (agentId: string): ReadonlyArray<string> => [
   Upload.stream(agentId),
   RuntimeConfig.stream(agentId),
   ScheduledTask.stream(agentId),
-  Snapshot.stream(agentId)
+  Snapshot.stream(agentId),
+  Channel.stream(agentId),
+  Domain.stream(agentId)
 ]

@@ -2,7 +2,7 @@
  * `/v0/agents`: create, list, get, delete, restart, scripts retry, devices, platform and gateway tokens, and the
  * agent's history. A create whose gateway fails answers 500 `Gateway failed to start` with the agent.
  */
-import { Agents, type AgentView, Secrets, Skills, Snapshots } from "@cairn/application"
+import { Agents, type AgentView, Domains, Secrets, Skills, Snapshots } from "@cairn/application"
 import { Agent } from "@cairn/domain"
 import { Effect, Redacted, Schema } from "effect"
 import { HttpRouter } from "effect/http"
@@ -36,6 +36,7 @@ export const layer = HttpRouter.use((router) =>
     const snapshots = yield* Snapshots
     const secrets = yield* Secrets
     const skills = yield* Skills
+    const domains = yield* Domains
 
     yield* route("POST", "/v0/agents", ({ principal, body }) =>
       Effect.gen(function*() {
@@ -62,10 +63,11 @@ export const layer = HttpRouter.use((router) =>
         }
       }))
 
-    // The workspace's last state is kept as a snapshot for the deleted agents' grace period.
+    // The workspace's last state is kept as a snapshot for the deleted agents' grace period; its domains go.
     yield* agentRoute("DELETE", "/v0/agents/:agentId", ({ principal, agentId }) =>
       snapshots.beforeDelete(principal, agentId).pipe(
         Effect.andThen(agents.remove(principal, agentId)),
+        Effect.andThen(domains.afterAgentDeleted(agentId, principal.userId)),
         Effect.as({ success: true, message: "Agent deleted" })
       ))
 

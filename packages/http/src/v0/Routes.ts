@@ -1,8 +1,10 @@
 /** Every `/v0` routes module, listed once. A new resource adds its module here. */
 import { Layer } from "effect"
 import * as AgentsRoutes from "./AgentsRoutes.ts"
+import * as ChannelsRoutes from "./ChannelsRoutes.ts"
 import * as ConfigRoutes from "./ConfigRoutes.ts"
 import * as ConsoleRoutes from "./ConsoleRoutes.ts"
+import * as DomainsRoutes from "./DomainsRoutes.ts"
 import * as FilesRoutes from "./FilesRoutes.ts"
 import * as IssuesRoutes from "./IssuesRoutes.ts"
 import * as SecretsRoutes from "./SecretsRoutes.ts"
@@ -13,4 +15,4 @@ import * as TemplatesRoutes from "./TemplatesRoutes.ts"
 
 export const layer = Layer.mergeAll(AgentsRoutes.layer, SecretsRoutes.layer, SkillsRoutes.layer, IssuesRoutes.layer,
   TemplatesRoutes.layer, ConsoleRoutes.layer, FilesRoutes.layer, ConfigRoutes.layer,
-  TasksRoutes.layer, SnapshotsRoutes.layer)
+  TasksRoutes.layer, SnapshotsRoutes.layer, ChannelsRoutes.layer, DomainsRoutes.layer)

@@ -9,6 +9,9 @@ import { Services } from "@cairn/application"
 import { AllowLocalGit } from "@cairn/application"
 import { defaultWorkspaceLimits, type WorkspaceLimitValues, WorkspaceLimits } from "@cairn/application"
 import { defaultSnapshotSettings, type SnapshotSettingValues, SnapshotSettings } from "@cairn/application"
+import { defaultDomainSettings, type DomainSettingValues, DomainSettings } from "@cairn/application"
+import type { Dns } from "@cairn/dns"
+import { NodeDns } from "@cairn/dns/node"
 import { AdminToken, ConfigMasterKeys, GatewayTokens, JoseTokenSigner, type MasterKeys, TokenSigner } from "@cairn/auth"
 import { HeliaContentStore, HeliaSnapshotStore } from "@cairn/content-store-helia"
 import type { SnapshotStore } from "@cairn/content-store"
@@ -44,6 +47,10 @@ export interface TestRuntimeOptions {
   readonly snapshots?: Partial<SnapshotSettingValues>
   /** The snapshot store (in memory by default), e.g. one on disk or one that fails. */
   readonly snapshotStore?: Layer.Layer<SnapshotStore, unknown>
+  /** The DNS port (the system's resolver by default; a loopback server's in domain tests). */
+  readonly dns?: Layer.Layer<Dns, unknown>
+  /** Domain settings replacing the defaults (the background check is off in tests: call `Domains.round`). */
+  readonly domains?: Partial<DomainSettingValues>
 }
 
 const randomMasterKey = () => btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))))
@@ -66,7 +73,9 @@ export const layerTest = (options: TestRuntimeOptions = {}) =>
       EoaSignatureVerifier.layer,
       Layer.succeed(WorkspaceLimits, { ...defaultWorkspaceLimits, ...options.workspaceLimits }),
       options.snapshotStore ?? HeliaSnapshotStore.layerMemory,
-      Layer.succeed(SnapshotSettings, { ...defaultSnapshotSettings, intervalMs: 0, ...options.snapshots })
+      Layer.succeed(SnapshotSettings, { ...defaultSnapshotSettings, intervalMs: 0, ...options.snapshots }),
+      options.dns ?? NodeDns.layer(),
+      Layer.succeed(DomainSettings, { ...defaultDomainSettings, checkIntervalMs: 0, ...options.domains })
     )),
     Layer.provideMerge(layerStore(layerTestDatabase())),
     Layer.provideMerge(NodeServices.layer)

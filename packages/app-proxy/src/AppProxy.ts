@@ -1,0 +1,402 @@
+/**
+ * Agents' apps on their domains: requests to a Node HTTP server whose `Host` is an active domain are reverse-proxied
+ * to the app of the agent that owns it (HTTP with bodies streamed both ways, and WebSocket upgrades); every other
+ * request goes on to the server's own listeners (Cairn's API) untouched. `attach` puts itself in front of the
+ * server's `request`, `checkContinue` and `upgrade` events; the routing it asks (`AppRouting`) is plain promises, so
+ * this package knows nothing of Cairn's services (the runtime's AppRouting.ts wires them).
+ *
+ * - A host is looked up once and remembered for a short time (RouteCache.ts): a request to one of Cairn's own hosts
+ *   costs a Map lookup.
+ * - A host only apps use (`isAppHost`, the apps domain's subdomains) without an active domain: 404
+ *   `{"error":"Domain not found"}`.
+ * - `protected` routes need the agent's current gateway token: `Authorization: Bearer gw_…`, `?token=` or the
+ *   `gw_token` cookie, else 401 `{"error":"Unauthorized"}`. A token given as `?token=` is set as the `gw_token`
+ *   cookie (HttpOnly, SameSite=Lax, Secure when the request came over TLS), and whichever way it came, it is taken
+ *   out of what goes to the app.
+ * - The app not listening (or not reachable from this node): 502 `{"error":"Bad gateway"}`.
+ * - The app gets the request's own Host, and `X-Forwarded-For` (the client's address appended), `X-Forwarded-Proto`
+ *   and `X-Forwarded-Host`.
+ */
+import * as Http from "node:http"
+import type { Socket } from "node:net"
+import type { Duplex } from "node:stream"
+import { pipeline } from "node:stream"
+import { type Known, RouteCache } from "./RouteCache.ts"
+
+/** An active domain's route: the agent whose app serves it, on which port, and whether it needs the gateway token. */
+export interface AppRoute {
+  readonly agentId: string
+  readonly targetPort: number
+  readonly protected: boolean
+}
+
+export interface AppEndpoint {
+  readonly host: string
+  readonly port: number
+}
+
+export interface AppRouting {
+  /** The route of an active domain for `host` (lowercase, without port or trailing dot), or undefined. */
+  readonly route: (host: string) => Promise<AppRoute | undefined>
+  /** Whether `token` is the agent's current gateway token. */
+  readonly authorize: (agentId: string, token: string) => Promise<boolean>
+  /** Where the agent's app listening on `port` is reached from this node; a rejection answers 502. */
+  readonly endpoint: (agentId: string, port: number) => Promise<AppEndpoint>
+  /** Hosts only apps have (the apps domain's subdomains): without an active domain, 404 rather than Cairn's API. */
+  readonly isAppHost?: (host: string) => boolean
+}
+
+export interface ProxyOptions {
+  /** How long a host's route is used as it is (2 s); see RouteCache.ts. */
+  readonly cacheTtlMs?: number
+  /** How long an older route is still used while it is looked up again (60 s). */
+  readonly cacheStaleMs?: number
+  readonly cacheMaxEntries?: number
+  /** Failures worth a log line (a lookup that failed, an app that could not be reached). */
+  readonly onError?: (message: string, error: unknown) => void
+}
+
+export interface AttachedProxy {
+  /** Forgets what the cache knows of a host (all hosts without one): its next request looks it up. */
+  readonly invalidate: (host?: string) => void
+  /** Gives the server's events back to its own listeners alone. */
+  readonly detach: () => void
+}
+
+const hopByHop = new Set([
+  "connection", "keep-alive", "proxy-connection", "proxy-authenticate", "proxy-authorization", "te", "trailer",
+  "transfer-encoding", "upgrade", "http2-settings"
+])
+
+/** The request's host as routes name it: lowercase, without its port or a trailing dot; undefined without one. */
+export const hostOf = (request: Http.IncomingMessage): string | undefined => {
+  const header = request.headers.host
+  if (header === undefined || header === "") return undefined
+  let host = header.toLowerCase()
+  if (host.startsWith("[")) {
+    const end = host.indexOf("]")
+    host = end === -1 ? host : host.slice(0, end + 1)
+  } else {
+    const colon = host.indexOf(":")
+    if (colon !== -1) host = host.slice(0, colon)
+  }
+  return host.endsWith(".") ? host.slice(0, -1) : host
+}
+
+const isTls = (request: Http.IncomingMessage) => (request.socket as Socket & { encrypted?: boolean }).encrypted === true
+
+/** `https` when the request came over TLS, here or (X-Forwarded-Proto) at the proxy in front of Cairn. */
+const protoOf = (request: Http.IncomingMessage): "http" | "https" => {
+  if (isTls(request)) return "https"
+  const forwarded = request.headers["x-forwarded-proto"]
+  const first = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(",")[0]?.trim().toLowerCase()
+  return first === "https" ? "https" : "http"
+}
+
+const decode = (text: string) => {
+  try {
+    return decodeURIComponent(text.replace(/\+/g, " "))
+  } catch {
+    return text
+  }
+}
+
+/** The path with its `token` query parameters taken out (the rest left byte for byte), and the first token. */
+const withoutQueryToken = (url: string): { readonly path: string; readonly token: string | undefined } => {
+  const mark = url.indexOf("?")
+  if (mark === -1) return { path: url, token: undefined }
+  let token: string | undefined
+  const kept = url.slice(mark + 1).split("&").filter((part) => {
+    const eq = part.indexOf("=")
+    if (decode(eq === -1 ? part : part.slice(0, eq)) !== "token") return true
+    token ??= decode(eq === -1 ? "" : part.slice(eq + 1))
+    return false
+  })
+  return { path: kept.length === 0 ? url.slice(0, mark) : `${url.slice(0, mark)}?${kept.join("&")}`, token }
+}
+
+/** The Cookie header without `gw_token`, and its value. */
+const withoutCookieToken = (cookie: string | undefined): { readonly cookie: string | undefined; readonly token: string | undefined } => {
+  if (cookie === undefined) return { cookie, token: undefined }
+  let token: string | undefined
+  const kept = cookie.split(";").map((part) => part.trim()).filter((part) => {
+    if (!part.startsWith("gw_token=")) return part !== ""
+    token ??= decode(part.slice("gw_token=".length))
+    return false
+  })
+  return { cookie: kept.length === 0 ? undefined : kept.join("; "), token }
+}
+
+const bearerGatewayToken = (authorization: string | undefined) => {
+  const match = /^Bearer\s+(gw_\S+)\s*$/i.exec(authorization ?? "")
+  return match?.[1]
+}
+
+/** Where a request goes upstream: its path and headers, gateway tokens taken out on a protected route. */
+interface Outgoing {
+  readonly path: string
+  readonly headers: Http.OutgoingHttpHeaders
+  /** The token presented, if any (checked by the caller). */
+  readonly token: string | undefined
+  /** The token came as `?token=`: the response sets it as the cookie. */
+  readonly fromQuery: boolean
+}
+
+const outgoing = (request: Http.IncomingMessage, route: AppRoute, upgrade: boolean): Outgoing => {
+  // An absolute-form request target (`GET http://host/path`) goes upstream as a path.
+  let url = request.url ?? "/"
+  if (!url.startsWith("/")) {
+    try {
+      const parsed = new URL(url)
+      url = `${parsed.pathname}${parsed.search}`
+    } catch {
+      url = "/"
+    }
+  }
+  const connectionTokens = new Set(
+    String(request.headers.connection ?? "").split(",").map((name) => name.trim().toLowerCase()).filter((name) => name !== "")
+  )
+  const headers: Http.OutgoingHttpHeaders = {}
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value === undefined || hopByHop.has(name) || connectionTokens.has(name)) continue
+    if (name === "x-forwarded-for" || name === "x-forwarded-proto" || name === "x-forwarded-host") continue
+    headers[name] = value
+  }
+  let token: string | undefined
+  let fromQuery = false
+  let path = url
+  if (route.protected) {
+    const bearer = bearerGatewayToken(request.headers.authorization)
+    if (bearer !== undefined) delete headers["authorization"]
+    const query = withoutQueryToken(url)
+    path = query.path
+    const cookie = withoutCookieToken(request.headers.cookie)
+    if (cookie.cookie === undefined) delete headers["cookie"]
+    else headers["cookie"] = cookie.cookie
+    token = bearer ?? query.token ?? cookie.token
+    fromQuery = bearer === undefined && query.token !== undefined
+  }
+  const previous = request.headers["x-forwarded-for"]
+  const client = request.socket.remoteAddress ?? ""
+  headers["x-forwarded-for"] = previous === undefined || previous === "" ? client : `${previous}, ${client}`
+  headers["x-forwarded-proto"] = protoOf(request)
+  headers["x-forwarded-host"] = request.headers.host ?? ""
+  if (upgrade) {
+    headers["connection"] = "Upgrade"
+    headers["upgrade"] = request.headers.upgrade ?? "websocket"
+  }
+  return { path, headers, token, fromQuery }
+}
+
+const tokenCookie = (token: string, request: Http.IncomingMessage) =>
+  `gw_token=${encodeURIComponent(token)}; Path=/; HttpOnly; SameSite=Lax${protoOf(request) === "https" ? "; Secure" : ""}`
+
+const errorBody = (error: string) => JSON.stringify({ error })
+
+const answer = (response: Http.ServerResponse, status: number, error: string) => {
+  if (response.headersSent) {
+    response.destroy()
+    return
+  }
+  const body = errorBody(error)
+  response.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(body) })
+  response.end(body)
+}
+
+/** An error answer written straight to an upgrade's socket (no ServerResponse there). */
+const answerSocket = (socket: Duplex, status: number, error: string) => {
+  if (socket.destroyed) return
+  const body = errorBody(error)
+  socket.end(
+    `HTTP/1.1 ${status} ${Http.STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
+      `connection: close\r\n\r\n${body}`
+  )
+}
+
+/** Response headers as a raw head: the status line and every header as the app sent it, hop-by-hop ones left out. */
+const rawHead = (status: number, message: string, rawHeaders: ReadonlyArray<string>, keep: (name: string) => boolean, extra: ReadonlyArray<string>) => {
+  const lines = [`HTTP/1.1 ${status} ${message}`]
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+    if (keep(rawHeaders[i]!.toLowerCase())) lines.push(`${rawHeaders[i]}: ${rawHeaders[i + 1]}`)
+  }
+  lines.push(...extra)
+  return `${lines.join("\r\n")}\r\n\r\n`
+}
+
+export const attach = (server: Http.Server, routing: AppRouting, options: ProxyOptions = {}): AttachedProxy => {
+  const onError = options.onError ?? (() => undefined)
+  const cache = new RouteCache<AppRoute>(routing.route, {
+    ttlMs: options.cacheTtlMs ?? 2_000,
+    staleMs: options.cacheStaleMs ?? 60_000,
+    maxEntries: options.cacheMaxEntries ?? 10_000
+  })
+  // Connections to apps are kept open between requests (as Node's global agent keeps them: 5 s idle).
+  const agent = new Http.Agent({ keepAlive: true, timeout: 5_000 })
+
+  /** Whether the request may go on: no token needed, or the agent's current gateway token presented. */
+  const admitted = async (route: AppRoute, token: string | undefined) =>
+    !route.protected || (token !== undefined && token.startsWith("gw_") && (await routing.authorize(route.agentId, token)))
+
+  const proxyRequest = async (request: Http.IncomingMessage, response: Http.ServerResponse, route: AppRoute) => {
+    const out = outgoing(request, route, false)
+    if (!(await admitted(route, out.token))) return answer(response, 401, "Unauthorized")
+    const target = await routing.endpoint(route.agentId, route.targetPort).catch((error: unknown) => {
+      onError(`App of agent ${route.agentId} (port ${route.targetPort}) has no endpoint`, error)
+      return undefined
+    })
+    if (target === undefined) return answer(response, 502, "Bad gateway")
+    if (response.destroyed) return
+    const upstream = Http.request({
+      host: target.host,
+      port: target.port,
+      method: request.method ?? "GET",
+      path: out.path,
+      headers: out.headers,
+      agent
+    })
+    upstream.on("socket", (socket) => socket.setNoDelay(true))
+    upstream.on("continue", () => response.writeContinue())
+    upstream.on("response", (incoming) => {
+      const connectionTokens = new Set(
+        String(incoming.headers.connection ?? "").split(",").map((name) => name.trim().toLowerCase())
+      )
+      const headers: Http.OutgoingHttpHeaders = {}
+      for (const [name, value] of Object.entries(incoming.headers)) {
+        if (value === undefined || hopByHop.has(name) || connectionTokens.has(name)) continue
+        headers[name] = value
+      }
+      if (out.fromQuery && out.token !== undefined) {
+        const set = headers["set-cookie"]
+        headers["set-cookie"] = [...(Array.isArray(set) ? set : set === undefined ? [] : [String(set)]), tokenCookie(out.token, request)]
+      }
+      response.writeHead(incoming.statusCode ?? 502, incoming.statusMessage, headers)
+      // Headers go out now, so that a response that streams slowly (server-sent events) starts at once.
+      response.flushHeaders()
+      // `pipe`, not `pipeline`: a third faster here, and both ends' failures are handled below and here.
+      incoming.on("error", () => response.destroy())
+      incoming.pipe(response)
+    })
+    upstream.on("error", (error) => {
+      if (!response.headersSent) {
+        onError(`App of agent ${route.agentId} on ${target.host}:${target.port} did not answer`, error)
+        answer(response, 502, "Bad gateway")
+      } else response.destroy()
+    })
+    response.on("close", () => {
+      if (!response.writableFinished) upstream.destroy()
+    })
+    request.on("error", () => upstream.destroy())
+    request.pipe(upstream)
+  }
+
+  const proxyUpgrade = async (request: Http.IncomingMessage, socket: Duplex, head: Buffer, route: AppRoute) => {
+    socket.on("error", () => socket.destroy())
+    const out = outgoing(request, route, true)
+    if (!(await admitted(route, out.token))) return answerSocket(socket, 401, "Unauthorized")
+    const target = await routing.endpoint(route.agentId, route.targetPort).catch((error: unknown) => {
+      onError(`App of agent ${route.agentId} (port ${route.targetPort}) has no endpoint`, error)
+      return undefined
+    })
+    if (target === undefined) return answerSocket(socket, 502, "Bad gateway")
+    if (socket.destroyed) return
+    const upstream = Http.request({
+      host: target.host,
+      port: target.port,
+      method: request.method ?? "GET",
+      path: out.path,
+      headers: out.headers,
+      agent: false
+    })
+    let answered = false
+    socket.once("close", () => {
+      if (!answered) upstream.destroy()
+    })
+    upstream.on("upgrade", (incoming, upSocket, upHead) => {
+      answered = true
+      upSocket.on("error", () => socket.destroy())
+      const extra = out.fromQuery && out.token !== undefined ? [`Set-Cookie: ${tokenCookie(out.token, request)}`] : []
+      socket.write(rawHead(101, incoming.statusMessage ?? "Switching Protocols", incoming.rawHeaders, () => true, extra))
+      if (upHead.length > 0) socket.write(upHead)
+      if (head.length > 0) upSocket.write(head)
+      for (const side of [socket, upSocket]) {
+        ;(side as Socket).setNoDelay?.(true)
+        ;(side as Socket).setTimeout?.(0)
+      }
+      upSocket.pipe(socket)
+      socket.pipe(upSocket)
+      upSocket.on("close", () => socket.destroy())
+      socket.on("close", () => upSocket.destroy())
+    })
+    // The app answered without switching protocols: relay its answer, delimited by closing the connection.
+    upstream.on("response", (incoming) => {
+      answered = true
+      const connectionTokens = new Set(String(incoming.headers.connection ?? "").split(",").map((name) => name.trim().toLowerCase()))
+      socket.write(rawHead(
+        incoming.statusCode ?? 502,
+        incoming.statusMessage ?? "",
+        incoming.rawHeaders,
+        (name) => !hopByHop.has(name) && !connectionTokens.has(name) && name !== "content-length",
+        ["connection: close"]
+      ))
+      pipeline(incoming, socket, () => undefined)
+    })
+    upstream.on("error", (error) => {
+      if (answered) return socket.destroy()
+      answered = true
+      onError(`App of agent ${route.agentId} on ${target.host}:${target.port} did not answer`, error)
+      answerSocket(socket, 502, "Bad gateway")
+    })
+    upstream.end()
+  }
+
+  const failed = (host: string, error: unknown) => onError(`Route lookup for ${host} failed`, error)
+
+  const originalEmit = server.emit as (this: Http.Server, event: string | symbol, ...args: Array<any>) => boolean
+  const emit = function(this: Http.Server, event: string | symbol, ...args: Array<any>): boolean {
+    if (event !== "request" && event !== "checkContinue" && event !== "upgrade") return originalEmit.call(this, event, ...args)
+    const request = args[0] as Http.IncomingMessage
+    const host = hostOf(request)
+    if (host === undefined) return originalEmit.call(this, event, ...args)
+    const known: Known<AppRoute> = cache.peek(host)
+    const serve = (route: AppRoute) => {
+      const done = event === "upgrade"
+        ? proxyUpgrade(request, args[1] as Duplex, args[2] as Buffer, route)
+        : proxyRequest(request, args[1] as Http.ServerResponse, route)
+      done.catch((error: unknown) => {
+        onError(`Proxying to the app of agent ${route.agentId} failed`, error)
+        if (event === "upgrade") answerSocket(args[1] as Duplex, 502, "Bad gateway")
+        else answer(args[1] as Http.ServerResponse, 502, "Bad gateway")
+      })
+      return true
+    }
+    const notFound = () => {
+      if (event === "upgrade") answerSocket(args[1] as Duplex, 404, "Domain not found")
+      else answer(args[1] as Http.ServerResponse, 404, "Domain not found")
+      return true
+    }
+    const otherwise = () => routing.isAppHost?.(host) === true ? notFound() : originalEmit.call(this, event, ...args)
+    if (known === null) return otherwise()
+    if (known !== undefined) return serve(known)
+    cache.load(host).then(
+      (route) => route === undefined ? otherwise() : serve(route),
+      (error: unknown) => {
+        failed(host, error)
+        // Cairn's own hosts are served whatever happened to the lookup; an app's host cannot be.
+        if (routing.isAppHost?.(host) !== true) return originalEmit.call(this, event, ...args)
+        if (event === "upgrade") answerSocket(args[1] as Duplex, 503, "Service unavailable")
+        else answer(args[1] as Http.ServerResponse, 503, "Service unavailable")
+        return true
+      }
+    )
+    return true
+  }
+  server.emit = emit as typeof server.emit
+
+  return {
+    invalidate: (host) => cache.invalidate(host),
+    detach: () => {
+      if (server.emit === emit) server.emit = originalEmit as typeof server.emit
+      agent.destroy()
+    }
+  }
+}

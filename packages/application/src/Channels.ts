@@ -1,0 +1,196 @@
+/**
+ * An agent's messaging channels (Telegram, Slack, Discord, WhatsApp): list, configure, remove. Tokens are checked
+ * (shape 400, format 500 `Configuration failed`, as the spec has it) and sealed by the SecretVault before anything
+ * is decided; events carry only their ciphertext and a hint. The engine is then told (its config written, the
+ * tokens in the gateway's environment, ChannelDelivery.ts) and a running gateway restarted through
+ * `Agents.restart`, so the restart is one of the agent's own, recorded as any other. An engine that refuses the
+ * configuration leaves the channel as it was (the change is reverted in the log) and answers `Configuration failed`.
+ * Channels are a paid feature: the free plan gets 403.
+ */
+import { AgentEngine } from "@cairn/agent-engine"
+import { Channel } from "@cairn/domain"
+import { Context, Effect, Layer, Option, type Redacted } from "effect"
+import { SqlClient } from "effect/sql"
+import type { Principal } from "./Access.ts"
+import { Agents } from "./Agents.ts"
+import { AgentSupervisor } from "./AgentSupervisor.ts"
+import * as ChannelDelivery from "./ChannelDelivery.ts"
+import { CommandHandler } from "./CommandHandler.ts"
+import { now } from "./Now.ts"
+import { ChannelsTable, WorkspacesTable } from "./readmodels/index.ts"
+import { SecretVault } from "./SecretVault.ts"
+
+interface TokenView {
+  readonly set: boolean
+  readonly hint: string | null
+}
+
+/** `GET …/channels`: every channel, configured or not; a token only as whether it is set and its hint. */
+export interface ChannelsView {
+  readonly telegram: ChannelCommon & { readonly botTokenSet: boolean; readonly botTokenHint: string | null }
+  readonly slack: ChannelCommon & {
+    readonly botTokenSet: boolean
+    readonly botTokenHint: string | null
+    readonly appTokenSet: boolean
+    readonly appTokenHint: string | null
+  }
+  readonly discord: ChannelCommon & { readonly botTokenSet: boolean; readonly botTokenHint: string | null }
+  readonly whatsapp: ChannelCommon & { readonly linked: boolean }
+}
+
+interface ChannelCommon {
+  readonly configured: boolean
+  readonly enabled: boolean
+  readonly dmPolicy: Channel.DmPolicy | null
+  readonly allowFrom: ReadonlyArray<string>
+}
+
+const label: Readonly<Record<Channel.ChannelName, string>> = { telegram: "Telegram", slack: "Slack", discord: "Discord", whatsapp: "WhatsApp" }
+
+export class Channels extends Context.Service<Channels>()("cairn/Channels", {
+  make: Effect.gen(function*() {
+    const commands = yield* CommandHandler
+    const vault = yield* SecretVault
+    const agents = yield* Agents
+    const supervisor = yield* AgentSupervisor
+    const engine = yield* AgentEngine
+    const sql = yield* SqlClient.SqlClient
+    const table = ChannelsTable.queries(sql)
+    const workspaces = WorkspacesTable.queries(sql)
+
+    const channelOf = (name: string) => Effect.fromResult(Channel.requireChannel(name))
+
+    /** The agent (404 otherwise) on a plan with channels (403 otherwise). */
+    const payingAgent = (principal: Principal, agentId: string) =>
+      Effect.gen(function*() {
+        const agent = yield* agents.get(principal.workspaceId, agentId)
+        const workspace = yield* workspaces.byId(principal.workspaceId)
+        if (Option.isSome(workspace) && workspace.value.plan === "free") return yield* new Channel.ChannelsNotOnPlan()
+        return agent
+      })
+
+    const list = Effect.fn("Channels.list")(function*(principal: Principal, agentId: string) {
+      yield* agents.get(principal.workspaceId, agentId)
+      const rows = new Map((yield* table.ofAgent(agentId)).map((row) => [row.channel, row]))
+      const common = (channel: Channel.ChannelName): ChannelCommon => {
+        const row = rows.get(channel)
+        return { configured: row !== undefined, enabled: row?.enabled ?? false, dmPolicy: row?.dmPolicy ?? null, allowFrom: row?.allowFrom ?? [] }
+      }
+      const token = (channel: Channel.ChannelName, kind: Channel.TokenKind): TokenView => {
+        const row = rows.get(channel)
+        return kind === "botToken"
+          ? { set: row?.botTokenSet ?? false, hint: row?.botTokenHint ?? null }
+          : { set: row?.appTokenSet ?? false, hint: row?.appTokenHint ?? null }
+      }
+      const bot = (channel: Channel.ChannelName) => ({ botTokenSet: token(channel, "botToken").set, botTokenHint: token(channel, "botToken").hint })
+      // Linked is the engine's to say (a phone scanned the QR code inside the agent); a gateway not running says no.
+      const linked = rows.has("whatsapp")
+        ? yield* engine.channelStatus(agentId).pipe(
+          Effect.map((statuses) => statuses.find((s) => s.channel === "whatsapp")?.linked === true),
+          Effect.orElseSucceed(() => false)
+        )
+        : false
+      return {
+        telegram: { ...common("telegram"), ...bot("telegram") },
+        slack: { ...common("slack"), ...bot("slack"), appTokenSet: token("slack", "appToken").set, appTokenHint: token("slack", "appToken").hint },
+        discord: { ...common("discord"), ...bot("discord") },
+        whatsapp: { ...common("whatsapp"), linked }
+      } satisfies ChannelsView
+    })
+
+    /** Seals a token for the agent's channel under a sealing id of its own. */
+    const seal = (workspaceId: string, agentId: string, channel: Channel.ChannelName, kind: Channel.TokenKind, token: Redacted.Redacted<string>) =>
+      Effect.gen(function*() {
+        const sealingId = `channel:${agentId}:${channel}:${kind}:${crypto.randomUUID()}`
+        const sealed = yield* vault.seal(workspaceId, sealingId, ChannelDelivery.tokenVersion, token)
+        const hint = Channel.hintOf(token)
+        return { sealingId, sealed, ...(hint === undefined ? {} : { hint }) } satisfies Channel.SealedToken
+      })
+
+    /**
+     * Hands the agent's channels to the engine: the config for the next start always, and a running (or starting)
+     * gateway restarted with them. An agent the engine does not hold here gets them at its next start.
+     */
+    const applyToEngine = (principal: Principal, agentId: string, workspaceId: string) =>
+      Effect.gen(function*() {
+        const { specs } = yield* ChannelDelivery.deliveryFor(commands, vault, agentId, workspaceId)
+        const written = yield* engine.setChannels(agentId, specs).pipe(
+          Effect.as(true),
+          Effect.catchTag("AgentNotProvisioned", () => Effect.succeed(false))
+        )
+        if (!written) return
+        const status = yield* engine.status(agentId).pipe(Effect.option)
+        if (Option.isSome(status) && (status.value.state === "running" || status.value.state === "starting")) {
+          yield* agents.restart(principal, agentId, undefined)
+        } else {
+          yield* supervisor.deliverSecrets(agentId)
+        }
+      })
+
+    const configure = Effect.fn("Channels.configure")(function*(principal: Principal, agentId: string, channelName: string, body: unknown) {
+      const channel = yield* channelOf(channelName)
+      yield* payingAgent(principal, agentId)
+      const input = yield* Effect.fromResult(Channel.parseConfigureInput(channel, body))
+      yield* Effect.fromResult(Channel.checkTokenFormats(channel, input))
+      const { workspaceId, userId } = principal
+      const tokens: { botToken?: Channel.SealedToken; appToken?: Channel.SealedToken } = {}
+      for (const kind of Channel.tokenKinds[channel]) {
+        const token = input[kind]
+        if (token !== undefined) tokens[kind] = yield* seal(workspaceId, agentId, channel, kind, token)
+      }
+      const loaded = yield* commands.load(Channel.decider, Channel.stream(agentId))
+      const previous = loaded.state.channels.get(channel)
+      const at = yield* now
+      yield* commands.execute(Channel.decider, Channel.stream(agentId), new Channel.ConfigureChannel({
+        agentId,
+        workspaceId,
+        channel,
+        ...(input.enabled === undefined ? {} : { enabled: input.enabled }),
+        ...(input.dmPolicy === undefined ? {} : { dmPolicy: input.dmPolicy }),
+        ...(input.allowFrom === undefined ? {} : { allowFrom: input.allowFrom }),
+        ...tokens,
+        at
+      }), { actor: userId }, loaded)
+      yield* applyToEngine(principal, agentId, workspaceId).pipe(
+        Effect.catch((error) =>
+          Effect.gen(function*() {
+            yield* Effect.logWarning(`Agent ${agentId}: the engine refused the ${channel} configuration; reverting it`, error)
+            yield* commands.execute(Channel.decider, Channel.stream(agentId), new Channel.RevertChannel({
+              agentId,
+              workspaceId,
+              channel,
+              ...(previous === undefined ? {} : { previous }),
+              at: yield* now
+            }), { actor: "engine" }).pipe(Effect.ignore)
+            yield* applyToEngine(principal, agentId, workspaceId).pipe(Effect.ignore)
+            return yield* new Channel.ConfigurationFailed({ channel, reason: "the engine did not take the configuration" })
+          })
+        )
+      )
+      const enabled = input.enabled ?? true
+      return `${label[channel]} ${previous === undefined ? "configured" : "updated"}${enabled ? "" : " (disabled)"}`
+    })
+
+    const remove = Effect.fn("Channels.remove")(function*(principal: Principal, agentId: string, channelName: string) {
+      const channel = yield* channelOf(channelName)
+      yield* agents.get(principal.workspaceId, agentId)
+      const { events } = yield* commands.execute(Channel.decider, Channel.stream(agentId), new Channel.RemoveChannel({
+        agentId,
+        channel,
+        at: yield* now
+      }), { actor: principal.userId })
+      if (events.length === 0) return `${label[channel]} was not configured`
+      // The log already says removed: the next start applies it whatever happens here.
+      yield* applyToEngine(principal, agentId, principal.workspaceId).pipe(
+        Effect.tapError((error) => Effect.logWarning(`Agent ${agentId}: the engine did not drop ${channel}`, error)),
+        Effect.mapError(() => new Channel.RemovalFailed({ channel }))
+      )
+      return `${label[channel]} removed`
+    })
+
+    return { list, configure, remove }
+  })
+}) {
+  static readonly layer = Layer.effect(this, this.make)
+}
+

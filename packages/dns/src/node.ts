@@ -1,0 +1,1 @@
+export * as NodeDns from "./NodeDns.ts"

@@ -1,0 +1,1 @@
+export * as LoopbackDns from "./LoopbackDns.ts"
