@@ -237,13 +237,17 @@ export const attach = (server: Http.Server, routing: AppRouting, options: ProxyO
   const admitted = async (route: AppRoute, token: string | undefined) =>
     !route.protected || (token !== undefined && token.startsWith("gw_") && (await routing.authorize(route.agentId, token)))
 
-  const proxyRequest = async (request: Http.IncomingMessage, response: Http.ServerResponse, route: AppRoute) => {
-    const out = outgoing(request, route, false)
-    if (!(await admitted(route, out.token))) return answer(response, 401, "Unauthorized")
-    const target = await routing.endpoint(route.agentId, route.targetPort).catch((error: unknown) => {
+  /** Where the route's app is reached; undefined (logged) when the engine cannot say (a reserved port, another node). */
+  const endpointOf = (route: AppRoute) =>
+    routing.endpoint(route.agentId, route.targetPort).catch((error: unknown) => {
       onError(`App of agent ${route.agentId} (port ${route.targetPort}) has no endpoint`, error)
       return undefined
     })
+
+  const proxyRequest = async (request: Http.IncomingMessage, response: Http.ServerResponse, route: AppRoute) => {
+    const out = outgoing(request, route, false)
+    if (!(await admitted(route, out.token))) return answer(response, 401, "Unauthorized")
+    const target = await endpointOf(route)
     if (target === undefined) return answer(response, 502, "Bad gateway")
     if (response.destroyed) return
     const upstream = Http.request({
@@ -293,10 +297,7 @@ export const attach = (server: Http.Server, routing: AppRouting, options: ProxyO
     socket.on("error", () => socket.destroy())
     const out = outgoing(request, route, true)
     if (!(await admitted(route, out.token))) return answerSocket(socket, 401, "Unauthorized")
-    const target = await routing.endpoint(route.agentId, route.targetPort).catch((error: unknown) => {
-      onError(`App of agent ${route.agentId} (port ${route.targetPort}) has no endpoint`, error)
-      return undefined
-    })
+    const target = await endpointOf(route)
     if (target === undefined) return answerSocket(socket, 502, "Bad gateway")
     if (socket.destroyed) return
     const upstream = Http.request({
