@@ -68,6 +68,25 @@ const hopByHop = new Set([
   "transfer-encoding", "upgrade", "http2-settings"
 ])
 
+/**
+ * Which of a message's headers a proxy passes on (lowercase names): none of the hop-by-hop ones, nor those its own
+ * `Connection` header names.
+ */
+const endToEnd = (headers: Http.IncomingHttpHeaders) => {
+  const named = new Set(String(headers.connection ?? "").split(",").map((name) => name.trim().toLowerCase()))
+  return (name: string) => !hopByHop.has(name) && !named.has(name)
+}
+
+/** A message's end-to-end headers, as an outgoing message's. */
+const endToEndHeaders = (incoming: Http.IncomingHttpHeaders): Http.OutgoingHttpHeaders => {
+  const passes = endToEnd(incoming)
+  const headers: Http.OutgoingHttpHeaders = {}
+  for (const [name, value] of Object.entries(incoming)) {
+    if (value !== undefined && passes(name)) headers[name] = value
+  }
+  return headers
+}
+
 /** The request's host as routes name it: lowercase, without its port or a trailing dot; undefined without one. */
 export const hostOf = (request: Http.IncomingMessage): string | undefined => {
   const header = request.headers.host
@@ -153,15 +172,11 @@ const outgoing = (request: Http.IncomingMessage, route: AppRoute, upgrade: boole
       url = "/"
     }
   }
-  const connectionTokens = new Set(
-    String(request.headers.connection ?? "").split(",").map((name) => name.trim().toLowerCase()).filter((name) => name !== "")
-  )
-  const headers: Http.OutgoingHttpHeaders = {}
-  for (const [name, value] of Object.entries(request.headers)) {
-    if (value === undefined || hopByHop.has(name) || connectionTokens.has(name)) continue
-    if (name === "x-forwarded-for" || name === "x-forwarded-proto" || name === "x-forwarded-host") continue
-    headers[name] = value
-  }
+  // The forwarding headers are set below, from what this proxy saw.
+  const headers = endToEndHeaders(request.headers)
+  delete headers["x-forwarded-for"]
+  delete headers["x-forwarded-proto"]
+  delete headers["x-forwarded-host"]
   let token: string | undefined
   let fromQuery = false
   let path = url
@@ -237,6 +252,14 @@ export const attach = (server: Http.Server, routing: AppRouting, options: ProxyO
   const admitted = async (route: AppRoute, token: string | undefined) =>
     !route.protected || (token !== undefined && token.startsWith("gw_") && (await routing.authorize(route.agentId, token)))
 
+  /** The request to the app: the client's method, the path and headers `outgoing` made. */
+  const requestTo = (
+    target: { readonly host: string; readonly port: number },
+    request: Http.IncomingMessage,
+    out: { readonly path: string; readonly headers: Http.OutgoingHttpHeaders },
+    via: Http.Agent | false
+  ) => Http.request({ host: target.host, port: target.port, method: request.method ?? "GET", path: out.path, headers: out.headers, agent: via })
+
   /** Where the route's app is reached; undefined (logged) when the engine cannot say (a reserved port, another node). */
   const endpointOf = (route: AppRoute) =>
     routing.endpoint(route.agentId, route.targetPort).catch((error: unknown) => {
@@ -250,25 +273,11 @@ export const attach = (server: Http.Server, routing: AppRouting, options: ProxyO
     const target = await endpointOf(route)
     if (target === undefined) return answer(response, 502, "Bad gateway")
     if (response.destroyed) return
-    const upstream = Http.request({
-      host: target.host,
-      port: target.port,
-      method: request.method ?? "GET",
-      path: out.path,
-      headers: out.headers,
-      agent
-    })
+    const upstream = requestTo(target, request, out, agent)
     upstream.on("socket", (socket) => socket.setNoDelay(true))
     upstream.on("continue", () => response.writeContinue())
     upstream.on("response", (incoming) => {
-      const connectionTokens = new Set(
-        String(incoming.headers.connection ?? "").split(",").map((name) => name.trim().toLowerCase())
-      )
-      const headers: Http.OutgoingHttpHeaders = {}
-      for (const [name, value] of Object.entries(incoming.headers)) {
-        if (value === undefined || hopByHop.has(name) || connectionTokens.has(name)) continue
-        headers[name] = value
-      }
+      const headers = endToEndHeaders(incoming.headers)
       if (out.fromQuery && out.token !== undefined) {
         const set = headers["set-cookie"]
         headers["set-cookie"] = [...(Array.isArray(set) ? set : set === undefined ? [] : [String(set)]), tokenCookie(out.token, request)]
@@ -300,14 +309,8 @@ export const attach = (server: Http.Server, routing: AppRouting, options: ProxyO
     const target = await endpointOf(route)
     if (target === undefined) return answerSocket(socket, 502, "Bad gateway")
     if (socket.destroyed) return
-    const upstream = Http.request({
-      host: target.host,
-      port: target.port,
-      method: request.method ?? "GET",
-      path: out.path,
-      headers: out.headers,
-      agent: false
-    })
+    // An upgraded connection is the client's alone: never from, nor back into, the kept-open pool.
+    const upstream = requestTo(target, request, out, false)
     let answered = false
     socket.once("close", () => {
       if (!answered) upstream.destroy()
@@ -331,12 +334,12 @@ export const attach = (server: Http.Server, routing: AppRouting, options: ProxyO
     // The app answered without switching protocols: relay its answer, delimited by closing the connection.
     upstream.on("response", (incoming) => {
       answered = true
-      const connectionTokens = new Set(String(incoming.headers.connection ?? "").split(",").map((name) => name.trim().toLowerCase()))
+      const passes = endToEnd(incoming.headers)
       socket.write(rawHead(
         incoming.statusCode ?? 502,
         incoming.statusMessage ?? "",
         incoming.rawHeaders,
-        (name) => !hopByHop.has(name) && !connectionTokens.has(name) && name !== "content-length",
+        (name) => passes(name) && name !== "content-length",
         ["connection: close"]
       ))
       pipeline(incoming, socket, () => undefined)
