@@ -6,7 +6,7 @@
  * own handler sees them (AppRouting, docs/operations.md "Routing agents' apps").
  */
 import { CairnHttp } from "@cairn/http"
-import { AppRouting, CairnRuntime, Main } from "@cairn/runtime"
+import { AppRouting, CairnRuntime, LingeringClose, Main } from "@cairn/runtime"
 import { NodeHttpServer, NodeRuntime, NodeServices } from "@effect/platform-node"
 import { Config, Effect, Layer } from "effect"
 import { createServer } from "node:http"
@@ -17,6 +17,8 @@ const HttpServerLive = Layer.unwrap(Effect.gen(function*() {
   // Idle keep-alive connections stay open longer than a load balancer's (60 s, usually) and a client's own idle
   // timeout, so it is never the server that closes a connection a client is about to reuse. Node's default is 5 s.
   const server = Object.assign(createServer(), { keepAliveTimeout: 65_000, headersTimeout: 66_000 })
+  // A refused upload's body is still read for a while, so its client sees the status, not `write EPIPE`.
+  LingeringClose.attach(server)
   yield* AppRouting.attach(server)
   return NodeHttpServer.layer(() => server, { port, host })
 }))

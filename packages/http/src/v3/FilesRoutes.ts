@@ -27,6 +27,18 @@ export const multipartLimitBytes = 100 * 1024 * 1024
 /** Room for the form's fields and part headers beside the files, when the whole body is capped while it is read. */
 const formOverheadBytes = 1024 * 1024
 
+/**
+ * The parser counts a part's headers into its size, so each part is capped a little above the limit while it
+ * streams in; the files' exact total is checked once they are staged (a file of exactly the limit is accepted).
+ */
+const partHeadersBytes = 64 * 1024
+
+/** A body whose declared length already passes every cap is refused before a byte of it is read. */
+const declaredTooLarge = (request: HttpServerRequest.HttpServerRequest) => {
+  const declared = Number(request.headers["content-length"] ?? 0)
+  return Number.isFinite(declared) && declared > multipartLimitBytes + formOverheadBytes
+}
+
 /** The files of one multipart upload come to more than `multipartLimitBytes`. */
 class UploadTooLarge extends Schema.TaggedError<UploadTooLarge>()("UploadTooLarge", {}) {
   readonly status = 413
@@ -95,10 +107,11 @@ export const layer = HttpRouter.use((router) =>
      */
     const readForm = (request: HttpServerRequest.HttpServerRequest) =>
       Effect.gen(function*() {
+        if (declaredTooLarge(request)) return yield* new UploadTooLarge()
         const form = yield* request.multipart.pipe(
           Effect.provideService(FileSystem.FileSystem, fs),
           Effect.provideService(Path.Path, path),
-          Effect.provideService(Multipart.MaxFileSize, ByteSize.bytes(multipartLimitBytes)),
+          Effect.provideService(Multipart.MaxFileSize, ByteSize.bytes(multipartLimitBytes + partHeadersBytes)),
           Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(multipartLimitBytes + formOverheadBytes))
         )
         const fields: Record<string, string> = {}
