@@ -3,22 +3,26 @@
  * same driver, so each ratio is the store's own overhead. PGlite in a temporary directory by default; a fresh
  * database on the server when DATABASE_URL is set.
  *
- *   A  10,000 sequential single-event appends to new streams    raw: single-row insert transactions
- *   B  100 appends of 100 events to one stream, exact version    raw: 100-row multi-row inserts
- *   C  read one 10,000-event stream (median of 10)              raw: plain SELECT of the same rows
- *   D  8 concurrent callers x 1,250 appends to new streams       raw: the same with single-row inserts
- *   E  catch-up of the whole log through a checkpointed consumer raw: plain SELECT scan of the log
+ *   A  sequential single-event appends to new streams         raw: single-row INSERTs, each its own transaction
+ *   B  100-event appends to one stream, exact version          raw: 100-row multi-row INSERTs
+ *   C  read one 10,000-event stream                            raw: plain SELECT of the same rows
+ *   D  8 concurrent callers appending to new streams           raw: the same with single-row INSERTs
+ *   E  catch-up of the whole log through a checkpointed consumer (and its growth: StoreGrowth.ts)
  *
- * The raw inserts write a table shaped and indexed like cairn_events (the log-order and event-id indexes are
- * what make it an event log), so the ratio is the cost of the store's guarantees and code. A second column
- * gives the floor: a table with only a primary key. For A and D a third baseline repeats the reference harness the
- * targets came from (shared/docs/reference/eventstore-anchors.md §1.8 "R"): BEGIN; INSERT into a 3-column
- * table; COMMIT. It is shown for context; "met" is judged against the strict "raw".
+ * Every workload runs paired with its baselines in rounds of small blocks whose order rotates (Paired.ts), and
+ * prints the median and the min–max of the per-round ratios. The raw inserts write a table shaped and indexed
+ * like cairn_events (the log-order and event-id indexes are what make it an event log), each a durable commit
+ * (synchronous_commit stays on), so the ratio is the cost of the store's guarantees and code. "floor" is a table
+ * with only a primary key; for A and D "anchor R" repeats the reference harness the targets came from
+ * (shared/docs/reference/eventstore-anchors.md §1.8: BEGIN; INSERT into a 3-column table; COMMIT), for context.
+ * `BENCH_GROWTH_SIZES=10000,100000` runs a shorter growth section; `BENCH_GROWTH_SIZES=` skips it.
  */
 import { EventStore, ExpectedVersion, type Projection, Subscription } from "@cairn/event-store"
 import { PgDatabase, PgEventStore } from "@cairn/event-store-pg"
 import { layerFreshPostgres } from "@cairn/event-store-pg/testing"
 import { Effect, Layer } from "effect"
+import * as Paired from "./Paired.ts"
+import * as StoreGrowth from "./StoreGrowth.ts"
 import { SqlClient } from "effect/sql"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -33,32 +37,19 @@ const database = url === undefined
 // xid8 has no text decoder in the driver, so every reader (the store too) casts it.
 const columns = "global_position, transaction_id::text AS transaction_id, stream_id, version, event_id, type, data, metadata, recorded_at"
 const payload = (i: number) => ({ id: i, description: "something weird" })
-const now = () => performance.now()
-const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!
-const median = (values: ReadonlyArray<number>) => percentile([...values].sort((a, b) => a - b), 0.5)
 
 const rows: Array<Record<string, string>> = []
-const perSecond = (events: number, millis: number) => Math.round((events / millis) * 1000)
-const record = (
-  workload: string,
-  unit: string,
-  measured: { store: number; raw: number; floor?: number; anchor?: number },
-  target: string,
-  met: boolean,
-  higherIsBetter = true
-) => {
-  const ratio = (baseline: number) => `${(higherIsBetter ? measured.store / baseline : baseline / measured.store).toFixed(2)}x`
-  const show = (n: number) => `${n.toLocaleString("en")} ${unit}`
+const record = (workload: string, paired: Paired.Paired<string>, unit: string, target: string, met: (ratios: Record<string, Paired.Spread>) => boolean) => {
+  const column = (name: string) => paired.ratios[name] === undefined ? "" : Paired.show(paired.ratios[name]!)
   rows.push({
     workload,
-    store: show(measured.store),
-    raw: show(measured.raw),
-    "vs raw": ratio(measured.raw),
-    "raw floor": measured.floor === undefined ? "" : show(measured.floor),
-    "vs floor": measured.floor === undefined ? "" : ratio(measured.floor),
-    "vs anchor R": measured.anchor === undefined ? "" : ratio(measured.anchor),
+    store: `${paired.rates.measured.toLocaleString("en")} ${unit}`,
+    raw: `${paired.rates["raw"]!.toLocaleString("en")} ${unit}`,
+    "vs raw": column("raw"),
+    "vs floor": column("floor"),
+    "vs anchor R": column("anchor"),
     target,
-    met: met ? "yes" : "NO"
+    met: met(paired.ratios) ? "yes" : "NO"
   })
 }
 
@@ -87,89 +78,85 @@ const program = Effect.gen(function*() {
     yield* anchorInsert(`${run}-warmanchor-${i}`, i)
   }
 
-  // A
-  const timeSequential = (label: string, op: (i: number) => Effect.Effect<unknown, unknown>) =>
+  // A: 20 rounds of 500 appends per side.
+  const sequential = (name: string, op: (stream: string, i: number) => Effect.Effect<unknown, unknown>) => (round: number) =>
     Effect.gen(function*() {
-      const latencies: Array<number> = []
-      const started = now()
-      for (let i = 0; i < 10_000; i++) {
-        const t = now()
-        yield* op(i)
-        latencies.push(now() - t)
-      }
-      const elapsed = now() - started
-      latencies.sort((a, b) => a - b)
-      yield* Effect.logInfo(`${label}: p50 ${percentile(latencies, 0.5).toFixed(2)} ms, p99 ${percentile(latencies, 0.99).toFixed(2)} ms`)
-      return perSecond(10_000, elapsed)
+      for (let i = 0; i < 500; i++) yield* op(`${run}-${name}A-${round}-${i}`, i)
     })
-  const floorA = yield* timeSequential("A floor", (i) => floorInsert(`${run}-floorA-${i}`, i))
-  const rawA = yield* timeSequential("A raw", (i) => rawInsert(`${run}-rawA-${i}`, i))
-  const anchorA = yield* timeSequential("A anchor R", (i) => anchorInsert(`${run}-anchorA-${i}`, i))
-  const storeA = yield* timeSequential("A store", (i) => appendNew(`${run}-A-${i}`, i))
-  record("A sequential appends", "ev/s", { store: storeA, raw: rawA, floor: floorA, anchor: anchorA }, ">= 0.9x raw", storeA >= 0.9 * rawA)
+  const a = yield* Paired.throughput({
+    rounds: 20,
+    opsPerBlock: 500,
+    measured: sequential("store", appendNew),
+    baselines: { raw: sequential("raw", rawInsert), floor: sequential("floor", floorInsert), anchor: sequential("anchor", anchorInsert) }
+  })
+  record("A sequential appends", a, "ev/s", ">= 0.95x raw", (r) => r["raw"]!.median >= 0.95)
 
-  // B
+  // B: 10 rounds of 10 appends of 100 events per side.
   const streamB = `${run}-B`
   const batch = (offset: number) => Array.from({ length: 100 }, (_, i) => ({ type: "DidSomething", data: payload(offset + i) }))
-  let started = now()
-  for (let b = 0; b < 100; b++) {
-    yield* store.append([{ stream: streamB, expected: ExpectedVersion.Exact(b * 100), events: batch(b * 100) }])
-  }
-  const storeB = perSecond(10_000, now() - started)
-  const multiRow = (table: string) =>
+  const multiRow = (table: string) => (round: number) =>
     Effect.gen(function*() {
-      const started = now()
-      for (let b = 0; b < 100; b++) {
+      for (let k = 0; k < 10; k++) {
+        const b = round * 10 + k
         const rows: Array<Record<string, string | number>> = batch(b * 100).map((e, i) => ({ stream_id: `${run}-${table}B`, version: b * 100 + i + 1, event_id: crypto.randomUUID(), type: e.type, data: JSON.stringify(e.data) }))
         yield* sql`INSERT INTO ${sql(table)} ${sql.insert([rows[0]!, ...rows.slice(1)])}`
       }
-      return perSecond(10_000, now() - started)
     })
-  const rawB = yield* multiRow("bench_raw")
-  const floorB = yield* multiRow("bench_floor")
-  record("B 100-event appends", "ev/s", { store: storeB, raw: rawB, floor: floorB }, ">= 28,000 ev/s", storeB >= 28_000)
+  const b = yield* Paired.throughput({
+    rounds: 10,
+    opsPerBlock: 1000,
+    measured: (round) =>
+      Effect.gen(function*() {
+        for (let k = 0; k < 10; k++) {
+          const at = (round * 10 + k) * 100
+          yield* store.append([{ stream: streamB, expected: ExpectedVersion.Exact(at), events: batch(at) }])
+        }
+      }),
+    baselines: { raw: multiRow("bench_raw"), floor: multiRow("bench_floor") }
+  })
+  record("B 100-event appends to one stream", b, "ev/s", ">= 0.9x raw multi-row", (r) => r["raw"]!.median >= 0.9)
 
-  // C
-  const readTimes: Array<number> = []
-  const rawReadTimes: Array<number> = []
-  for (let i = 0; i < 13; i++) {
-    let t = now()
-    const events = yield* store.readStream(streamB)
-    if (i >= 3) readTimes.push(now() - t)
-    if (events.length !== 10_000) return yield* Effect.die(`read ${events.length} events`)
-    t = now()
-    yield* sql`SELECT ${sql.literal(columns)} FROM cairn_events WHERE stream_id = ${streamB} ORDER BY version`
-    if (i >= 3) rawReadTimes.push(now() - t)
-  }
-  const storeC = median(readTimes)
-  const rawC = median(rawReadTimes)
-  record("C read 10k-event stream", "ms", { store: Number(storeC.toFixed(1)), raw: Number(rawC.toFixed(1)) }, "< 40 ms", storeC < 40, false)
+  // C: the 10,000-event stream B wrote, read whole, 10 rounds.
+  const c = yield* Paired.throughput({
+    rounds: 10,
+    opsPerBlock: 10_000,
+    measured: () => Effect.flatMap(store.readStream(streamB), (events) => events.length === 10_000 ? Effect.void : Effect.die(`read ${events.length} events`)),
+    baselines: { raw: () => sql`SELECT ${sql.literal(columns)} FROM cairn_events WHERE stream_id = ${streamB} ORDER BY version` }
+  })
+  record("C read a 10k-event stream", c, "ev/s", ">= 0.5x raw", (r) => r["raw"]!.median >= 0.5)
 
-  // D
-  const concurrent = (op: (caller: number, i: number) => Effect.Effect<unknown, unknown>) =>
-    Effect.gen(function*() {
-      const started = now()
-      yield* Effect.forEach(Array.from({ length: 8 }, (_, c) => c), (caller) =>
-        Effect.forEach(Array.from({ length: 1250 }, (_, i) => i), (i) => op(caller, i), { discard: true }),
-        { concurrency: 8, discard: true })
-      return perSecond(10_000, now() - started)
-    })
-  const floorD = yield* concurrent((c, i) => floorInsert(`${run}-floorD-${c}-${i}`, i))
-  const rawD = yield* concurrent((c, i) => rawInsert(`${run}-rawD-${c}-${i}`, i))
-  const anchorD = yield* concurrent((c, i) => anchorInsert(`${run}-anchorD-${c}-${i}`, i))
-  const storeD = yield* concurrent((c, i) => appendNew(`${run}-D-${c}-${i}`, i))
-  record("D 8 concurrent callers", "ev/s", { store: storeD, raw: rawD, floor: floorD, anchor: anchorD }, ">= 0.9x raw", storeD >= 0.9 * rawD)
+  // D: 10 rounds; in each, 8 concurrent callers append 125 events each per side.
+  const concurrent = (name: string, op: (stream: string, i: number) => Effect.Effect<unknown, unknown>) => (round: number) =>
+    Effect.forEach(Array.from({ length: 8 }, (_, caller) => caller), (caller) =>
+      Effect.forEach(Array.from({ length: 125 }, (_, i) => i), (i) => op(`${run}-${name}D-${round}-${caller}-${i}`, i), { discard: true }),
+      { concurrency: 8, discard: true })
+  const d = yield* Paired.throughput({
+    rounds: 10,
+    opsPerBlock: 1000,
+    measured: concurrent("store", appendNew),
+    baselines: { raw: concurrent("raw", rawInsert), floor: concurrent("floor", floorInsert), anchor: concurrent("anchor", anchorInsert) }
+  })
+  record("D 8 concurrent callers", d, "ev/s", ">= 1.5x raw", (r) => r["raw"]!.median >= 1.5)
 
-  // E
-  let consumed = 0
-  const counter: Projection = { name: `${run}-catch-up`, apply: (events) => Effect.sync(() => void (consumed += events.length)), reset: Effect.void }
-  started = now()
-  yield* Subscription.catchUp(counter, 1000)
-  const storeE = perSecond(consumed, now() - started)
-  started = now()
-  const scanned = yield* sql`SELECT ${sql.literal(columns)} FROM cairn_events ORDER BY cairn_events.transaction_id, cairn_events.global_position`
-  const rawE = perSecond(scanned.length, now() - started)
-  record(`E catch-up of ${consumed.toLocaleString("en")} events`, "ev/s", { store: storeE, raw: rawE }, ">= 10,000 ev/s", storeE >= 10_000)
+  // E: the whole log so far through a new checkpointed consumer, against one plain scan of it, 4 rounds.
+  let consumer = 0
+  const e = yield* Paired.throughput({
+    rounds: 4,
+    opsPerBlock: 1,
+    measured: () => Subscription.catchUp({ name: `${run}-catch-up-${consumer++}`, apply: () => Effect.void, reset: Effect.void } satisfies Projection, 1000),
+    baselines: { raw: () => sql`SELECT ${sql.literal(columns)} FROM cairn_events ORDER BY cairn_events.transaction_id, cairn_events.global_position` }
+  })
+  const [{ count }] = yield* sql<{ count: string }>`SELECT count(*)::text AS count FROM cairn_events`
+  rows.push({
+    workload: `E catch-up of ${Number(count).toLocaleString("en")} events`,
+    store: "",
+    raw: "",
+    "vs raw": Paired.show(e.ratios.raw),
+    "vs floor": "",
+    "vs anchor R": "",
+    target: ">= 0.5x raw",
+    met: e.ratios.raw.median >= 0.5 ? "yes" : "NO"
+  })
 
   const where = url === undefined ? "embedded PGlite (temporary directory)" : "PostgreSQL (fresh database)"
   const [{ version }] = yield* sql<{ version: string }>`SELECT version()`
@@ -177,6 +164,21 @@ const program = Effect.gen(function*() {
   console.table(rows)
 })
 
+const growthDatabase = () => {
+  if (url !== undefined) return layerFreshPostgres(url, 10)
+  return PgDatabase.layerPglite(join(tempDir!, "growth"))
+}
+
+const growth = Effect.gen(function*() {
+  const table = yield* StoreGrowth.run
+  console.log("\nGrowth: per-event cost as the log (E) and a stream (C) grow; flat means linear\n")
+  console.table(table)
+}).pipe(Effect.provide(PgEventStore.layer().pipe(Layer.provideMerge(Layer.suspend(growthDatabase)))), Effect.scoped)
+
 await Effect.runPromise(
-  program.pipe(Effect.provide(PgEventStore.layer().pipe(Layer.provideMerge(database))), Effect.scoped)
+  program.pipe(
+    Effect.provide(PgEventStore.layer().pipe(Layer.provideMerge(database))),
+    Effect.scoped,
+    Effect.andThen(process.env["BENCH_GROWTH_SIZES"] === "" ? Effect.void : growth)
+  )
 ).finally(() => tempDir && rmSync(tempDir, { recursive: true, force: true }))
