@@ -1,46 +1,68 @@
 /**
  * The CLI's client of the server's admin API: `CAIRN_URL` (default http://127.0.0.1:3000) and the admin token
- * (`ADMIN_TOKEN`, or the file the server wrote in DATA_DIR). Errors from the server are shown as it sent them.
+ * (`ADMIN_TOKEN`, or the file the server wrote in DATA_DIR). A refusal is shown with the server's own `error`
+ * string and status (exit 1); a server that cannot be reached, with the URL tried and how to start one (exit 3).
  */
 import { AdminToken, type SecretFile } from "@cairn/auth"
-import { Config, Effect, Redacted, Schema } from "effect"
+import { Config, Effect, Redacted } from "effect"
+import { ServerRefused, ServerUnreachable, UsageError } from "./CliErrors.ts"
 
-export class AdminRequestFailed extends Schema.TaggedError<AdminRequestFailed>()("AdminRequestFailed", {
-  detail: Schema.String
-}) {
-  // What `cairn: …` prints on failure (the default message of a tagged error is empty).
-  override get message() {
-    return this.detail
+export type RequestError =
+  | ServerRefused
+  | ServerUnreachable
+  | UsageError
+  | AdminToken.InvalidAdminToken
+  | SecretFile.SecretFileError
+  | Config.ConfigError
+
+/** Why fetch failed, in the words of the socket error underneath (`ECONNREFUSED`, `ENOTFOUND`…). */
+const reasonOf = (cause: unknown): string => {
+  const inner = (cause as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause
+  if (typeof inner?.code === "string") return inner.code
+  if (typeof inner?.message === "string" && inner.message !== "") return inner.message
+  return cause instanceof Error ? cause.message : String(cause)
+}
+
+/** The server's `error` string from a refusal's body; the body itself (shortened) when it is not Cairn's JSON. */
+const errorOf = (text: string): string => {
+  try {
+    const error = (JSON.parse(text) as { error?: unknown }).error
+    if (typeof error === "string") return error
+  } catch {
+    // not JSON: a proxy's page, say
   }
+  const body = text.trim().replace(/\s+/g, " ")
+  return body === "" ? "(no body)" : body.length > 200 ? `${body.slice(0, 200)}…` : body
 }
 
 export const request = (
   method: "POST" | "GET" | "DELETE",
   path: string,
   body?: unknown
-): Effect.Effect<unknown, AdminRequestFailed | AdminToken.InvalidAdminToken | SecretFile.SecretFileError | Config.ConfigError> =>
+): Effect.Effect<unknown, RequestError> =>
   Effect.gen(function*() {
     const base = yield* Config.String("CAIRN_URL").pipe(Config.withDefault("http://127.0.0.1:3000"))
+    const url = URL.parse(path, base)
+    if (url === null || !url.protocol.startsWith("http")) {
+      return yield* new UsageError({ detail: `CAIRN_URL must be the server's http(s) address, such as http://127.0.0.1:3000, not "${base}"` })
+    }
     const dataDir = yield* Config.String("DATA_DIR").pipe(Config.withDefault("./data"))
     const token = yield* AdminToken.read({ dataDir })
     const response = yield* Effect.tryPromise({
       try: () =>
-        fetch(new URL(path, base), {
+        fetch(url, {
           method,
           headers: { authorization: `Bearer ${Redacted.value(token)}`, "content-type": "application/json" },
           ...(body === undefined ? {} : { body: JSON.stringify(body) })
         }),
-      catch: (cause) => new AdminRequestFailed({ detail: `cannot reach the server at ${base} (${String(cause)})` })
+      catch: (cause) => new ServerUnreachable({ url: url.origin, reason: reasonOf(cause) })
     })
-    const text = yield* Effect.promise(() => response.text())
+    const text = yield* Effect.tryPromise({
+      try: () => response.text(),
+      catch: (cause) => new ServerUnreachable({ url: url.origin, reason: reasonOf(cause) })
+    })
     if (!response.ok) {
-      let message = text
-      try {
-        message = (JSON.parse(text) as { error?: string }).error ?? text
-      } catch {
-        // not JSON: show it as it came
-      }
-      return yield* new AdminRequestFailed({ detail: `${response.status} ${message}` })
+      return yield* new ServerRefused({ status: response.status, error: errorOf(text), method, path: url.pathname })
     }
     return (JSON.parse(text) as { data: unknown }).data
   })

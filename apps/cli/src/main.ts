@@ -1,8 +1,9 @@
 /**
- * Cairn's admin CLI. `workspace create|delete`, `key create|revoke`, `secrets rotate-master-key`, `audit agent` and
- * `template publish|archive` are clients of the running server's admin API (CAIRN_URL). `replay [projection]` and
- * `stats` open the database themselves (DATABASE_URL, or the PGlite in DATA_DIR, which must not be in use by a
- * running server).
+ * Cairn's admin CLI. `workspace create|delete`, `key create|revoke`, `secrets rotate-master-key`, `audit --agent|--file`
+ * and `template publish|archive` are clients of the running server's admin API (CAIRN_URL). `replay [projection]`
+ * and `stats` open the database themselves (DATABASE_URL, or the PGlite in DATA_DIR, which must not be in use by a
+ * running server). Exit codes: 0 done, 1 refused (by the server, or a check that found differences), 2 a command
+ * line that cannot work, 3 the server cannot be reached.
  */
 import { CategoryStats } from "@cairn/event-store-pg"
 import { CairnRuntime, Main, ReadModels } from "@cairn/runtime"
@@ -13,28 +14,51 @@ import { Console, Effect, Layer, Logger, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import * as Path from "node:path"
 import * as AdminClient from "./AdminClient.ts"
+import { engine } from "./EngineCommand.ts"
+import { Refused, UsageError } from "./CliErrors.ts"
+import * as ReplayReport from "./ReplayReport.ts"
 
 const Store = Layer.unwrap(Effect.map(CairnRuntime.databaseFromConfig, CairnRuntime.layerStore))
 
+/**
+ * `replay` rebuilds from the log into a fresh schema and compares (changes nothing; exit 1 when any read model
+ * differs); `replay --in-place` rebuilds the live tables (decision 0025).
+ */
 const replay = Command.make(
   "replay",
   {
     projection: Argument.String("projection").pipe(
-      Argument.withDescription(`A read model to rebuild (${ReadModels.names().join(", ")}); all when omitted`),
+      Argument.withDescription(`A read model (${ReadModels.names().join(", ")}); all when omitted`),
       Argument.optional
+    ),
+    inPlace: Flag.Boolean("in-place").pipe(
+      Flag.withDescription("Rebuild the live tables from the log instead of comparing (an inline one holds appends meanwhile)"),
+      Flag.withDefault(false)
     )
   },
-  ({ projection }) =>
+  ({ projection, inPlace }) =>
     Effect.gen(function*() {
-      const replayed = yield* ReadModels.replay(Option.getOrUndefined(projection))
-      for (const { projection, events } of replayed) yield* Console.log(`${projection}: rebuilt from ${events} events`)
+      if (inPlace) {
+        const replayed = yield* ReadModels.replay(Option.getOrUndefined(projection))
+        for (const { projection, events } of replayed) yield* Console.log(`${projection}: rebuilt from ${events} events`)
+        return
+      }
+      const checked = yield* ReadModels.check(Option.getOrUndefined(projection))
+      for (const line of ReplayReport.lines(checked)) yield* Console.log(line)
+      const differing = checked.filter((c) => !c.equal).map((c) => c.projection)
+      if (differing.length > 0) {
+        return yield* new Refused({
+          detail: `${differing.length} read model(s) differ from the log: ${differing.join(", ")}. ` +
+            `Rebuild with \`replay --in-place <name>\` once the cause is understood.`
+        })
+      }
     }).pipe(Effect.provide(Store))
-).pipe(Command.withDescription("Rebuild read models from the event log"))
+).pipe(Command.withDescription("Rebuild read models from the log into a fresh schema and compare them with the live ones (--in-place: rebuild the live ones)"))
 
 const stats = Command.make("stats", {}, () =>
   Effect.gen(function*() {
     const rows = yield* CategoryStats.read
-    if (rows.length === 0) yield* Console.log("The log is empty (or category-stats has not caught up: run replay)")
+    if (rows.length === 0) yield* Console.log("The log is empty (or category-stats has not caught up: run replay --in-place category-stats)")
     for (const row of rows) {
       yield* Console.log(`${row.category}\t${row.streams} streams\t${row.events} events\tlast ${row.lastRecordedAt.toISOString()}`)
     }
@@ -65,7 +89,7 @@ const workspaceCreate = Command.make(
 /** `90s`, `30m`, `1h`, `7d` in seconds. */
 const durationSeconds = (text: string) => {
   const match = /^(\d+)\s*(s|m|h|d)$/.exec(text.trim())
-  if (!match) return Effect.fail(new AdminClient.AdminRequestFailed({ detail: `--expires takes a duration such as 90s, 30m, 1h or 7d, not "${text}"` }))
+  if (!match) return Effect.fail(new UsageError({ detail: `--expires takes a duration such as 90s, 30m, 1h or 7d, not "${text}"` }))
   return Effect.succeed(Number(match[1]) * { s: 1, m: 60, h: 3600, d: 86_400 }[match[2] as "s" | "m" | "h" | "d"])
 }
 
@@ -100,21 +124,26 @@ const keyRevoke = Command.make(
     )
 ).pipe(Command.withDescription("Revoke an API key"))
 
-const auditAgent = Command.make(
-  "agent",
-  { agentId: Argument.String("agentId") },
-  ({ agentId }) =>
-    Effect.gen(function*() {
-      const events = (yield* AdminClient.request("GET", `/admin/agents/${encodeURIComponent(agentId)}/events`)) as Array<{
-        stream: string
-        version: number
-        type: string
-        at: string
-        actor: string | null
-      }>
-      for (const event of events) yield* Console.log(`${event.at}\t${event.stream}#${event.version}\t${event.type}\tby ${event.actor ?? "?"}`)
-    })
-).pipe(Command.withDescription("Print an agent's history: every event with its time and actor"))
+/** One line per event: time, stream and version, type, actor. */
+const printHistory = (path: string) =>
+  Effect.gen(function*() {
+    const events = (yield* AdminClient.request("GET", path)) as Array<{
+      stream: string
+      version: number
+      type: string
+      at: string
+      actor: string | null
+    }>
+    for (const event of events) yield* Console.log(`${event.at}\t${event.stream}#${event.version}\t${event.type}\tby ${event.actor ?? "?"}`)
+  })
+
+const agentHistory = (agentId: string) => printHistory(`/admin/agents/${encodeURIComponent(agentId)}/events`)
+const fileHistory = (cid: string) => printHistory(`/admin/files/${encodeURIComponent(cid)}/events`)
+
+// The older spelling, `audit agent <id>`, kept working.
+const auditAgent = Command.make("agent", { agentId: Argument.String("agentId") }, ({ agentId }) => agentHistory(agentId)).pipe(
+  Command.withDescription("Print an agent's history (the same as audit --agent <id>)")
+)
 
 const workspaceDelete = Command.make(
   "delete",
@@ -154,11 +183,11 @@ const templatePublish = Command.make(
       const root = Path.resolve(dir)
       const files = yield* Effect.tryPromise({
         try: () => Catalog.readFolder(root),
-        catch: (cause) => new AdminClient.AdminRequestFailed({ detail: `cannot read ${root} (${String(cause)})` })
+        catch: (cause) => new Refused({ detail: `cannot read ${root} (${String(cause)})` })
       })
       const checked = validateTemplate(files)
       if (!checked.valid) {
-        return yield* new AdminClient.AdminRequestFailed({ detail: `${root} is not a valid template:\n  ${checked.errors.join("\n  ")}` })
+        return yield* new Refused({ detail: `${root} is not a valid template:\n  ${checked.errors.join("\n  ")}` })
       }
       const published = (yield* AdminClient.request("POST", "/admin/templates", {
         files: checked.files.map((file) => ({ path: file.path, contentBase64: Buffer.from(file.content).toString("base64") })),
@@ -182,7 +211,22 @@ const templateArchive = Command.make(
     )
 ).pipe(Command.withDescription("Archive a template, whoever published it"))
 
-const audit = Command.make("audit").pipe(Command.withSubcommands([auditAgent]))
+const audit = Command.make(
+  "audit",
+  {
+    agent: Flag.String("agent").pipe(Flag.withDescription("An agent's id: its events and what was done inside it"), Flag.optional),
+    file: Flag.String("file").pipe(Flag.withDescription("A CID (every file of it, in any workspace, and its signatures) or a file id"), Flag.optional)
+  },
+  ({ agent, file }) =>
+    Option.isSome(agent) && Option.isNone(file)
+      ? agentHistory(agent.value)
+      : Option.isSome(file) && Option.isNone(agent)
+      ? fileHistory(file.value)
+      : Effect.fail(new UsageError({ detail: "audit takes one of --agent <id> and --file <cid>" }))
+).pipe(
+  Command.withDescription("Print the history of an agent or a file: every event with its time and actor"),
+  Command.withSubcommands([auditAgent])
+)
 const secrets = Command.make("secrets").pipe(Command.withSubcommands([rotateMasterKey]))
 const workspace = Command.make("workspace").pipe(Command.withSubcommands([workspaceCreate, workspaceDelete]))
 const key = Command.make("key").pipe(Command.withSubcommands([keyCreate, keyRevoke]))
@@ -191,7 +235,7 @@ const template = Command.make("template").pipe(Command.withSubcommands([template
 Command.make("cairn").pipe(
   Command.withDescription("Administer a Cairn installation"),
   Command.withSubcommands([workspace, key, secrets, audit, replay, stats,
-    template]),
+    template, engine]),
   Command.run({ version: "0.1.0" }),
   Effect.provide(NodeServices.layer),
   // stdout carries the command's output; logs go to stderr.

@@ -1,12 +1,14 @@
 /**
  * Cairn's Node server: configuration in, layers wired, HTTP served until SIGTERM or SIGINT, when the server
- * stops accepting, the read-model runners stop and the database closes.
+ * stops accepting, the read-model runners and agents' gateways stop and the database closes, within SHUTDOWN_GRACE
+ * (a second signal stops it at once; Shutdown.ts).
  * PORT (3000), HOST (0.0.0.0), DATA_DIR (./data), DATABASE_URL (unset: embedded PGlite), ACCESS_LOG (false),
- * LOG_LEVEL (Info); see docs/operations.md. Requests for agents' apps' domains are proxied to the apps before Cairn's
+ * LOG_LEVEL (Info), LOG_FORMAT (json, or pretty on a terminal), METRICS_TOKEN, OTEL_EXPORTER_OTLP_ENDPOINT; see
+ * docs/operations.md. Requests for agents' apps' domains are proxied to the apps before Cairn's
  * own handler sees them (AppRouting, docs/operations.md "Routing agents' apps").
  */
 import { CairnHttp } from "@cairn/http"
-import { AppRouting, CairnRuntime, LingeringClose, Main } from "@cairn/runtime"
+import { AppRouting, CairnRuntime, LingeringClose, Main, Observability, Shutdown } from "@cairn/runtime"
 import { NodeHttpServer, NodeRuntime, NodeServices } from "@effect/platform-node"
 import { Config, Effect, Layer } from "effect"
 import { createServer } from "node:http"
@@ -26,9 +28,13 @@ const HttpServerLive = Layer.unwrap(Effect.gen(function*() {
 const ApplicationLive = Layer.unwrap(Effect.map(CairnRuntime.databaseFromConfig, CairnRuntime.layerServer))
 
 CairnHttp.serve(HttpServerLive).pipe(
+  Layer.provide(Observability.layerMetrics),
   Layer.provide(ApplicationLive),
+  // Before the application is built: a stop signal during a slow start is bounded too.
+  Layer.provide(Shutdown.layer),
   Layer.provide(NodeServices.layer),
   Layer.provide(Main.layerLogLevel),
+  Layer.provide(Observability.layerLogger),
   Layer.launch,
   Main.reportFailure,
   NodeRuntime.runMain({ teardown: Main.serverTeardown })

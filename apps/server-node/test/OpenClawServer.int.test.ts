@@ -91,6 +91,7 @@ describe.skipIf(!enabled)("agents on real OpenClaw gateways, through the HTTP AP
     assert.strictEqual(created.status, 201, JSON.stringify(created.body))
     const agentId = created.body.agent.agentId as string
     assert.strictEqual(created.body.agent.engineVersion, "2026.9.6")
+    assert.strictEqual(created.body.agent.engine, "openclaw")
     await untilRunning(agentId)
     assert.isTrue(await gatewayAnswers(agentId))
     assert.deepStrictEqual((await call("GET", `/v0/agents/${agentId}/devices`)).body, { pending: [], paired: [] })

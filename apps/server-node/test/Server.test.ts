@@ -33,7 +33,7 @@ describe("the Node server", () => {
     await waitUntilServing(first)
     const second = await startServer({ DATA_DIR: dataDir })
     assert.strictEqual(await second.exited, 1)
-    assert.include(second.output(), `The data directory ${dataDir}/pg is in use by process ${first.child.pid}`)
+    assert.include(second.output(), `The data directory ${dataDir} is in use by process ${first.child.pid}`)
     assert.notInclude(second.output(), "    at ", "an expected failure prints no stack trace")
     first.child.kill("SIGINT")
     assert.strictEqual(await first.exited, 0, first.output())

@@ -4,12 +4,16 @@
  * Each install also gets the channel plugins OpenClaw would otherwise fetch from npm when a channel is first used
  * (`@openclaw/slack`, `@openclaw/discord`, `@openclaw/whatsapp` at the engine's exact version, features §10), in
  * `<enginesDir>/<version>/channel-plugins`; an install made before that gets them added at its next use.
+ * An install is hundreds of MB and takes about a minute: while it runs, a line every few seconds says how far it is
+ * (the size of its directory on disk, `du -sk`: npm's own output has no byte counts), and `installing` tells the same
+ * to whoever asks (an agent's provisioning status).
  */
 import { EngineUnavailable, EngineVersion, VersionNotOffered } from "@cairn/agent-engine"
-import { Deferred, Effect } from "effect"
+import { Deferred, Duration, Effect, Metric } from "effect"
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
 import { pathExists, runCommand } from "./Command.ts"
+import * as EngineMetrics from "./EngineMetrics.ts"
 
 /** Stable CalVer releases only: `2026.9.6`, not `2026.9.1-beta.1` nor `2026.7.1-2`. */
 const stableVersion = /^\d{4}\.\d{1,2}\.\d{1,2}$/
@@ -21,10 +25,52 @@ export interface EngineVersionsOptions {
   readonly npmEnv: NodeJS.ProcessEnv
   /** The versions offered; by default only the latest stable release. */
   readonly allowlist: ReadonlyArray<string> | undefined
+  /** Where the progress lines of installs go: the log (info) by default; the CLI prints them. */
+  readonly report?: (line: string) => Effect.Effect<void>
+  /**
+   * How often an install under way says how far it is; 5 seconds by default. An install is announced at its first
+   * report (one done sooner says nothing), or at once with `announceAtOnce` (the CLI, whose user is waiting for it).
+   */
+  readonly progressEvery?: Duration.Input
+  readonly announceAtOnce?: boolean
 }
+
+/** An install under way: of which version, what part of it, since when, and how much is on disk. */
+export interface InstallProgress {
+  readonly version: string
+  readonly part: "engine" | "channel plugins"
+  readonly startedAt: number
+  /** Bytes in the install's directory at the last measure; undefined before the first (or where `du` is missing). */
+  installedBytes: number | undefined
+}
+
+/**
+ * The environment npm runs in: `base` plus what npm needs (home, cache, registry and proxy settings), never Cairn's
+ * own configuration (DATABASE_URL, SECRETS_MASTER_KEY, ADMIN_TOKEN, …): npm runs third-party install scripts.
+ */
+export const npmEnvironment = (base: NodeJS.ProcessEnv, path: string): NodeJS.ProcessEnv => ({
+  ...base,
+  ...Object.fromEntries(Object.entries(process.env).filter(([name]) =>
+    /^(?:HOME|XDG_(?:CACHE|CONFIG)_HOME|(?:HTTPS?|NO)_PROXY|NODE_EXTRA_CA_CERTS|SSL_CERT_FILE)$/i.test(name) || /^npm_config_/i.test(name)
+  )),
+  PATH: path
+})
+
+/** The bytes under `dir` (`du -sk`: 40k files in a fraction of the CPU a walk in Node takes); undefined when unknown. */
+export const diskUsage = async (dir: string, env: NodeJS.ProcessEnv): Promise<number | undefined> => {
+  // Files npm moves while du runs make it complain and exit 1; its total is still good.
+  const result = await runCommand("du", ["-sk", dir], { env, timeoutMs: 30_000 }).catch(() => undefined)
+  const kib = Number(/^(\d+)/.exec(result?.stdout ?? "")?.[1])
+  return Number.isFinite(kib) ? kib * 1024 : undefined
+}
+
+const megabytes = (bytes: number | undefined) => bytes === undefined ? "" : `${Math.round(bytes / 1e6)} MB`
+const seconds = (ms: number) => `${Math.round(ms / 1000)} s`
 
 export const make = (options: EngineVersionsOptions) => {
   const { enginesDir, npmPath, npmEnv } = options
+  const report = options.report ?? ((line: string) => Effect.logInfo(line))
+  const progressEvery = Duration.fromInputUnsafe(options.progressEvery ?? "5 seconds")
 
   const installDir = (version: string) => Path.join(enginesDir, version)
   /** The CLI entry point of an installed version. */
@@ -80,7 +126,9 @@ export const make = (options: EngineVersionsOptions) => {
         Effect.gen(function*() {
           const fallback = cache?.versions ?? (yield* installed)
           if (fallback.length === 0) return yield* unreachable
-          yield* Effect.logWarning("The npm registry cannot be reached; offering the engine versions known here", unreachable.cause)
+          // The reason, not a stack trace: being offline is an expected condition (and the CLI prints this line too).
+          const reason = unreachable.cause instanceof Error ? unreachable.cause.message : String(unreachable.cause)
+          yield* Effect.logWarning(`The npm registry cannot be reached; offering the engine versions known here (${reason.split("\n")[0]})`)
           yield* remember(fallback, fallbackFor)
           return fallback
         })
@@ -91,30 +139,83 @@ export const make = (options: EngineVersionsOptions) => {
   const checkOffered = (version: string) =>
     Effect.flatMap(list, (versions) => versions.includes(version) ? Effect.void : Effect.fail(new VersionNotOffered({ version })))
 
+  /** Installs under way, by version. */
+  const underWay = new Map<string, InstallProgress>()
+  const isInstalled = (version: string) => Effect.promise(() => pathExists(entryFile(version)))
+
+  /**
+   * Runs one part of a version's install, reporting at its start, every `progressEvery` while it runs (the size of
+   * `measured` on disk), and at its end.
+   */
+  const withProgress = <E>(version: string, part: InstallProgress["part"], dir: string, measured: string, work: Effect.Effect<void, E>) =>
+    Effect.gen(function*() {
+      const progress: InstallProgress = { version, part, startedAt: Date.now(), installedBytes: undefined }
+      const what = part === "engine" ? `OpenClaw ${version}` : `the channel plugins of OpenClaw ${version}`
+      const elapsed = () => seconds(Date.now() - progress.startedAt)
+      const intro = part === "engine"
+        ? `Installing ${what} from the npm registry into ${dir} (about 650 MB, once per version)`
+        : `Installing ${what} from the npm registry`
+      // An install done before the first tick (a stand-in npm, a version raced in by another process) says nothing.
+      let announced = false
+      const announce = Effect.suspend(() => {
+        if (announced) return Effect.void
+        announced = true
+        return report(intro)
+      })
+      const tick = Effect.promise(() => diskUsage(measured, npmEnv)).pipe(
+        Effect.tap((bytes) => Effect.sync(() => void (progress.installedBytes = bytes ?? progress.installedBytes))),
+        // npm first resolves the dependency tree (half a minute of registry requests, nothing on disk), then unpacks.
+        Effect.andThen(() => announce),
+        Effect.andThen(() => {
+          const onDisk = progress.installedBytes === undefined ? "" : progress.installedBytes < 1e6 ? "resolving dependencies" : megabytes(progress.installedBytes)
+          return report(`Installing ${what}: ${[onDisk, elapsed()].filter((p) => p !== "").join(", ")}`)
+        })
+      )
+      underWay.set(version, progress)
+      if (options.announceAtOnce === true) yield* announce
+      // The ticker never ends on its own: the work wins the race and the ticker is interrupted (which it may be,
+      // even inside the uninterruptible install).
+      const ticker = Effect.interruptible(Effect.forever(Effect.sleep(progressEvery).pipe(Effect.andThen(tick))))
+      yield* Effect.raceFirst(work, ticker).pipe(
+        Effect.ensuring(Effect.sync(() => void underWay.delete(version))),
+        Effect.tapError(() => announced ? report(`The install of ${what} failed after ${elapsed()}`) : Effect.void),
+        // The engine's own install time is what `cairn_engine_install_duration_seconds` (on /metrics) observes.
+        Effect.tap(() => part === "engine" ? Metric.update(EngineMetrics.installDuration, (Date.now() - progress.startedAt) / 1000) : Effect.void),
+        Effect.andThen(() =>
+          announced
+            ? Effect.promise(() => diskUsage(dir, npmEnv)).pipe(
+              Effect.flatMap((bytes) => report(`Installed ${what}: ${[megabytes(bytes), `in ${elapsed()}`].filter((p) => p !== "").join(" ")}`))
+            )
+            : Effect.void
+        )
+      )
+    })
+
   const install = (version: string) =>
-    Effect.tryPromise({
-      try: async () => {
-        if (await pathExists(entryFile(version))) return
-        await Fs.mkdir(enginesDir, { recursive: true })
-        // Install beside the target and rename, so a half-finished install is never taken for a good one.
-        const staging = `${installDir(version)}.installing-${process.pid}-${Date.now().toString(36)}`
-        await Fs.mkdir(staging, { recursive: true })
-        try {
-          const result = await runCommand(
-            npmPath,
-            ["install", "--prefix", staging, `openclaw@${version}`, "--no-audit", "--no-fund", "--loglevel=error"],
-            { env: npmEnv, timeoutMs: 15 * 60_000 }
-          )
-          if (result.code !== 0) throw new Error(`npm install openclaw@${version} failed: ${result.stderr.trim()}`)
-          await Fs.rename(staging, installDir(version)).catch(async (error) => {
-            // Another Cairn process sharing the engines dir may have won the race: theirs is as good as ours.
-            if (!(await pathExists(entryFile(version)))) throw error
-          })
-        } finally {
-          await Fs.rm(staging, { recursive: true, force: true })
-        }
-      },
-      catch: (cause) => new EngineUnavailable({ cause })
+    Effect.gen(function*() {
+      if (yield* isInstalled(version)) return
+      // Install beside the target and rename, so a half-finished install is never taken for a good one.
+      const staging = `${installDir(version)}.installing-${process.pid}-${Date.now().toString(36)}`
+      yield* withProgress(version, "engine", installDir(version), staging, Effect.tryPromise({
+        try: async () => {
+          await Fs.mkdir(staging, { recursive: true })
+          try {
+            const result = await runCommand(
+              npmPath,
+              ["install", "--prefix", staging, `openclaw@${version}`, "--no-audit", "--no-fund", "--loglevel=error"],
+              { env: npmEnv, timeoutMs: 15 * 60_000 }
+            )
+            if (result.code !== 0) throw new Error(`npm install openclaw@${version} failed: ${result.stderr.trim()}`)
+            await Fs.rename(staging, installDir(version)).catch(async (error) => {
+              // Another Cairn process sharing the engines dir may have won the race: theirs is as good as ours.
+              if (!(await pathExists(entryFile(version)))) throw error
+            })
+          } finally {
+            await Fs.rm(staging, { recursive: true, force: true })
+          }
+        },
+        catch: (cause) => new EngineUnavailable({ cause })
+      }))
     })
 
   /** One install per version at a time: concurrent requests for one version wait on the same Deferred. */
@@ -145,28 +246,30 @@ export const make = (options: EngineVersionsOptions) => {
    * `openclaw` already installed above them, which Node finds by walking up; npm would otherwise install a second one.
    */
   const installPlugins = (version: string) =>
-    Effect.tryPromise({
-      try: async () => {
-        if (await pluginsPresent(version)) return
-        const staging = `${pluginsDir(version)}.installing-${process.pid}-${Date.now().toString(36)}`
-        await Fs.mkdir(staging, { recursive: true })
-        try {
-          const result = await runCommand(
-            npmPath,
-            ["install", "--prefix", staging, ...pluginPackages.map((name) => `@openclaw/${name}@${version}`), "--legacy-peer-deps", "--no-audit",
-              "--no-fund", "--loglevel=error"],
-            { env: npmEnv, timeoutMs: 15 * 60_000 }
-          )
-          if (result.code !== 0) throw new Error(`npm install of the channel plugins ${version} failed: ${result.stderr.trim()}`)
-          await Fs.rm(pluginsDir(version), { recursive: true, force: true })
-          await Fs.rename(staging, pluginsDir(version)).catch(async (error) => {
-            if (!(await pluginsPresent(version))) throw error
-          })
-        } finally {
-          await Fs.rm(staging, { recursive: true, force: true })
-        }
-      },
-      catch: (cause) => new EngineUnavailable({ cause })
+    Effect.gen(function*() {
+      if (yield* Effect.promise(() => pluginsPresent(version))) return
+      const staging = `${pluginsDir(version)}.installing-${process.pid}-${Date.now().toString(36)}`
+      yield* withProgress(version, "channel plugins", pluginsDir(version), staging, Effect.tryPromise({
+        try: async () => {
+          await Fs.mkdir(staging, { recursive: true })
+          try {
+            const result = await runCommand(
+              npmPath,
+              ["install", "--prefix", staging, ...pluginPackages.map((name) => `@openclaw/${name}@${version}`), "--legacy-peer-deps", "--no-audit",
+                "--no-fund", "--loglevel=error"],
+              { env: npmEnv, timeoutMs: 15 * 60_000 }
+            )
+            if (result.code !== 0) throw new Error(`npm install of the channel plugins ${version} failed: ${result.stderr.trim()}`)
+            await Fs.rm(pluginsDir(version), { recursive: true, force: true })
+            await Fs.rename(staging, pluginsDir(version)).catch(async (error) => {
+              if (!(await pluginsPresent(version))) throw error
+            })
+          } finally {
+            await Fs.rm(staging, { recursive: true, force: true })
+          }
+        },
+        catch: (cause) => new EngineUnavailable({ cause })
+      }))
     })
 
   /**
@@ -201,7 +304,10 @@ export const make = (options: EngineVersionsOptions) => {
       ))
     )
 
-  return { list, checkOffered, entryFile, ensureInstalled: ensureInstalledWithPlugins, ensurePlugins, pluginPath }
+  /** The install of `version` under way (its engine, or then its channel plugins), if one is. */
+  const installing = (version: string): InstallProgress | undefined => underWay.get(version)
+
+  return { list, checkOffered, entryFile, isInstalled, installing, ensureInstalled: ensureInstalledWithPlugins, ensurePlugins, pluginPath }
 }
 
 export type EngineVersions = ReturnType<typeof make>

@@ -29,6 +29,7 @@ import {
   type ExecResult,
   GatewayDidNotStart,
   GatewayRestartFailed,
+  type Provisioning,
   WorkingDirectoryOutside,
   WorkspacePath
 } from "@cairn/agent-engine"
@@ -44,6 +45,7 @@ import * as Console from "./Console.ts"
 import * as Cron from "./Cron.ts"
 import { parseDeviceList } from "./Devices.ts"
 import * as EngineVersions from "./EngineVersions.ts"
+import * as HostEnvironment from "./HostEnvironment.ts"
 import { type Gateway, parentWatchPath, probeReady, reapStale, signalGroup, spawnGateway, terminate } from "./GatewayProcess.ts"
 import { connect as connectGateway, type GatewayClient, GatewayRpcError } from "./GatewayRpc.ts"
 import * as RuntimeConfig from "./RuntimeConfig.ts"
@@ -82,6 +84,8 @@ export interface Options {
   readonly nodePath?: string
   /** The npm CLI used to list and install versions. */
   readonly npmPath?: string
+  /** How often an engine install under way logs how far it is; 5 seconds by default. */
+  readonly installProgressEvery?: Duration.Input
   /**
    * Whether agents' processes (gateways, console commands, CLI runs) are isolated with bubblewrap (Sandbox.ts):
    * `auto` by default, which refuses to run agents when the sandbox cannot work; `required` refuses to build the
@@ -145,35 +149,13 @@ export const make = Effect.fnUntraced(function*(options: Options) {
   const basePort = options.basePort ?? 18789
   const livenessMs = millis(options.liveness?.interval ?? "10 seconds")
   const livenessMisses = options.liveness?.misses ?? 3
-  // Under Bun or Deno, OpenClaw still runs on Node: the one on PATH (npm scripts put the project's Node 24 there).
-  const runsOnNode = process.versions["bun"] === undefined && process.versions["deno"] === undefined
-  const nodePath = options.nodePath ?? (runsOnNode ? process.execPath : "node")
-  // npm and OpenClaw's install scripts must run on the same (new enough) Node as the gateways.
-  const path = Path.isAbsolute(nodePath)
-    ? `${Path.dirname(nodePath)}${Path.delimiter}${process.env["PATH"] ?? ""}`
-    : process.env["PATH"] ?? ""
-  const passThrough = ["LANG", "LC_ALL", "TZ", "TMPDIR", "USER", "LOGNAME", "SHELL"]
-  const baseEnv: NodeJS.ProcessEnv = {
-    ...Object.fromEntries(passThrough.flatMap((name) => {
-      const value = process.env[name]
-      return value === undefined ? [] : [[name, value]]
-    })),
-    PATH: path
-  }
-  // npm runs third-party install scripts: it gets what npm needs (home, cache, registry and proxy settings), never
-  // Cairn's own configuration (DATABASE_URL, SECRETS_MASTER_KEY, ADMIN_TOKEN, …).
-  const npmEnv = (path: string): NodeJS.ProcessEnv => ({
-    ...baseEnv,
-    ...Object.fromEntries(Object.entries(process.env).filter(([name]) =>
-      /^(?:HOME|XDG_(?:CACHE|CONFIG)_HOME|(?:HTTPS?|NO)_PROXY|NODE_EXTRA_CA_CERTS|SSL_CERT_FILE)$/i.test(name) || /^npm_config_/i.test(name)
-    )),
-    PATH: path
-  })
+  const { nodePath, path, baseEnv } = HostEnvironment.make(options.nodePath)
   const versions = EngineVersions.make({
     enginesDir: Path.resolve(options.enginesDir ?? Path.join(dataDir, "engines")),
     npmPath: options.npmPath ?? "npm",
-    npmEnv: npmEnv(path),
-    allowlist: options.versions
+    npmEnv: EngineVersions.npmEnvironment(baseEnv, path),
+    allowlist: options.versions,
+    ...(options.installProgressEvery === undefined ? {} : { progressEvery: options.installProgressEvery })
   })
   // Probed once, here: an engine whose sandbox cannot run refuses every agent process (or, `required`, to be built).
   const sandbox = yield* Sandbox.make({
@@ -191,6 +173,14 @@ export const make = Effect.fnUntraced(function*(options: Options) {
   const running = new Console.Running()
 
   const agents = new Map<string, Agent>()
+  /**
+   * Agents on their way up, for `provisioning`: since when (their provision, or else this start of their gateway)
+   * and on which version. Set by `provision` and `start`, cleared when the start ends, a stop or a destroy.
+   */
+  const bringingUp = new Map<string, { readonly since: number; readonly version: string }>()
+  const comingUp = (agentId: string, version: string) => {
+    if (!bringingUp.has(agentId)) bringingUp.set(agentId, { since: Date.now(), version })
+  }
   const agentsLock = yield* Semaphore.make(1)
   const startSlots = yield* Semaphore.make(Math.max(1, options.maxConcurrentStarts ?? 2))
 
@@ -300,6 +290,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
         // A crashed gateway may have left its workers behind.
         if (agent.gateway !== undefined) yield* halt(agent)
         agent.state = "starting"
+        comingUp(agentId, agent.version)
         yield* versions.ensureInstalled(agent.version).pipe(
           Effect.catch((error) => Effect.fail(new GatewayDidNotStart({ agentId, logTail: String(error.cause) })))
         )
@@ -314,7 +305,8 @@ export const make = Effect.fnUntraced(function*(options: Options) {
           Effect.sync(() => {
             if (agent.state === "starting" && agent.gateway === undefined) agent.state = "crashed"
           })
-        )
+        ),
+        Effect.ensuring(Effect.sync(() => void bringingUp.delete(agentId)))
       )
     })
 
@@ -509,6 +501,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
   )
 
   return AgentEngine.of({
+    name: "openclaw",
     listVersions: versions.list,
 
     provision: Effect.fnUntraced(function*(agentId, spec) {
@@ -517,7 +510,8 @@ export const make = Effect.fnUntraced(function*(options: Options) {
         return yield* Effect.die(new Error(`OpenClawAgentEngine: agent id ${JSON.stringify(agentId)} is not a plain name`))
       }
       yield* versions.checkOffered(spec.version)
-      yield* versions.ensureInstalled(spec.version)
+      comingUp(agentId, spec.version)
+      yield* versions.ensureInstalled(spec.version).pipe(Effect.onError(() => Effect.sync(() => void bringingUp.delete(agentId))))
       yield* Effect.gen(function*() {
         if (agents.has(agentId)) return
         const home = Path.join(agentsDir, agentId)
@@ -587,6 +581,22 @@ export const make = Effect.fnUntraced(function*(options: Options) {
         }).pipe(Semaphore.withPermit(agent.lock))),
 
     status: (agentId) => Effect.map(find(agentId), (agent) => ({ state: agent.state, version: agent.version })),
+
+    // Installing while the version's install runs (its engine, then its channel plugins), then starting the gateway.
+    provisioning: (agentId) =>
+      Effect.sync((): Provisioning | undefined => {
+        const up = bringingUp.get(agentId)
+        if (up === undefined) return undefined
+        const agent = agents.get(agentId)
+        if (agent !== undefined && agent.state !== "starting") return undefined
+        const version = agent?.version ?? up.version
+        const elapsedMs = Date.now() - up.since
+        const install = versions.installing(version)
+        if (install !== undefined) {
+          return { phase: "installing_engine", version, elapsedMs, ...(install.installedBytes === undefined ? {} : { installedBytes: install.installedBytes }) }
+        }
+        return { phase: agent === undefined ? "installing_engine" : "starting_gateway", version, elapsedMs }
+      }),
 
     listDevices: Effect.fnUntraced(function*(agentId) {
       const agent = yield* find(agentId)
@@ -686,6 +696,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
 
     destroy: (agentId) =>
       Effect.suspend(() => {
+        bringingUp.delete(agentId)
         const agent = agents.get(agentId)
         if (agent === undefined) {
           // A home left by an earlier run of Cairn is removed too, with any gateway it left running.

@@ -1,5 +1,8 @@
 /** The AgentEngine port on real OpenClaw gateways: `OpenClawAgentEngine.layer({ dataDir })`. */
 export * as OpenClawAgentEngine from "./OpenClawAgentEngine.ts"
 export * as OpenClawAgentHome from "./AgentHome.ts"
+/** Installs an engine version ahead of time, without a server (the CLI's `engine install`). */
+export * as OpenClawEngineInstall from "./EngineInstall.ts"
 export * as OpenClawGatewayRpc from "./GatewayRpc.ts"
 export * as OpenClawSandbox from "./Sandbox.ts"
+export * as OpenClawEngineMetrics from "./EngineMetrics.ts"

@@ -5,7 +5,7 @@
  * cannot run (CI installs it).
  */
 import { AgentEngine, type ExecRequest } from "@cairn/agent-engine"
-import { freshAgent } from "@cairn/agent-engine/testing"
+import { freshAgent, withLogs } from "@cairn/agent-engine/testing"
 import { afterAll, assert, describe, it, layer } from "@effect/vitest"
 import { Effect, Exit, Layer, Redacted } from "effect"
 import * as Fs from "node:fs"
@@ -186,11 +186,10 @@ if (bwrapRuns) {
           ).pipe(Effect.ensuring(Effect.sync(() => clearInterval(ticker))))
           // Counted by globbing /proc while the bomb's processes come and go: the dying and the new both show.
           const seenInside = Number(result.stdout.trim())
-          console.log(
-            `fork bomb: at most ${bombPeak} of its processes seen from the host (limit ${limits.processes}; ${seenInside} ` +
-              `listed inside), host ${before} → peak ${hostPeak} processes, worst timer lag ${worstLag} ms, ` +
-              `${result.durationMs} ms, exit ${result.exitCode}`
-          )
+          const measured = `fork bomb: at most ${bombPeak} of its processes seen from the host (limit ${limits.processes}; ` +
+            `${seenInside} listed inside), host ${before} → peak ${hostPeak} processes, worst timer lag ${worstLag} ms, ` +
+            `${result.durationMs} ms, exit ${result.exitCode}`
+          if (process.env["TEST_LOGS"] === "print") console.log(measured)
           assert.isAtLeast(seenInside, limits.processes * 0.75, `the bomb did not go off: ${result.stdout} ${result.stderr.slice(0, 500)}`)
           // The limit held: forks failed, and no more of its processes than the limit were ever alive at once.
           assert.include(result.stderr, "Cannot fork")
@@ -230,16 +229,19 @@ if (bwrapRuns) {
   describe("Sandbox: modes", () => {
     it.live("SANDBOX=off runs commands as plain processes: then an agent can read Cairn's secrets key", () =>
       Effect.gen(function*() {
-        const agentId = yield* provisioned
-        const result = yield* exec(agentId, `cat ${Path.join(root, "off", "secrets.key")}`)
-        assert.strictEqual(result.stdout, "master-key-material\n")
-      }).pipe(Effect.provide(Layer.fresh(engineLayer("off", 35200, { sandbox: "off" })))))
+        const logged = yield* withLogs(Effect.gen(function*() {
+          const agentId = yield* provisioned
+          return yield* exec(agentId, `cat ${Path.join(root, "off", "secrets.key")}`)
+        }).pipe(Effect.provide(Layer.fresh(engineLayer("off", 35200, { sandbox: "off" })))))
+        assert.strictEqual(logged.value.stdout, "master-key-material\n")
+        assert.isTrue(logged.messages.some((line) => line.startsWith("SANDBOX=off: agents run WITHOUT isolation")), logged.messages.join("\n"))
+      }))
 
     it.live("without bubblewrap, `auto` builds the engine but refuses to start agents or run commands, naming the fix", () =>
       Effect.gen(function*() {
         const path = process.env["PATH"]
         process.env["PATH"] = "/nonexistent"
-        const built = yield* Effect.gen(function*() {
+        const logged = yield* withLogs(Effect.gen(function*() {
           const engine = yield* AgentEngine
           const agentId = yield* provisioned
           const start = yield* Effect.flip(engine.start(agentId))
@@ -248,7 +250,9 @@ if (bwrapRuns) {
         }).pipe(
           Effect.provide(Layer.fresh(engineLayer("missing", 35400, { nodePath: process.execPath }))),
           Effect.ensuring(Effect.sync(() => void (process.env["PATH"] = path)))
-        )
+        ))
+        const built = logged.value
+        assert.isTrue(logged.messages.some((line) => line.includes("NO AGENT CAN START") && line.includes("bwrap is not installed")), logged.messages.join("\n"))
         assert.strictEqual(built.start._tag, "GatewayDidNotStart")
         if (built.start._tag === "GatewayDidNotStart") {
           assert.include(built.start.logTail, "bwrap is not installed")
@@ -264,7 +268,10 @@ if (bwrapRuns) {
         const exit = yield* Effect.exit(Sandbox.make({ mode: "required", dataDir: root, readOnly: [], bwrapPath: "/nonexistent/bwrap" }))
         assert.isTrue(Exit.isFailure(exit))
         assert.include(String(Exit.isFailure(exit) ? exit.cause : ""), "SANDBOX=required")
-        const auto = yield* Sandbox.make({ mode: "auto", dataDir: root, readOnly: [], bwrapPath: "/nonexistent/bwrap" })
+        // `auto` says loudly, once, that no agent can start, and how to fix it.
+        const logged = yield* withLogs(Sandbox.make({ mode: "auto", dataDir: root, readOnly: [], bwrapPath: "/nonexistent/bwrap" }))
+        assert.isTrue(logged.messages.some((line) => line.includes("NO AGENT CAN START") && line.includes("SANDBOX=off")), logged.messages.join("\n"))
+        const auto = logged.value
         assert.strictEqual(auto.state._tag, "Unavailable")
         assert.throws(() => auto.launch({ home: root, cwd: root, argv: ["true"], env: {}, dieWithParent: true, gracefulTerm: false }), /SANDBOX=off/)
       }))

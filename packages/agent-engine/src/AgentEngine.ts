@@ -69,6 +69,24 @@ export interface AgentStatus {
   readonly version: string
 }
 
+/**
+ * What the engine is doing to bring an agent up: installing the agent's engine version (the first agent of a version
+ * waits for it: hundreds of MB from a registry), then starting its gateway. Transient: it is runtime state of the
+ * node running the agent, never recorded.
+ */
+export const ProvisioningPhase = Schema.Literals(["installing_engine", "starting_gateway"])
+export type ProvisioningPhase = typeof ProvisioningPhase.Type
+
+export interface Provisioning {
+  readonly phase: ProvisioningPhase
+  /** The engine version being installed or started. */
+  readonly version: string
+  /** How long the agent has been on its way up (since its provisioning, or since this start of its gateway). */
+  readonly elapsedMs: number
+  /** While installing: how much of the engine version is on disk so far, when the engine can tell. */
+  readonly installedBytes?: number
+}
+
 export interface ProvisionSpec {
   readonly version: string
   /** The token clients must present to the gateway. */
@@ -105,6 +123,8 @@ export interface RestartOptions {
 }
 
 export class AgentEngine extends Context.Service<AgentEngine, {
+  /** Which engine runs this node's agents, as agents report it: `openclaw`, or `simulated` for tests and demos. */
+  readonly name: "openclaw" | "simulated"
   /** The installable engine versions, oldest first; never empty (no version to offer is EngineUnavailable). */
   readonly listVersions: Effect.Effect<ReadonlyArray<string>, EngineUnavailable>
   /**
@@ -125,6 +145,11 @@ export class AgentEngine extends Context.Service<AgentEngine, {
     options?: RestartOptions
   ) => Effect.Effect<void, VersionNotOffered | DowngradeRefused | GatewayRestartFailed | AgentNotProvisioned>
   readonly status: (agentId: string) => Effect.Effect<AgentStatus, AgentNotProvisioned>
+  /**
+   * What the engine is doing to bring the agent up while `provision` runs or its gateway is `starting`; undefined
+   * otherwise (running, stopped, crashed, or an agent the engine does not know).
+   */
+  readonly provisioning: (agentId: string) => Effect.Effect<Provisioning | undefined>
   /** The devices waiting to pair and those paired; asks the gateway, so it must be running. */
   readonly listDevices: (agentId: string) => Effect.Effect<Devices, EngineCliError | AgentNotProvisioned>
   /** Runs the agent's build and start scripts again. */

@@ -11,7 +11,7 @@
  * layer also provides SimulatedEngineControl, built on the same state, to script failures and to look inside.
  */
 import { Clock, Context, Deferred, Duration, Effect, Fiber, Layer, Redacted, Semaphore, Stream } from "effect"
-import { AgentEngine, type AgentState, type Device, type EngineSkill, type WorkspaceFile } from "./AgentEngine.ts"
+import { AgentEngine, type AgentState, type Device, type EngineSkill, type Provisioning, type ProvisionSpec, type WorkspaceFile } from "./AgentEngine.ts"
 import {
   AgentNotProvisioned,
   DowngradeRefused,
@@ -169,6 +169,20 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
     return `${n.toString(16).padStart(8, "0")}-0000-4000-8000-${n.toString(16).padStart(12, "0")}`
   }
   let engineFailure: { readonly cause: unknown } | undefined
+  /**
+   * Installs of engine versions held by the control (`holdInstall`): a provision of the version waits for it, and
+   * reports the bytes the control last gave. Versions not held install at once.
+   */
+  const heldInstalls = new Map<string, { installedBytes: number; readonly done: Deferred.Deferred<void> }>()
+  /** While starts are held (`holdStarts`), a launching gateway is not ready before they are released. */
+  let startGate: Deferred.Deferred<void> | undefined
+  /** Agents on their way up (provisioning, or a gateway start), since when, and on which version. */
+  const bringingUp = new Map<string, { readonly since: number; readonly version: string }>()
+  const comingUp = (agentId: string, version: string) =>
+    Effect.flatMap(Clock.currentTimeMillis, (since) =>
+      Effect.sync(() => {
+        if (!bringingUp.has(agentId)) bringingUp.set(agentId, { since, version })
+      }))
 
   const find = (agentId: string) =>
     Effect.suspend(() => {
@@ -214,6 +228,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       const launch = agent.launch
       if (launch === undefined) return Effect.void
       agent.launch = undefined
+      bringingUp.delete(agentId)
       return Deferred.fail(launch.ready, new GatewayDidNotStart({ agentId, logTail })).pipe(
         Effect.andThen(launch.fiber === undefined ? Effect.void : Fiber.interrupt(launch.fiber))
       )
@@ -238,18 +253,23 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
     if (logTail !== undefined) {
       // A gateway that refuses to start exits on its own, as a crash does.
       agent.state = "crashed"
+      bringingUp.delete(agentId)
       return Effect.fail(new GatewayDidNotStart({ agentId, logTail }))
     }
     agent.state = "starting"
+    yield* comingUp(agentId, agent.version)
     const current: Launch = { ready: yield* Deferred.make<void, GatewayDidNotStart>(), fiber: undefined }
     agent.launch = current
+    const gate = startGate
     current.fiber = yield* Effect.sleep(startDelay).pipe(
+      Effect.andThen(gate === undefined ? Effect.void : Deferred.await(gate)),
       Effect.andThen(Effect.suspend(() => {
         // A stop, crash or destroy clears the launch before it interrupts this fiber, and the sleep may end in between:
         // the launch is then no longer current, and its waiters already have their answer.
         if (agent.launch !== current) return Effect.void
         agent.launch = undefined
         agent.state = "running"
+        bringingUp.delete(agentId)
         return Deferred.succeed(current.ready, undefined)
       })),
       Effect.asVoid,
@@ -316,11 +336,9 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
     return { cron: agent.cron, now: yield* Clock.currentTimeMillis }
   })
 
-  const engine = AgentEngine.of({
-    listVersions: engineAvailable.pipe(Effect.as(versions)),
-    provision: Effect.fnUntraced(function*(agentId, spec) {
-      yield* engineAvailable
-      if (!versions.includes(spec.version)) return yield* new VersionNotOffered({ version: spec.version })
+  /** Adds a provisioned agent, stopped (under the lock); one provisioned meanwhile is left as it is. */
+  const addAgent = (agentId: string, spec: ProvisionSpec) =>
+    Effect.gen(function*() {
       if (agents.has(agentId)) return
       const port = nextPort++
       const now = yield* Clock.currentTimeMillis
@@ -341,7 +359,36 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
         execLog: [],
         channels: ChannelStore.empty()
       })
-    }, withLock),
+    })
+
+  const engine = AgentEngine.of({
+    name: "simulated",
+    listVersions: engineAvailable.pipe(Effect.as(versions)),
+    provision: Effect.fnUntraced(function*(agentId, spec) {
+      yield* engineAvailable
+      if (!versions.includes(spec.version)) return yield* new VersionNotOffered({ version: spec.version })
+      if (agents.has(agentId)) return
+      yield* comingUp(agentId, spec.version)
+      // A held install is waited for outside the lock, as a real install is: other agents go on meanwhile.
+      const held = heldInstalls.get(spec.version)
+      if (held !== undefined) {
+        yield* Deferred.await(held.done).pipe(Effect.onInterrupt(() => Effect.sync(() => void bringingUp.delete(agentId))))
+      }
+      yield* withLock(addAgent(agentId, spec))
+    }),
+    provisioning: (agentId) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now): Effect.Effect<Provisioning | undefined> =>
+        Effect.sync(() => {
+          const up = bringingUp.get(agentId)
+          if (up === undefined) return undefined
+          const agent = agents.get(agentId)
+          const elapsedMs = now - up.since
+          if (agent === undefined) {
+            const held = heldInstalls.get(up.version)
+            return { phase: "installing_engine", version: up.version, elapsedMs, ...(held === undefined ? {} : { installedBytes: held.installedBytes }) }
+          }
+          return agent.state === "starting" ? { phase: "starting_gateway", version: agent.version, elapsedMs } : undefined
+        })),
     start: Effect.fnUntraced(function*(agentId) {
       return yield* launch(agentId, yield* find(agentId))
     }, withLock, Effect.flatten),
@@ -596,6 +643,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
     destroy: (agentId) =>
       Effect.suspend(() => {
         const agent = agents.get(agentId)
+        bringingUp.delete(agentId)
         if (agent === undefined) return Effect.void
         agents.delete(agentId)
         return halt(agentId, agent)
@@ -633,6 +681,30 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
     failTasks: (agentId, detail) => Effect.sync(() => void taskFailures.set(agentId, detail)),
     failEngine: (cause) => Effect.sync(() => void (engineFailure = { cause })),
     restoreEngine: Effect.sync(() => void (engineFailure = undefined)),
+    holdInstall: (version) =>
+      Effect.sync(() => {
+        if (!heldInstalls.has(version)) heldInstalls.set(version, { installedBytes: 0, done: Deferred.makeUnsafe<void>() })
+      }),
+    reportInstall: (version, installedBytes) =>
+      Effect.sync(() => {
+        const held = heldInstalls.get(version)
+        if (held !== undefined) held.installedBytes = installedBytes
+      }),
+    finishInstall: (version) =>
+      Effect.suspend(() => {
+        const held = heldInstalls.get(version)
+        if (held === undefined) return Effect.void
+        heldInstalls.delete(version)
+        return Deferred.succeed(held.done, undefined)
+      }),
+    holdStarts: Effect.sync(() => {
+      if (startGate === undefined) startGate = Deferred.makeUnsafe<void>()
+    }),
+    releaseStarts: Effect.suspend(() => {
+      const gate = startGate
+      startGate = undefined
+      return gate === undefined ? Effect.void : Deferred.succeed(gate, undefined)
+    }),
     crash: Effect.fnUntraced(function*(agentId) {
       const agent = yield* find(agentId)
       if (agent.state !== "running" && agent.state !== "starting") return

@@ -52,6 +52,22 @@ export class SimulatedEngineControl extends Context.Service<SimulatedEngineContr
    */
   readonly failEngine: (cause: unknown) => Effect.Effect<void>
   readonly restoreEngine: Effect.Effect<void>
+  /**
+   * Makes the install of `version` hang until `finishInstall`: a provision of that version waits meanwhile (reporting
+   * `installing_engine` with the bytes of the last `reportInstall`, 0 at first), as the first agent of a version not
+   * yet on disk waits for a real engine's install. Versions not held install at once.
+   */
+  readonly holdInstall: (version: string) => Effect.Effect<void>
+  /** How much of a held install is on disk so far, as `provisioning` reports it. */
+  readonly reportInstall: (version: string, installedBytes: number) => Effect.Effect<void>
+  /** Ends a held install: the provisions waiting for it go on. */
+  readonly finishInstall: (version: string) => Effect.Effect<void>
+  /**
+   * Keeps every gateway launched from now on `starting` (reporting `starting_gateway`) until `releaseStarts`, past
+   * its start delay.
+   */
+  readonly holdStarts: Effect.Effect<void>
+  readonly releaseStarts: Effect.Effect<void>
   /** Kills a starting or running gateway as if its process died: the agent is `crashed`. */
   readonly crash: (agentId: string) => Effect.Effect<void, AgentNotProvisioned>
   /** Adds a device to a list, or moves it there when its id is already known (pairing approves a request). */

@@ -11,12 +11,55 @@ export interface Principal {
   readonly scopes: ReadonlyArray<string>
 }
 
+/**
+ * Why a credential was refused. Clients get it as `reason` beside `error: "Unauthorized"`, and as a sentence in
+ * the `error_description` of `WWW-Authenticate` (docs/decisions/0021-unauthorized-says-why-and-unknown-routes.md).
+ * It says what is wrong with the credential the client itself sent, never anything about other keys, workspaces or
+ * agents.
+ */
+export const UnauthorizedReason = Schema.Literals([
+  "missing-credentials",
+  "not-bearer",
+  "malformed",
+  "bad-signature",
+  "wrong-issuer",
+  "missing-claims",
+  "expired",
+  "unknown-key",
+  "revoked",
+  "wrong-workspace",
+  "stale-gateway-token",
+  "wrong-admin-token"
+])
+export type UnauthorizedReason = typeof UnauthorizedReason.Type
+
 export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", {
-  /** For logs only; the client is told nothing more than "Unauthorized". */
+  /** One of UnauthorizedReason wherever Cairn refuses a credential it verifies (a free-form string is allowed). */
   reason: Schema.String
 }) {
+  /** One sentence per reason, for people reading the response. */
+  static readonly descriptions: Readonly<Record<UnauthorizedReason, string>> = {
+    "missing-credentials": "No credentials: send Authorization: Bearer <API key>",
+    "not-bearer": "The Authorization header is not of the form Bearer <token>",
+    malformed: "The token is not a well-formed JWT",
+    "bad-signature": "The token's signature does not verify",
+    "wrong-issuer": "The token was issued by someone else",
+    "missing-claims": "The token lacks the claims of an API key",
+    expired: "The token has expired",
+    "unknown-key": "The token names an API key this service does not know",
+    revoked: "The API key has been revoked",
+    "wrong-workspace": "The token is not valid for the workspace it names",
+    "stale-gateway-token": "Not this agent's current gateway token (it may have been rotated)",
+    "wrong-admin-token": "Not the admin token"
+  }
   readonly status = 401
   override readonly message = "Unauthorized"
+  get details() {
+    return { reason: this.reason }
+  }
+  get description(): string {
+    return Unauthorized.descriptions[this.reason as UnauthorizedReason] ?? "The credentials were refused"
+  }
 }
 
 export class MissingUserId extends Schema.TaggedError<MissingUserId>()("MissingUserId", {}) {

@@ -8,10 +8,11 @@
 import { AgentEngine } from "@cairn/agent-engine"
 import { GatewayTokens } from "@cairn/auth"
 import { Agent } from "@cairn/domain"
-import { Clock, Context, Deferred, Duration, Effect, FiberMap, Layer } from "effect"
+import { Clock, Context, Deferred, Duration, Effect, FiberMap, Layer, Metric } from "effect"
 import { SqlClient } from "effect/sql"
 import * as ChannelDelivery from "./ChannelDelivery.ts"
 import { CommandHandler } from "./CommandHandler.ts"
+import * as GatewayMetrics from "./GatewayMetrics.ts"
 import { now } from "./Now.ts"
 import * as AgentsTable from "./readmodels/AgentsTable.ts"
 import { Secrets } from "./Secrets.ts"
@@ -153,6 +154,7 @@ export class AgentSupervisor extends Context.Service<AgentSupervisor>()("cairn/A
             yield* Effect.sleep(Duration.millis(delayMs))
             const { state } = yield* record("supervisor", agentId, new Agent.RelaunchAgent({ agentId, at: yield* now }))
             const agent = agentAfter(state)!
+            yield* Metric.update(GatewayMetrics.restarts, 1)
             if ((yield* startGateway(agentId, agent.engineVersion, agent.tokenGeneration)) === "running") return
           }
         }).pipe(

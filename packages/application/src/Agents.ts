@@ -5,7 +5,7 @@
  * outcomes come back as events. A create waits a moment for the gateway, so a gateway that fails at once is
  * reported (`Gateway failed to start`) with the agent.
  */
-import { AgentEngine } from "@cairn/agent-engine"
+import { AgentEngine, type Provisioning } from "@cairn/agent-engine"
 import { GatewayTokens, TokenSigner } from "@cairn/auth"
 import { Agent, AuditStreams, Channel, ValidationFailed, Workspace } from "@cairn/domain"
 import { compare, EventStore } from "@cairn/event-store"
@@ -21,6 +21,8 @@ import { Skills } from "./Skills.ts"
 import { Templates } from "./Templates.ts"
 
 export type AgentView = AgentsTable.AgentView
+/** What the engine is doing to bring an agent up (AgentEngine's `provisioning`). */
+export type AgentProvisioning = Provisioning
 
 export interface AgentHistoryEntry {
   readonly type: string
@@ -298,9 +300,17 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
     /** The agent's history, as its workspace sees it. */
     const history = (principal: Principal, agentId: string) => get(principal.workspaceId, agentId).pipe(Effect.andThen(auditTrail(agentId)))
 
+    /**
+     * What this node's engine is doing to bring the agent up (installing its engine version, starting its gateway),
+     * or undefined (running, stopped, or on another node). Runtime state of the engine, never an event.
+     */
+    const provisioning = (agentId: string) => engine.provisioning(agentId)
+
     return {
+      /** The engine this node runs agents on, which agents report (`openclaw`, or `simulated`). */
+      engine: engine.name,
       create, list, get, remove, restart, devices, retryScripts, gatewayToken, rotateGatewayToken,
-      gatewayPrincipal, platformToken, history, auditTrail
+      gatewayPrincipal, platformToken, history, auditTrail, provisioning
     }
   })
 }) {

@@ -53,9 +53,9 @@ export class ApiKeys extends Context.Service<ApiKeys>()("cairn/ApiKeys", {
           Effect.mapError((e) => new Unauthorized({ reason: e.reason }))
         )
         const standing = yield* keys.standing(claims.keyId)
-        if (Option.isNone(standing)) return yield* new Unauthorized({ reason: "unknown key" })
+        if (Option.isNone(standing)) return yield* new Unauthorized({ reason: "unknown-key" })
         if (standing.value.revoked) return yield* new Unauthorized({ reason: "revoked" })
-        if (standing.value.workspaceId !== claims.workspaceId) return yield* new Unauthorized({ reason: "workspace mismatch" })
+        if (standing.value.workspaceId !== claims.workspaceId) return yield* new Unauthorized({ reason: "wrong-workspace" })
         if (claims.userId === "") return yield* new MissingUserId()
         return { workspaceId: claims.workspaceId, userId: claims.userId, keyId: claims.keyId, scopes: claims.scopes }
       })

@@ -11,7 +11,7 @@
  * read only for an operator, or for everyone when the installation sets `TEMPLATES_ALLOW_LOCAL_GIT=true`
  * (`AllowLocalGit`): otherwise a user could make the server read its own disk or internal services.
  */
-import { ContentStore, type ContentStoreUnavailable } from "@cairn/content-store"
+import { ContentStore, type ContentStoreUnavailable, type ContentTimeout } from "@cairn/content-store"
 import { Reservation, Template, ValidationFailed } from "@cairn/domain"
 import {
   GitRepositories,
@@ -186,7 +186,7 @@ export class Templates extends Context.Service<Templates>()("cairn/Templates", {
       )
 
     /** A stored folder's files, its size and count checked from the listing before any content is read. */
-    const readStored = (cid: string): Effect.Effect<Array<TemplateFile>, Template.InvalidTemplate | ContentStoreUnavailable> =>
+    const readStored = (cid: string): Effect.Effect<Array<TemplateFile>, Template.InvalidTemplate | ContentStoreUnavailable | ContentTimeout> =>
       Effect.gen(function*() {
         const entries = yield* content.walk(cid, "public").pipe(
           Effect.catchTags({ ContentNotFound: () => Effect.fail(notAFolder(cid)), NotADirectory: () => Effect.fail(notAFolder(cid)) })

@@ -1,7 +1,9 @@
 /**
  * The ContentStore port on Kubo's RPC API. One Kubo node has one blockstore, so each network is its own node:
  * public content goes to one that may run a gateway, private content to one with no gateway and no networking.
- * Reads pass `offline=true`, so a CID the node does not hold fails at once instead of being searched for.
+ * Reads pass `offline=true`, so a CID the node does not hold fails at once instead of being searched for; and
+ * each read waits at most `readTimeout` (30 s) for the node's answer (a streamed one, `cat` or `dag/export`, for its
+ * start), since a stuck node must not hold a gateway request open forever: past it, the read is ContentTimeout (504).
  * Directories go in as one multipart `add` with `wrap-with-directory` (each part's filename its path) and are
  * walked with `files/stat` (is the root a directory?) and `ls` per directory.
  */
@@ -9,13 +11,14 @@ import {
   ContentNotFound,
   ContentStore,
   ContentStoreUnavailable,
+  ContentTimeout,
   type DirectoryEntry,
   type DirectoryFile,
   directoryPathProblem,
   type Network,
   NotADirectory
 } from "@cairn/content-store"
-import { Data, Effect, Layer, Option, Schema, Stream } from "effect"
+import { Data, Duration, Effect, Layer, Option, Schema, Stream } from "effect"
 import { FetchHttpClient, HttpClient, HttpClientRequest, type HttpClientResponse } from "effect/http"
 import { CID } from "multiformats/cid"
 
@@ -24,6 +27,8 @@ export interface Options {
   readonly publicApiUrl: string
   /** The RPC API of the node that keeps private content: no gateway, no networking. */
   readonly privateApiUrl: string
+  /** How long a read (`cat`, `block/get`, `dag/export`, `block/stat`, each call of a walk) may wait; 30 s by default. */
+  readonly readTimeout?: Duration.Input
 }
 
 /** `ipfs add` with the settings every adapter imports with, whatever the node's own Import config says. */
@@ -118,6 +123,14 @@ export const make = (options: Options) =>
   Effect.gen(function*() {
     const client = yield* HttpClient.HttpClient
     const apiUrls = { public: options.publicApiUrl.replace(/\/+$/, ""), private: options.privateApiUrl.replace(/\/+$/, "") }
+    const readTimeout = Duration.fromInputUnsafe(options.readTimeout ?? "30 seconds")
+
+    /** A read that must answer within `readTimeout`; the node is left to finish (or not) on its own. */
+    const bounded = (operation: string, cid: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+      Effect.timeoutOrElse(effect, {
+        duration: readTimeout,
+        orElse: () => Effect.fail(new ContentTimeout({ operation, cid, timeoutMillis: Duration.toMillis(readTimeout) }))
+      })
 
     /** Posts one RPC command (Kubo takes only POST). Any answer but 2xx is a KuboRefused. */
     const post = (
@@ -139,7 +152,9 @@ export const make = (options: Options) =>
      */
     const read = (command: string, arg: string, network: Network, cid = arg, params: Record<string, string> = {}) =>
       Effect.try({ try: () => CID.parse(cid), catch: () => new ContentNotFound({ cid, network }) }).pipe(
-        Effect.flatMap((root) => post(network, command, { ...params, arg: arg === cid ? root.toString() : arg, offline: "true" })),
+        Effect.flatMap((root) =>
+          post(network, command, { ...params, arg: arg === cid ? root.toString() : arg, offline: "true" }).pipe(bounded(command, cid))
+        ),
         Effect.catchTag("KuboRefused", (refused) =>
           Effect.fail(
             meansNotFound(refused)
@@ -196,7 +211,7 @@ export const make = (options: Options) =>
           )
           if (root.Type !== "directory") return yield* new NotADirectory({ cid })
           const found: Array<DirectoryEntry> = []
-          const visit = (directory: string, prefix: string): Effect.Effect<void, ContentNotFound | ContentStoreUnavailable> =>
+          const visit = (directory: string, prefix: string): Effect.Effect<void, ContentNotFound | ContentStoreUnavailable | ContentTimeout> =>
             Effect.gen(function*() {
               const listing = yield* read("ls", directory, network, directory, { "resolve-type": "true", size: "true" }).pipe(
                 Effect.flatMap((response) => decoded(response, Listing, "ls"))
@@ -223,12 +238,14 @@ export const make = (options: Options) =>
       has: (cid, network) =>
         read("block/stat", cid, network).pipe(
           Effect.flatMap((response) => Effect.mapError(response.text, unavailable("block/stat"))),
+          bounded("block/stat", cid),
           Effect.as(true),
           Effect.catchTag("ContentNotFound", () => Effect.succeed(false))
         ),
       block: (cid, network) =>
         read("block/get", cid, network).pipe(
           Effect.flatMap((response) => Effect.mapError(response.arrayBuffer, unavailable("block/get"))),
+          bounded("block/get", cid),
           Effect.map((bytes) => new Uint8Array(bytes))
         ),
       car: (cid, network) => streamed("dag/export", cid, network)

@@ -111,7 +111,21 @@ export const directoryPathProblem = (paths: ReadonlyArray<string>): InvalidDirec
   return undefined
 }
 
-export type ContentStoreError = ContentNotFound | ContentStoreUnavailable
+/**
+ * A remote store (a Kubo node) did not answer a read in time: a node that is up but stuck, or one that looks for a
+ * block it does not hold. Clients get 504 with this message; the gateway logs the operation and the limit. The
+ * embedded store never times out: it reads only its own blockstore.
+ */
+export class ContentTimeout extends Schema.TaggedError<ContentTimeout>()("ContentTimeout", {
+  operation: Schema.String,
+  cid: Schema.String,
+  timeoutMillis: Schema.Number
+}) {
+  readonly status = 504
+  override readonly message = "Content store timed out"
+}
+
+export type ContentStoreError = ContentNotFound | ContentStoreUnavailable | ContentTimeout
 
 export class ContentStore extends Context.Service<ContentStore, {
   /** Imports bytes as a UnixFS file (Kubo-compatible chunking: the CID matches `ipfs add` with the same version). */
@@ -135,12 +149,13 @@ export class ContentStore extends Context.Service<ContentStore, {
    * Every entry under a directory CID (recursively, depth first, parents before children, siblings in name order;
    * the root itself is not listed). Symlinks are listed, never followed. A file or symlink CID is NotADirectory; a
    * CID this network lacks (or a directory missing a block) is ContentNotFound. Reads only this store, offline.
+   * Every read of a remote store (Kubo) is bounded: no answer in time is ContentTimeout.
    */
   readonly walk: (
     cid: string,
     network: Network
   ) => Effect.Effect<ReadonlyArray<DirectoryEntry>, ContentStoreError | NotADirectory>
-  readonly has: (cid: string, network: Network) => Effect.Effect<boolean, ContentStoreUnavailable>
+  readonly has: (cid: string, network: Network) => Effect.Effect<boolean, ContentStoreUnavailable | ContentTimeout>
   /** The root block's bytes, for `application/vnd.ipld.raw` (trustless gateway). */
   readonly block: (cid: string, network: Network) => Effect.Effect<Uint8Array, ContentStoreError>
   /** The whole DAG under the CID as a CARv1 with that root, for `application/vnd.ipld.car`. */

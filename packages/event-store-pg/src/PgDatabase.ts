@@ -16,7 +16,7 @@ export type Database =
 /** PGlite serves one session, so the pool holds exactly one connection. `undefined` keeps it in memory. */
 export const layerPglite = (dataDir: string | undefined): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, unknown> =>
   Layer.unwrap(Effect.gen(function*() {
-    if (dataDir !== undefined) yield* DataDirLock.acquire(dataDir)
+    if (dataDir !== undefined) yield* DataDirLock.acquire(dataDir, `${dataDir}.lock`)
     const db = yield* Effect.acquireRelease(
       Effect.tryPromise(() => PGlite.create(dataDir)),
       (db) => Effect.promise(() => db.close()).pipe(Effect.ignore)

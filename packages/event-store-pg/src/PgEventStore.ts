@@ -24,6 +24,7 @@ import {
 import { Data, Effect, Layer } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import * as Schema from "./EventStoreSchema.ts"
+import * as PgStoreMetrics from "./PgStoreMetrics.ts"
 
 export interface Options {
   /** Updated inside every append's transaction; their `R` is the store's own SqlClient. */
@@ -351,7 +352,7 @@ export const make = (options: Options = {}) =>
       }).pipe(Effect.catchTag("SqlError", (e) => Effect.fail(unavailable("rebuildInline")(e))))
 
     return EventStore.of({
-      append,
+      append: PgStoreMetrics.timed(append),
       readStream,
       readAll,
       appendCount: signal.count,

@@ -1,21 +1,26 @@
 /**
  * The operator API behind the admin token (`Authorization: Bearer <token>`; the token is `ADMIN_TOKEN` or the
  * file the server writes into DATA_DIR at first start). The admin CLI is its client: create and delete workspaces,
- * issue and revoke API keys, rotate the secrets master key.
+ * issue and revoke API keys, rotate the secrets master key, read an agent's or a file's audit trail.
  */
-import { Agents, ApiKeys, SecretVault, Unauthorized, Workspaces } from "@cairn/application"
+import { Agents, ApiKeys, fileAuditTrail, SecretVault, Unauthorized, Workspaces } from "@cairn/application"
 import { Templates } from "@cairn/application"
 import { AdminToken } from "@cairn/auth"
-import { ApiKey, Workspace } from "@cairn/domain"
+import { Agent, ApiKey, File, Template, Workspace } from "@cairn/domain"
 import { ValidationFailed } from "@cairn/domain"
+import { EventStore } from "@cairn/event-store"
 import { Effect, Schema } from "effect"
 import * as Base64 from "effect/encoding/Base64"
 import { HttpRouter, type HttpServerRequest } from "effect/http"
-import { bearerToken } from "./Authenticate.ts"
+import { bearerToken, missingCredentials } from "./Authenticate.ts"
 import * as Body from "./Body.ts"
 import { handled } from "./ErrorResponse.ts"
 import { data, json } from "./Respond.ts"
+import * as AdminWire from "./AdminWire.ts"
+import * as RouteCatalog from "./RouteCatalog.ts"
 import { toWire as templateToWire } from "./v0/TemplatesRoutes.ts"
+
+const NullEnvelope = Schema.Struct({ data: Schema.Null })
 
 const CreateWorkspace = Schema.Struct({
   name: Schema.String.pipe(Schema.check(Schema.isMinLength(1), Schema.isMaxLength(200))),
@@ -73,14 +78,16 @@ export const layer = HttpRouter.use((router) =>
     const agents = yield* Agents
     const vault = yield* SecretVault
     const templates = yield* Templates
+    const store = yield* EventStore
 
     const asAdmin = (request: HttpServerRequest.HttpServerRequest) =>
       Effect.gen(function*() {
         const token = bearerToken(request)
-        if (token === undefined || !(yield* admin.verify(token))) return yield* new Unauthorized({ reason: "not the admin token" })
+        if (token === undefined) return yield* missingCredentials(request)
+        if (!(yield* admin.verify(token))) return yield* new Unauthorized({ reason: "wrong-admin-token" })
       })
 
-    yield* router.add("POST", "/admin/workspaces", (request) =>
+    yield* RouteCatalog.add(router, { method: "POST", path: "/admin/workspaces", summary: "Create a workspace", auth: "admin", body: { schema: CreateWorkspace }, response: { status: 201, schema: AdminWire.WorkspaceCreated } }, (request) =>
       handled(Effect.gen(function*() {
         yield* asAdmin(request)
         const input = yield* Body.json(request, CreateWorkspace)
@@ -95,7 +102,7 @@ export const layer = HttpRouter.use((router) =>
       })))
 
     // Crypto-shredding: the workspace's secrets become unreadable for good, wherever their ciphertexts are.
-    yield* router.add("DELETE", "/admin/workspaces/:workspaceId", (request) =>
+    yield* RouteCatalog.add(router, { method: "DELETE", path: "/admin/workspaces/:workspaceId", summary: "Delete a workspace (its secrets are crypto-shredded)", auth: "admin", response: { schema: NullEnvelope }, errors: [new Workspace.WorkspaceNotFound({ workspaceId: "" }), new Workspace.WorkspaceHasAgents({ agents: 1 })] }, (request) =>
       handled(Effect.gen(function*() {
         yield* asAdmin(request)
         const { workspaceId = "" } = yield* HttpRouter.params
@@ -104,13 +111,13 @@ export const layer = HttpRouter.use((router) =>
       })))
 
     // Rewraps every workspace data key under the current master key (a new one, where the key file is Cairn's).
-    yield* router.add("POST", "/admin/secrets/rotate-master-key", (request) =>
+    yield* RouteCatalog.add(router, { method: "POST", path: "/admin/secrets/rotate-master-key", summary: "Rewrap every workspace data key under the current master key", auth: "admin", response: { schema: AdminWire.MasterKeyRotated }, errors: AdminWire.rotateMasterKeyErrors }, (request) =>
       handled(Effect.gen(function*() {
         yield* asAdmin(request)
         return data(yield* vault.rotateMasterKey)
       })))
 
-    yield* router.add("POST", "/admin/keys", (request) =>
+    yield* RouteCatalog.add(router, { method: "POST", path: "/admin/keys", summary: "Issue an API key", auth: "admin", body: { schema: CreateKey }, response: { status: 201, schema: AdminWire.KeyIssued }, errors: [new Workspace.WorkspaceNotFound({ workspaceId: "" })] }, (request) =>
       handled(Effect.gen(function*() {
         yield* asAdmin(request)
         const input = yield* Body.json(request, CreateKey)
@@ -124,7 +131,7 @@ export const layer = HttpRouter.use((router) =>
       })))
 
     // The audit trail of one agent, whatever its workspace: every event with its actor and time.
-    yield* router.add("GET", "/admin/agents/:agentId/events", (request) =>
+    yield* RouteCatalog.add(router, { method: "GET", path: "/admin/agents/:agentId/events", summary: "An agent's audit trail, whatever its workspace", auth: "admin", response: { schema: AdminWire.AuditTrail }, errors: [new Agent.AgentNotFound({ agentId: "" })] }, (request) =>
       handled(Effect.gen(function*() {
         yield* asAdmin(request)
         const { agentId = "" } = yield* HttpRouter.params
@@ -132,7 +139,16 @@ export const layer = HttpRouter.use((router) =>
         return data(events.map((e) => ({ stream: e.stream, version: e.version, type: e.type, at: e.at, actor: e.actor, data: e.data })))
       })))
 
-    yield* router.add("POST", "/admin/keys/:keyId/revoke", (request) =>
+    // The audit trail of a file by its CID (every file of it, in every workspace, and the CID's signatures) or id.
+    yield* RouteCatalog.add(router, { method: "GET", path: "/admin/files/:cid/events", summary: "A file's audit trail (by CID or file id), whatever its workspace", auth: "admin", response: { schema: AdminWire.AuditTrail }, errors: [new File.FileNotFound({ fileId: "" })] }, (request) =>
+      handled(Effect.gen(function*() {
+        yield* asAdmin(request)
+        const { cid = "" } = yield* HttpRouter.params
+        const events = yield* fileAuditTrail(cid).pipe(Effect.provideService(EventStore, store))
+        return data(events.map((e) => ({ stream: e.stream, version: e.version, type: e.type, at: e.at, actor: e.actor, data: e.data })))
+      })))
+
+    yield* RouteCatalog.add(router, { method: "POST", path: "/admin/keys/:keyId/revoke", summary: "Revoke an API key", auth: "admin", response: { schema: NullEnvelope }, errors: [new ApiKey.KeyNotFound({ keyId: "" })] }, (request) =>
       handled(Effect.gen(function*() {
         yield* asAdmin(request)
         const { keyId = "" } = yield* HttpRouter.params
@@ -141,7 +157,7 @@ export const layer = HttpRouter.use((router) =>
       })))
 
     // A public template (featured with `featured: true`); the same slug again publishes its next version.
-    yield* router.add("POST", "/admin/templates", (request) =>
+    yield* RouteCatalog.add(router, { method: "POST", path: "/admin/templates", summary: "Publish a public template (the same slug again publishes its next version)", auth: "admin", body: { schema: PublishTemplate }, response: { status: 201, schema: AdminWire.TemplatePublished }, otherResponses: [{ status: 200, schema: AdminWire.TemplatePublished, description: "The slug's next version (or the same folder again)" }], errors: [new Template.InvalidTemplate({ errors: [] }), new Template.DuplicateTemplateSlug({ slug: "" })] }, (request) =>
       handled(Effect.gen(function*() {
         yield* asAdmin(request)
         const input = yield* Body.json(request, PublishTemplate)
@@ -151,7 +167,7 @@ export const layer = HttpRouter.use((router) =>
       })))
 
     // Archives any template, whoever published it.
-    yield* router.add("DELETE", "/admin/templates/:templateId", (request) =>
+    yield* RouteCatalog.add(router, { method: "DELETE", path: "/admin/templates/:templateId", summary: "Archive any template", auth: "admin", response: { schema: NullEnvelope }, errors: [new Template.TemplateNotFound({ template: "" })] }, (request) =>
       handled(Effect.gen(function*() {
         yield* asAdmin(request)
         const { templateId = "" } = yield* HttpRouter.params

@@ -1,6 +1,8 @@
 /**
  * Bearer authentication for the v3 API: the `Authorization: Bearer <API key>` header, verified by ApiKeys,
- * then the scope the route needs. Missing or bad credentials: 401; valid key without the scope: 403.
+ * then the scope the route needs. Missing or bad credentials: 401; valid key without the scope: 403. A 401 says
+ * why (`reason`, and RFC 6750's `WWW-Authenticate` challenge): no credentials, a header that is not `Bearer …`,
+ * a token that is malformed, forged, expired, revoked, unknown or for another workspace.
  */
 import { type ApiKeys, Forbidden, type Principal, Unauthorized } from "@cairn/application"
 import { Effect } from "effect"
@@ -13,11 +15,15 @@ export const bearerToken = (request: HttpServerRequest.HttpServerRequest): strin
   return match?.[1]
 }
 
+/** The refusal of a request that brought no bearer token: none at all, or an Authorization header of another form. */
+export const missingCredentials = (request: HttpServerRequest.HttpServerRequest) =>
+  new Unauthorized({ reason: request.headers["authorization"] === undefined ? "missing-credentials" : "not-bearer" })
+
 /** The principal of the request's bearer API key, whatever its scopes. */
 export const authenticate = (keys: ApiKeys["Service"], request: HttpServerRequest.HttpServerRequest) =>
   Effect.gen(function*() {
     const token = bearerToken(request)
-    if (token === undefined) return yield* new Unauthorized({ reason: "no bearer token" })
+    if (token === undefined) return yield* missingCredentials(request)
     return yield* keys.authenticate(token)
   })
 
@@ -27,3 +33,18 @@ export const requireScope = (keys: ApiKeys["Service"], request: HttpServerReques
     if (!principal.scopes.includes(scope)) return yield* new Forbidden({ scope })
     return principal
   })
+
+const quoted = (value: string) => `"${value.replace(/["\\]/g, "\\$&")}"`
+
+/**
+ * The `WWW-Authenticate` challenge of a 401 (RFC 6750 section 3): without credentials, only the scheme and realm;
+ * with a header of another form, `invalid_request`; with a token that was refused, `invalid_token` and why.
+ */
+export const challenge = (error: { readonly message: string }): string => {
+  if (!(error instanceof Unauthorized)) {
+    return `Bearer realm="cairn", error="invalid_token", error_description=${quoted(error.message)}`
+  }
+  if (error.reason === "missing-credentials") return `Bearer realm="cairn"`
+  const code = error.reason === "not-bearer" ? "invalid_request" : "invalid_token"
+  return `Bearer realm="cairn", error="${code}", error_description=${quoted(error.description)}`
+}

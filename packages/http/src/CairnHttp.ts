@@ -12,13 +12,20 @@ import type { Domains } from "@cairn/application"
 import type { AdminToken, TokenSigner } from "@cairn/auth"
 import type { ContentStore } from "@cairn/content-store"
 import type { EventStore } from "@cairn/event-store"
-import { Config, Effect, type FileSystem, Layer, type Path, References } from "effect"
+import type { Config, FileSystem, Path } from "effect"
+import { Layer } from "effect"
 import { HttpRouter, type HttpServer } from "effect/http"
 import * as AdminRoutes from "./AdminRoutes.ts"
+import * as DocsRoutes from "./DocsRoutes.ts"
 import * as GatewayRoutes from "./GatewayRoutes.ts"
 import * as HealthRoutes from "./HealthRoutes.ts"
+import * as MetricsRoutes from "./MetricsRoutes.ts"
 import * as RejectNul from "./RejectNul.ts"
+import * as RequestObservability from "./RequestObservability.ts"
+import { RouteCatalog } from "./RouteCatalog.ts"
+import * as RouteFallback from "./RouteFallback.ts"
 import * as TlsAskRoutes from "./TlsAskRoutes.ts"
+import * as Tracing from "./Tracing.ts"
 import * as AuthRoutes from "./v3/AuthRoutes.ts"
 import * as FilesRoutes from "./v3/FilesRoutes.ts"
 import * as SignatureRoutes from "./v3/SignatureRoutes.ts"
@@ -38,27 +45,31 @@ export type Requirements =
 export const routes: Layer.Layer<never, Config.ConfigError, Requirements> = Layer.mergeAll(
   RejectNul.layer,
   HealthRoutes.layer,
+  MetricsRoutes.layer,
   AuthRoutes.layer,
   FilesRoutes.layer,
   SignatureRoutes.layer,
   GatewayRoutes.layer,
   TlsAskRoutes.layer,
   AdminRoutes.layer,
-  V0Routes.layer
+  V0Routes.layer,
+  DocsRoutes.layer
+).pipe(
+  Layer.provide(RouteCatalog.layer), // one catalog for these routes: /openapi.json describes exactly them
+  Layer.provide(RouteFallback.layer), // sees every route registered, for 404 Not found and 405 with Allow
+  // Built first, so it is the outermost middleware: every response, even one refused before routing, has its id.
+  Layer.provideMerge(RequestObservability.layer)
 )
 
 /**
- * How Cairn serves its routes: one access-log line per request only when `ACCESS_LOG=true` (failures are always
- * logged, with their cause), and no tracing spans: no trace exporter is wired yet, so every span would be built
- * per request and dropped (measured: bench:http, docs/performance.md). Servers and benchmarks share this, so
- * what is measured is what runs.
+ * How Cairn serves its routes: the access log (`ACCESS_LOG=true`), request ids and latency metrics come from
+ * RequestObservability, so the platform's logger is off; failures are always logged, with their cause. Tracing
+ * spans only when an OTLP endpoint is configured (Tracing.ts): otherwise every span would be built per request and
+ * dropped (measured: bench:http, docs/performance.md). Servers and benchmarks share this, so what is measured is
+ * what runs.
  */
 export const serve = <E, R>(server: Layer.Layer<HttpServer.HttpServer, E, R>) =>
-  Layer.unwrap(Effect.map(
-    Config.Boolean("ACCESS_LOG").pipe(Config.withDefault(false)),
-    (accessLog) =>
-      HttpRouter.serve(routes, { disableLogger: !accessLog }).pipe(
-        Layer.provide(server),
-        Layer.provide(Layer.succeed(References.TracerEnabled, false))
-      )
-  ))
+  HttpRouter.serve(routes, { disableLogger: true }).pipe(
+    Layer.provide(server),
+    Layer.provide(Tracing.layer)
+  )

@@ -3,6 +3,10 @@
  * the file's bytes with a sniffed content type, or the trustless formats (`application/vnd.ipld.raw`: the root
  * block; `application/vnd.ipld.car`: the whole DAG), chosen by `Accept` or `?format=raw|car`. A signed CID carries
  * its signature in `pinata-signature`.
+ *
+ * A CID no workspace holds publicly, and one the content store does not hold (its blocks gone, a store switched,
+ * a directory asked for as a file), are the same 404 `Content not found`: the gateway says nothing about what else
+ * exists. A remote store (Kubo) that does not answer in time is 504 `Content store timed out`, logged.
  */
 import { Files, Signatures } from "@cairn/application"
 import { ContentStore } from "@cairn/content-store"
@@ -29,6 +33,9 @@ export const layer = HttpRouter.use((router) =>
       handled(Effect.gen(function*() {
         const cid = yield* Effect.flatMap(HttpRouter.params, (params) => Schema.decodeUnknownEffect(Cid)(params["cid"]))
         if (!(yield* files.isPublic(cid))) return yield* new CidRecord.ContentNotPublic({ cid })
+        // Checked before any status goes out, so a missing root is a 404 whatever the format (a stream's failure
+        // after its first byte could only break the response).
+        if (!(yield* content.has(cid, "public"))) return yield* new CidRecord.ContentNotPublic({ cid })
         const signature = yield* signatures.publicSignature(cid)
         const headers = standardHeaders({
           etag: `"${cid}"`,
@@ -45,6 +52,10 @@ export const layer = HttpRouter.use((router) =>
         }
         const contentType = yield* ContentType.sniffStream(content.cat(cid, "public"))
         return HttpServerResponse.stream(content.cat(cid, "public"), { contentType, headers })
-      })))
+      }).pipe(
+        Effect.catchTag("ContentNotFound", ({ cid }) => Effect.fail(new CidRecord.ContentNotPublic({ cid }))),
+        Effect.tapErrorTag("ContentTimeout", (timeout) =>
+          Effect.logWarning(`The content store did not answer ${timeout.operation} ${timeout.cid} within ${timeout.timeoutMillis} ms`))
+      )))
   })
 )

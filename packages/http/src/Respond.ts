@@ -1,13 +1,13 @@
 /**
- * How every Cairn response is built: JSON with `charset=utf-8`, an `X-Request-Id` and HSTS (spec 4.3), and the
- * `{data: …}` envelope of the v3 API. Handlers return through these helpers only.
+ * How every Cairn response is built: JSON with `charset=utf-8`, HSTS (spec 4.3), and the `{data: …}` envelope of the
+ * v3 API. Handlers return through these helpers only. The `X-Request-Id` the spec asks for is set on every response,
+ * these and all others, by RequestObservability.ts.
  */
 import { HttpServerResponse } from "effect/http"
 
 const hsts = "max-age=31536000; includeSubDomains"
 
 export const standardHeaders = (headers: Record<string, string> = {}): Record<string, string> => ({
-  "x-request-id": crypto.randomUUID(),
   "strict-transport-security": hsts,
   ...headers
 })

@@ -43,6 +43,8 @@ beforeAll(async () => {
   owner = (await key(await workspace(50))).token
   const created = await createAgent(owner, "primary")
   assert.strictEqual(created.status, 201)
+  // The test runtime runs the simulated engine, and agents say so rather than claiming OpenClaw.
+  assert.strictEqual(created.body!["agent"].engine, "simulated")
   agentId = created.body!["agent"].agentId
 }, 120_000)
 

@@ -16,7 +16,7 @@ import { AdminToken, GatewayTokens, JoseTokenSigner, MasterKeysConfig } from "@c
 import { HeliaContentStore, HeliaSnapshotStore } from "@cairn/content-store-helia"
 import { KuboContentStore, KuboSnapshotStore } from "@cairn/content-store-kubo"
 import { Snapshot } from "@cairn/domain"
-import { PgDatabase, PgEventStore } from "@cairn/event-store-pg"
+import { DataDirLock, PgDatabase, PgEventStore } from "@cairn/event-store-pg"
 import type { PgClient } from "@effect/sql-pg"
 import type { SqlClient } from "effect/sql"
 import { Eip1271SignatureVerifier, EoaSignatureVerifier } from "@cairn/signatures"
@@ -36,7 +36,10 @@ export const layerStore = (database: DatabaseLayer) =>
 
 const dataDir = Config.String("DATA_DIR").pipe(Config.withDefault("./data"))
 
-/** `KUBO_API_URL` (both networks) or `KUBO_PUBLIC_API_URL` + `KUBO_PRIVATE_API_URL`; embedded IPFS otherwise. */
+/**
+ * `KUBO_API_URL` (both networks) or `KUBO_PUBLIC_API_URL` + `KUBO_PRIVATE_API_URL`, each read bounded by
+ * `KUBO_READ_TIMEOUT` (30 seconds); embedded IPFS otherwise.
+ */
 const layerContentStore = Layer.unwrap(Effect.gen(function*() {
   const both = yield* Config.option(Config.String("KUBO_API_URL"))
   const publicApiUrl = yield* Config.option(Config.String("KUBO_PUBLIC_API_URL"))
@@ -46,7 +49,8 @@ const layerContentStore = Layer.unwrap(Effect.gen(function*() {
     : Option.map(both, (url) => ({ publicApiUrl: url, privateApiUrl: url }))
   if (Option.isSome(kubo)) {
     yield* Effect.logInfo(`Content store: Kubo at ${kubo.value.publicApiUrl} (public), ${kubo.value.privateApiUrl} (private)`)
-    return KuboContentStore.layer(kubo.value)
+    const readTimeout = yield* Config.Duration("KUBO_READ_TIMEOUT").pipe(Config.withDefault(Duration.seconds(30)))
+    return KuboContentStore.layer({ ...kubo.value, readTimeout })
   }
   const dir = yield* dataDir
   yield* Effect.logInfo(`Content store: embedded IPFS in ${dir}/ipfs`)
@@ -199,6 +203,16 @@ const layerAgentEngine = Layer.unwrap(Effect.gen(function*() {
   }
   const startDelay = yield* Config.String("SIMULATED_START_DELAY").pipe(Config.withDefault("2 seconds"))
   yield* Effect.logInfo(`Agent engine: simulated (gateways up after ${startDelay})`)
+  // Homes of real gateways: agents an OpenClaw engine ran from this data directory, which this engine cannot run.
+  const agentsDir = Path.join(yield* dataDir, "agents")
+  const realHomes = yield* Effect.promise(() => Fs.readdir(agentsDir).catch(() => [] as Array<string>))
+  if (realHomes.length > 0) {
+    yield* Effect.logWarning(
+      `${agentsDir} holds ${realHomes.length} agent(s) that ran on real OpenClaw gateways (${realHomes.slice(0, 5).join(", ")}` +
+        `${realHomes.length > 5 ? ", …" : ""}): the simulated engine cannot run them, and reports them not_running. ` +
+        `Start with ENGINE=openclaw (the default) to run them, or give the simulated engine its own DATA_DIR`
+    )
+  }
   return SimulatedAgentEngine.layer({ startDelay: startDelay as `${number} seconds` })
 }))
 
@@ -292,9 +306,12 @@ const seedTemplates = Layer.effectDiscard(Templates.use((templates) =>
   )
 ))
 
+/** One server per data directory (event-store-pg DataDirLock.ts): held before anything in it is opened, released last. */
+const layerDataDirLock = Layer.effectDiscard(Effect.flatMap(dataDir, (dir) => DataDirLock.acquire(dir)))
+
 /** What a server runs: the application, plus the runners that keep asynchronous read models current. */
 export const layerServer = (database: DatabaseLayer) =>
-  Layer.mergeAll(ReadModels.layerRunners, logAdminToken, resumeAgents, autoSnapshots, domainChecks).pipe(Layer.merge(seedTemplates), Layer.provideMerge(layerApplication(database)))
+  Layer.mergeAll(ReadModels.layerRunners, logAdminToken, resumeAgents, autoSnapshots, domainChecks).pipe(Layer.merge(seedTemplates), Layer.provideMerge(layerApplication(database)), Layer.provide(layerDataDirLock))
 
 /** The database chosen by the environment, logged (never a password). */
 export const databaseFromConfig = Effect.gen(function*() {

@@ -1,7 +1,9 @@
 /**
  * How entry points end on a failure. A typed failure (a busy data directory, an unknown projection, an
- * unreachable database) carries a message written for the operator: print it alone and exit 1. Defects keep
- * their full report from the runtime.
+ * unreachable database) carries a message written for the operator: print it alone and exit 1, or with the code
+ * the error names (`Runtime.errorExitCode`: the CLI's 3 for a server it cannot reach). A command line the CLI
+ * parser refused exits 2, as usage errors do by convention; help asked for exits 0. Defects keep their full
+ * report from the runtime.
  */
 import { Cause, Config, Console, Effect, Layer, References, Runtime } from "effect"
 import { CliError } from "effect/cli"
@@ -9,13 +11,19 @@ import { CliError } from "effect/cli"
 const messageOf = (error: unknown): string =>
   error instanceof Error ? error.message : typeof error === "string" ? error : JSON.stringify(error)
 
+/** 2 for a command line the parser refused, 0 for help asked for, else the error's own code or 1. */
+const exitCodeOf = (error: unknown): number =>
+  CliError.isCliError(error)
+    ? error._tag === "ShowHelp" && error.errors.length === 0 ? 0 : 2
+    : Runtime.getErrorExitCode(error)
+
 export const reportFailure = <A, E, R>(program: Effect.Effect<A, E, R>): Effect.Effect<A | void, never, R> =>
   program.pipe(
     Effect.catch((error) =>
       // The CLI parser has already printed its own errors and help.
       (CliError.isCliError(error) ? Effect.void : Console.error(`cairn: ${messageOf(error)}`)).pipe(
         Effect.andThen(Effect.sync(() => {
-          process.exitCode = 1
+          process.exitCode = exitCodeOf(error)
         }))
       )
     )

@@ -1,10 +1,11 @@
 /**
  * Every read model Cairn keeps, in one list: inline ones are updated inside each append's transaction, the
- * asynchronous ones by background runners. The server runs them; the CLI replays them by name.
+ * asynchronous ones by background runners. The server runs them; the CLI checks them against the log, or rebuilds
+ * them in place, by name.
  */
 import { ReadModels as Tables } from "@cairn/application"
 import { EventStore, type Projection, Subscription, UnknownProjection } from "@cairn/event-store"
-import { CategoryStats } from "@cairn/event-store-pg"
+import { CategoryStats, ProjectionCheck } from "@cairn/event-store-pg"
 import { Effect, Layer, Schedule } from "effect"
 import type { SqlClient } from "effect/sql"
 
@@ -45,4 +46,15 @@ export const replay = (name?: string) =>
       }
     }
     return replayed
+  })
+
+/**
+ * Rebuilds one read model (or all) from the whole log into a fresh schema and compares it with the live tables,
+ * changing nothing (ProjectionCheck).
+ */
+export const check = (name?: string) =>
+  Effect.gen(function*() {
+    if (name !== undefined && !names().includes(name)) return yield* new UnknownProjection({ projection: name })
+    const wanted = (p: Projection<SqlClient.SqlClient>) => name === undefined || p.name === name
+    return yield* ProjectionCheck.check({ inline: inline.filter(wanted), asynchronous: asynchronous.filter(wanted) })
   })

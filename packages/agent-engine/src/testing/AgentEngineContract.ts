@@ -8,12 +8,15 @@ import { assert, describe, layer } from "@effect/vitest"
 import { Duration, Effect, Exit, type Layer, Redacted } from "effect"
 import { TestClock } from "effect/testing"
 import { AgentEngine, type WorkspaceFile } from "../AgentEngine.ts"
+import * as EngineEnvironment from "../EngineEnvironment.ts"
 import { EngineVersion } from "@cairn/domain"
 import { configContract } from "./ConfigContract.ts"
 import { consoleContract } from "./ConsoleContract.ts"
 import { filesContract } from "./FilesContract.ts"
 import { appsContract } from "./AppsContract.ts"
 import { channelsContract } from "./ChannelsContract.ts"
+import { loggedBy } from "./LoggedBy.ts"
+import { provisioningContract } from "./ProvisioningContract.ts"
 import { snapshotsContract } from "./SnapshotsContract.ts"
 import { tasksContract } from "./TasksContract.ts"
 
@@ -65,6 +68,7 @@ const unknownVersion = "9999.12.31"
 const token = (value = freshAgent("token")) => Redacted.make(value)
 /** A value no other test uses, so finding it proves where it came from. */
 const secret = () => Redacted.make(freshAgent("secret-value"))
+
 
 const encoder = new TextEncoder()
 const textFile = (path: string, content: string): WorkspaceFile => ({ path, content: encoder.encode(content) })
@@ -369,12 +373,13 @@ export const agentEngineContract = <R = never>(
             const { newest } = yield* oldestAndNewest
             const agentId = yield* provisioned(newest)
             const value = secret()
-            yield* engine.setEnvironment(agentId, {
+            const warnings = yield* loggedBy(engine.setEnvironment(agentId, {
               HOME: Redacted.make("/overridden"),
               PATH: Redacted.make("/overridden"),
               OPENCLAW_GATEWAY_TOKEN: Redacted.make("overridden"),
               CONTRACT_SECRET: value
-            })
+            }))
+            assert.deepStrictEqual(warnings, [EngineEnvironment.refusedWarning(agentId, ["HOME", "PATH", "OPENCLAW_GATEWAY_TOKEN"])])
             yield* drive(engine.start(agentId))
             const environment = yield* gatewayEnvironment(agentId)
             assert.strictEqual(environment["CONTRACT_SECRET"], Redacted.value(value))
@@ -393,12 +398,13 @@ export const agentEngineContract = <R = never>(
             const { newest } = yield* oldestAndNewest
             const agentId = yield* provisioned(newest)
             const value = secret()
-            yield* engine.setEnvironment(agentId, {
+            const warnings = yield* loggedBy(engine.setEnvironment(agentId, {
               "NOT=A_NAME": Redacted.make("x"),
               "": Redacted.make("x"),
               CONTRACT_NUL: Redacted.make("before\0after"),
               CONTRACT_SECRET: value
-            })
+            }))
+            assert.deepStrictEqual(warnings, [EngineEnvironment.refusedWarning(agentId, ["NOT=A_NAME", "", "CONTRACT_NUL"])])
             yield* drive(engine.start(agentId))
             const environment = yield* gatewayEnvironment(agentId)
             assert.strictEqual(environment["CONTRACT_SECRET"], Redacted.value(value))
@@ -548,5 +554,6 @@ export const agentEngineContract = <R = never>(
       snapshotsContract(section)
       appsContract(section, options.ownedAppPort === undefined ? {} : { ownedPort: options.ownedAppPort })
       channelsContract(section)
+      provisioningContract(section)
     }))
 }

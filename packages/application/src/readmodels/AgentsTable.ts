@@ -15,7 +15,7 @@ export const projection = ReadModel.make({
     sql`CREATE TABLE IF NOT EXISTS cairn_agents (
       id text PRIMARY KEY, workspace_id text NOT NULL, user_id text NOT NULL, name text NOT NULL,
       engine_version text NOT NULL, status text NOT NULL, token_generation int NOT NULL, created_at timestamptz NOT NULL)`.pipe(
-      // Added with crash recovery; `cli replay agents` fills it in for agents recorded before.
+      // Added with crash recovery; `cli replay --in-place agents` fills it in for agents recorded before.
       Effect.andThen(sql`ALTER TABLE cairn_agents ADD COLUMN IF NOT EXISTS recovering boolean NOT NULL DEFAULT false`),
       Effect.andThen(sql`ALTER TABLE cairn_agents ADD COLUMN IF NOT EXISTS node text`)
     ),

@@ -15,7 +15,7 @@ export type Handlers<Event extends Tagged> = {
 }
 
 export interface ReadModelSpec<S extends Schema.Top> {
-  /** The name `cli replay <name>` rebuilds it by. */
+  /** The name `cli replay <name>` checks it by, and `cli replay --in-place <name>` rebuilds it by. */
   readonly name: string
   /** The events it follows: a union of event schemas. */
   readonly events: S

@@ -1,6 +1,6 @@
 /**
  * Every inline read model, listed once: each is a table kept in the append's transaction (so a read right after a
- * write sees it) with the queries services make of it, and each is rebuilt from the log by `cli replay <name>`.
+ * write sees it) with the queries services make of it, and each is rebuilt from the log by `cli replay --in-place <name>`.
  */
 import type { Projection } from "@cairn/event-store"
 import type { SqlClient } from "effect/sql"

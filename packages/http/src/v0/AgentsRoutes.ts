@@ -2,24 +2,159 @@
  * `/v0/agents`: create, list, get, delete, restart, scripts retry, devices, platform and gateway tokens, and the
  * agent's history. A create whose gateway fails answers 500 `Gateway failed to start` with the agent.
  */
-import { Agents, type AgentView, Domains, Secrets, Skills, Snapshots } from "@cairn/application"
-import { Agent } from "@cairn/domain"
+import {
+  type AgentHistoryEntry,
+  type AgentProvisioning,
+  Agents,
+  type AgentSecretView,
+  type AgentSkillView,
+  type AgentView,
+  Domains,
+  Secrets,
+  Skills,
+  Snapshots
+} from "@cairn/application"
+import { Agent, Secret, Skill, Template, Workspace } from "@cairn/domain"
 import { Effect, Redacted, Schema } from "effect"
 import { HttpRouter } from "effect/http"
 import * as Kit from "./Kit.ts"
 
-/** The wire shape of an agent (Pinata's Agent object, without secrets). */
-export const toWire = (agent: AgentView) => ({
+/** The wire shape of an agent (Pinata's Agent object, without secrets), as the document describes it and the routes encode it. */
+export const AgentWire = Schema.Struct({
+  agentId: Schema.String,
+  userId: Schema.String,
+  name: Schema.String,
+  description: Schema.Null,
+  vibe: Schema.Null,
+  emoji: Schema.Null,
+  engine: Schema.String,
+  engineVersion: Schema.String,
+  createdAt: Schema.String,
+  status: Agent.AgentStatus
+})
+
+/** An agent as the API shows it; `engine` is the engine this node runs agents on. */
+export const toWire = (agent: AgentView, engine: string): typeof AgentWire.Type => ({
   agentId: agent.agentId,
   userId: agent.userId,
   name: agent.name,
   description: null,
   vibe: null,
   emoji: null,
-  engine: "openclaw",
+  engine,
   engineVersion: agent.engineVersion,
   createdAt: agent.createdAt,
   status: agent.status
+})
+
+/**
+ * The wire shape of an agent on its way up: the phase (`installing_engine`, then `starting_gateway`) and how far it
+ * is: seconds since it began, and while installing, the MB of the engine version on disk so far.
+ */
+export const ProvisioningWire = Schema.Struct({
+  phase: Schema.Literals(["installing_engine", "starting_gateway"]),
+  progress: Schema.Struct({
+    engineVersion: Schema.String,
+    elapsedSeconds: Schema.Int,
+    installedMB: Schema.optionalKey(Schema.Number)
+  })
+})
+
+export const provisioningToWire = (provisioning: AgentProvisioning): typeof ProvisioningWire.Type => ({
+  phase: provisioning.phase,
+  progress: {
+    engineVersion: provisioning.version,
+    elapsedSeconds: Math.floor(provisioning.elapsedMs / 1000),
+    ...(provisioning.installedBytes === undefined ? {} : { installedMB: Math.round(provisioning.installedBytes / 1e5) / 10 })
+  }
+})
+
+const Done = Schema.Struct({ success: Schema.Boolean, message: Schema.String })
+
+/** A skill as the agent holds it, on `GET /v0/agents/{agentId}`: its version and the library's newest. */
+const HeldSkillWire = Schema.Struct({
+  skillId: Schema.String,
+  skillCid: Schema.String,
+  name: Schema.String,
+  description: Schema.String,
+  version: Schema.NullOr(Schema.String),
+  revision: Schema.Int,
+  source: Skill.Source,
+  slug: Schema.NullOr(Schema.String),
+  attachedAt: Schema.String,
+  updatedAt: Schema.String,
+  latestCid: Schema.String,
+  latestRevision: Schema.Int,
+  latestVersion: Schema.NullOr(Schema.String)
+})
+const heldSkillWire = (skill: AgentSkillView): typeof HeldSkillWire.Type => ({
+  skillId: skill.skillId,
+  skillCid: skill.skillCid,
+  name: skill.name,
+  description: skill.description,
+  version: skill.version,
+  revision: skill.revision,
+  source: skill.source,
+  slug: skill.slug,
+  attachedAt: skill.attachedAt,
+  updatedAt: skill.updatedAt,
+  latestCid: skill.latestCid,
+  latestRevision: skill.latestRevision,
+  latestVersion: skill.latestVersion
+})
+
+/** A secret as the agent holds it: names and times, and whether the running gateway has its current value. */
+const HeldSecretWire = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  createdAt: Schema.String,
+  updatedAt: Schema.String,
+  synced: Schema.Boolean
+})
+const heldSecretWire = (secret: AgentSecretView): typeof HeldSecretWire.Type => ({
+  id: secret.id,
+  name: secret.name,
+  createdAt: secret.createdAt,
+  updatedAt: secret.updatedAt,
+  synced: secret.synced
+})
+
+const AgentDetailWire = Schema.Struct({
+  agent: AgentWire,
+  processStatus: Agent.AgentStatus,
+  provisioning: Schema.optionalKey(ProvisioningWire),
+  skills: Schema.Array(HeldSkillWire),
+  secrets: Schema.Array(HeldSecretWire)
+})
+
+/** A device that asked to pair with the agent's gateway (`pending`), or was allowed to (`paired`). */
+const DeviceWire = Schema.Struct({ id: Schema.String, name: Schema.String, requestedAt: Schema.optionalKey(Schema.String) })
+const DevicesWire = Schema.Struct({ pending: Schema.Array(DeviceWire), paired: Schema.Array(DeviceWire) })
+type Device = { readonly id: string; readonly name: string; readonly requestedAt?: string }
+const deviceWire = (device: Device): typeof DeviceWire.Type => ({
+  id: device.id,
+  name: device.name,
+  ...(device.requestedAt === undefined ? {} : { requestedAt: device.requestedAt })
+})
+
+const PlatformTokenWire = Schema.Struct({ token: Schema.String, expiresAt: Schema.String })
+
+/** One event of the agent's history: its stream (the agent's own, or what was done inside it) and place in it. */
+export const HistoryEntryWire = Schema.Struct({
+  stream: Schema.String,
+  version: Schema.Int,
+  type: Schema.String,
+  at: Schema.String,
+  actor: Schema.NullOr(Schema.String),
+  data: Schema.Unknown
+})
+export const historyEntryWire = (entry: AgentHistoryEntry): typeof HistoryEntryWire.Type => ({
+  stream: entry.stream,
+  version: entry.version,
+  type: entry.type,
+  at: entry.at,
+  actor: entry.actor,
+  data: entry.data
 })
 
 const CreateAgent = Schema.Struct({
@@ -33,12 +168,23 @@ export const layer = HttpRouter.use((router) =>
   Effect.gen(function*() {
     const { route, agentRoute } = yield* Kit.make(router)
     const agents = yield* Agents
+    const wire = (agent: AgentView) => toWire(agent, agents.engine)
     const snapshots = yield* Snapshots
     const secrets = yield* Secrets
     const skills = yield* Skills
     const domains = yield* Domains
 
-    yield* route("POST", "/v0/agents", ({ principal, body }) =>
+    yield* route("POST", "/v0/agents", {
+      summary: "Create an agent",
+      body: { schema: CreateAgent },
+      response: { status: 201, schema: Schema.Struct({ success: Schema.Boolean, agent: AgentWire }) },
+      errors: [
+        new Workspace.AgentLimitReached({ limit: 1 }),
+        new Agent.GatewayFailedToStart({ agentId: "", agent: null }),
+        new Secret.ConflictingSecrets({ provider: "", names: [] }),
+        new Template.TemplateNotFound({ template: "" })
+      ]
+    }, ({ principal, body }) =>
       Effect.gen(function*() {
         const input = yield* body(CreateAgent)
         const { agent, failed } = yield* agents.create(principal, {
@@ -46,53 +192,101 @@ export const layer = HttpRouter.use((router) =>
           ...(input.secretIds === undefined ? {} : { secretIds: input.secretIds }),
           ...(input.templateId === undefined ? {} : { templateId: input.templateId })
         })
-        if (failed) return yield* new Agent.GatewayFailedToStart({ agentId: agent.agentId, agent: toWire(agent) })
-        return Kit.created({ success: true, agent: toWire(agent) })
+        if (failed) return yield* new Agent.GatewayFailedToStart({ agentId: agent.agentId, agent: wire(agent) })
+        return Kit.created({ success: true, agent: wire(agent) })
       }))
 
-    yield* route("GET", "/v0/agents", ({ principal }) => Effect.map(agents.list(principal), (list) => ({ agents: list.map(toWire) })))
+    yield* route("GET", "/v0/agents", {
+      summary: "List the workspace's agents",
+      response: { schema: Schema.Struct({ agents: Schema.Array(AgentWire) }) }
+    }, ({ principal }) => Effect.map(agents.list(principal), (list) => ({ agents: list.map(wire) })))
 
-    yield* agentRoute("GET", "/v0/agents/:agentId", ({ principal, agentId }) =>
+    yield* agentRoute("GET", "/v0/agents/:agentId", {
+      summary: "Get an agent, with its skills and secrets",
+      response: { schema: AgentDetailWire },
+      errors: [new Agent.AgentNotFound({ agentId: "" })]
+    }, ({ principal, agentId }) =>
       Effect.gen(function*() {
         const agent = yield* agents.get(principal.workspaceId, agentId)
+        const provisioning = yield* agents.provisioning(agentId)
         return {
-          agent: toWire(agent),
+          agent: wire(agent),
           processStatus: agent.status,
-          skills: yield* skills.ofAgent(principal, agentId),
-          secrets: yield* secrets.ofAgent(agentId)
-        }
+          // Only while the agent is on its way up; absent once it runs.
+          ...(provisioning === undefined ? {} : { provisioning: provisioningToWire(provisioning) }),
+          skills: (yield* skills.ofAgent(principal, agentId)).map(heldSkillWire),
+          secrets: (yield* secrets.ofAgent(agentId)).map(heldSecretWire)
+        } satisfies typeof AgentDetailWire.Type
       }))
 
     // The workspace's last state is kept as a snapshot for the deleted agents' grace period; its domains go.
-    yield* agentRoute("DELETE", "/v0/agents/:agentId", ({ principal, agentId }) =>
+    yield* agentRoute("DELETE", "/v0/agents/:agentId", {
+      summary: "Delete an agent",
+      response: { schema: Done },
+      errors: [new Agent.AgentNotFound({ agentId: "" })]
+    }, ({ principal, agentId }) =>
       snapshots.beforeDelete(principal, agentId).pipe(
         Effect.andThen(agents.remove(principal, agentId)),
         Effect.andThen(domains.afterAgentDeleted(agentId, principal.userId)),
         Effect.as({ success: true, message: "Agent deleted" })
       ))
 
-    yield* agentRoute("POST", "/v0/agents/:agentId/restart", ({ principal, agentId, request, body }) =>
+    yield* agentRoute("POST", "/v0/agents/:agentId/restart", {
+      summary: "Restart an agent's gateway, optionally on another engine version",
+      body: { schema: Restart, optional: true },
+      response: { schema: Schema.Struct({ success: Schema.Boolean, message: Schema.String, agent: AgentWire }) },
+      errors: [new Agent.AgentNotFound({ agentId: "" }), new Agent.InvalidVersion({ version: "" }), new Agent.RestartFailed({ agentId: "" })]
+    }, ({ principal, agentId, request, body }) =>
       Effect.gen(function*() {
         // The body is optional: an empty one restarts on the agent's own version.
         const { version } = (yield* request.text).trim() === "" ? {} : yield* body(Restart)
         const agent = yield* agents.restart(principal, agentId, version)
-        return { success: true, message: "Agent restarted", agent: toWire(agent) }
+        return { success: true, message: "Agent restarted", agent: wire(agent) }
       }))
 
-    yield* agentRoute("POST", "/v0/agents/:agentId/scripts/retry", ({ principal, agentId }) =>
+    yield* agentRoute("POST", "/v0/agents/:agentId/scripts/retry", {
+      summary: "Relaunch the agent's build or start scripts",
+      response: { schema: Done },
+      errors: [new Agent.AgentNotFound({ agentId: "" }), new Agent.ScriptLaunchFailed({ agentId: "" })]
+    }, ({ principal, agentId }) =>
       Effect.as(agents.retryScripts(principal, agentId), { success: true, message: "Scripts relaunched" }))
 
-    yield* agentRoute("GET", "/v0/agents/:agentId/devices", ({ principal, agentId }) => agents.devices(principal, agentId))
+    yield* agentRoute("GET", "/v0/agents/:agentId/devices", {
+      summary: "List the devices paired with the agent's gateway",
+      response: { schema: DevicesWire },
+      errors: [new Agent.AgentNotFound({ agentId: "" }), new Agent.CliError({ agentId: "" })]
+    }, ({ principal, agentId }) =>
+      Effect.map(agents.devices(principal, agentId), (devices): typeof DevicesWire.Type => ({
+        pending: devices.pending.map(deviceWire),
+        paired: devices.paired.map(deviceWire)
+      })))
 
-    yield* agentRoute("POST", "/v0/agents/:agentId/platform/token", ({ principal, agentId }) => agents.platformToken(principal, agentId))
+    yield* agentRoute("POST", "/v0/agents/:agentId/platform/token", {
+      summary: "Mint a platform JWT for the agent",
+      response: { schema: PlatformTokenWire },
+      errors: [new Agent.AgentNotFound({ agentId: "" }), new Agent.TokenGenerationFailed({ agentId: "" })]
+    }, ({ principal, agentId }) =>
+      Effect.map(agents.platformToken(principal, agentId), ({ token, expiresAt }): typeof PlatformTokenWire.Type => ({ token, expiresAt })))
 
-    yield* agentRoute("GET", "/v0/agents/:agentId/gateway-token", ({ principal, agentId }) =>
+    yield* agentRoute("GET", "/v0/agents/:agentId/gateway-token", {
+      summary: "The agent's current gateway token",
+      response: { schema: Schema.Struct({ gatewayToken: Schema.String }) },
+      errors: [new Agent.AgentNotFound({ agentId: "" })]
+    }, ({ principal, agentId }) =>
       Effect.map(agents.gatewayToken(principal, agentId), (token) => ({ gatewayToken: Redacted.value(token) })))
 
-    yield* agentRoute("POST", "/v0/agents/:agentId/gateway-token/rotate", ({ principal, agentId }) =>
+    yield* agentRoute("POST", "/v0/agents/:agentId/gateway-token/rotate", {
+      summary: "Rotate the agent's gateway token (the old one stops working)",
+      response: { schema: Schema.Struct({ success: Schema.Boolean, gatewayToken: Schema.String }) },
+      errors: [new Agent.AgentNotFound({ agentId: "" })]
+    }, ({ principal, agentId }) =>
       Effect.map(agents.rotateGatewayToken(principal, agentId), (token) => ({ success: true, gatewayToken: Redacted.value(token) })))
 
-    yield* agentRoute("GET", "/v0/agents/:agentId/events", ({ principal, agentId }) =>
-      Effect.map(agents.history(principal, agentId), (events) => ({ agentId, events })))
+    yield* agentRoute("GET", "/v0/agents/:agentId/events", {
+      summary: "The agent's history: every event, with its actor and time",
+      response: { schema: Schema.Struct({ agentId: Schema.String, events: Schema.Array(HistoryEntryWire) }) },
+      errors: [new Agent.AgentNotFound({ agentId: "" })]
+    }, ({ principal, agentId }) =>
+      Effect.map(agents.history(principal, agentId), (events) => ({ agentId, events: events.map(historyEntryWire) })))
   })
 )

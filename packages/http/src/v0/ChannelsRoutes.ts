@@ -4,19 +4,38 @@
  * channel name is checked before the body, so an unknown channel is `Unsupported channel` whatever was sent.
  */
 import { Channels } from "@cairn/application"
-import { Channel } from "@cairn/domain"
+import { Agent, Channel, Secret } from "@cairn/domain"
 import { Effect, Schema } from "effect"
 import { HttpRouter } from "effect/http"
 import * as Kit from "./Kit.ts"
+
+const Done = Schema.Struct({ success: Schema.Boolean, message: Schema.String })
+
+/** What every channel shows: whether it is configured and enabled, its DM policy and allow list. */
+const common = {
+  configured: Schema.Boolean,
+  enabled: Schema.Boolean,
+  dmPolicy: Schema.NullOr(Channel.DmPolicy),
+  allowFrom: Schema.Array(Schema.String)
+}
+/** A token only as whether it is set and its hint (its last characters), never its value. */
+const botToken = { botTokenSet: Schema.Boolean, botTokenHint: Schema.NullOr(Schema.String) }
+const ChannelsWire = Schema.Struct({
+  telegram: Schema.Struct({ ...common, ...botToken }),
+  slack: Schema.Struct({ ...common, ...botToken, appTokenSet: Schema.Boolean, appTokenHint: Schema.NullOr(Schema.String) }),
+  discord: Schema.Struct({ ...common, ...botToken }),
+  whatsapp: Schema.Struct({ ...common, linked: Schema.Boolean })
+})
 
 export const layer = HttpRouter.use((router) =>
   Effect.gen(function*() {
     const { agentRoute } = yield* Kit.make(router)
     const channels = yield* Channels
 
-    yield* agentRoute("GET", "/v0/agents/:agentId/channels", ({ principal, agentId }) => channels.list(principal, agentId))
+    yield* agentRoute("GET", "/v0/agents/:agentId/channels", { summary: "Every messaging channel's state", response: { schema: ChannelsWire }, errors: [new Agent.AgentNotFound({ agentId: "" })] }, ({ principal, agentId }) =>
+      Effect.map(channels.list(principal, agentId), (view): typeof ChannelsWire.Type => view))
 
-    yield* agentRoute("POST", "/v0/agents/:agentId/channels/:channel", ({ principal, agentId, params, request, body }) =>
+    yield* agentRoute("POST", "/v0/agents/:agentId/channels/:channel", { summary: "Configure a messaging channel (telegram, slack, discord, whatsapp)", body: { schema: Schema.Unknown, optional: true, description: "{botToken?, appToken?, dmPolicy?, allowFrom?, enabled?}" }, response: { schema: Done }, errors: [new Agent.AgentNotFound({ agentId: "" }), new Channel.UnsupportedChannel({ channel: "" }), new Channel.ChannelsNotOnPlan(), new Channel.ConfigurationFailed({ channel: "", reason: "" }), new Secret.SecretsNotConfigured()] }, ({ principal, agentId, params, request, body }) =>
       Effect.gen(function*() {
         const channel = params["channel"] ?? ""
         yield* Effect.fromResult(Channel.requireChannel(channel))
@@ -25,7 +44,7 @@ export const layer = HttpRouter.use((router) =>
         return { success: true, message }
       }))
 
-    yield* agentRoute("DELETE", "/v0/agents/:agentId/channels/:channel", ({ principal, agentId, params }) =>
+    yield* agentRoute("DELETE", "/v0/agents/:agentId/channels/:channel", { summary: "Remove a messaging channel", response: { schema: Done }, errors: [new Agent.AgentNotFound({ agentId: "" }), new Channel.UnsupportedChannel({ channel: "" }), new Channel.RemovalFailed({ channel: "" })] }, ({ principal, agentId, params }) =>
       Effect.map(channels.remove(principal, agentId, params["channel"] ?? ""), (message) => ({ success: true, message })))
   })
 )

@@ -4,7 +4,7 @@
  * `GET /v0/agents/{agentId}/files?path=<path>` answers one file's raw bytes, typed by its extension.
  */
 import { WorkspaceFiles } from "@cairn/application"
-import { Upload } from "@cairn/domain"
+import { Agent, Upload } from "@cairn/domain"
 import { Effect, Schema } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
 import * as Body from "../Body.ts"
@@ -14,6 +14,11 @@ import * as Kit from "./Kit.ts"
 
 // Fields are checked by the domain's rules, so a missing or malformed one gets its own `Validation failed` detail.
 const UploadBody = Schema.Struct({ filename: Schema.optional(Schema.Unknown), contentBase64: Schema.optional(Schema.Unknown) })
+
+const FileQuery = Schema.Struct({ path: Schema.String })
+
+/** Where an upload was written (`uploads/<filename>`, which the read route takes back) and its size. */
+const UploadedWire = Schema.Struct({ path: Schema.String, filename: Schema.String, size: Schema.Int })
 
 /** Content types by extension for what agents' workspaces usually hold; other files are sniffed. */
 const byExtension: Readonly<Record<string, string>> = {
@@ -86,14 +91,15 @@ export const layer = HttpRouter.use((router) =>
     const { agentRoute } = yield* Kit.make(router)
     const files = yield* WorkspaceFiles
 
-    yield* agentRoute("POST", "/v0/agents/:agentId/files/upload", ({ principal, agentId, request }) =>
+    yield* agentRoute("POST", "/v0/agents/:agentId/files/upload", { summary: "Upload a file into the agent's workspace (uploads/<filename>)", body: { schema: UploadBody }, response: { schema: UploadedWire }, errors: [new Agent.AgentNotFound({ agentId: "" }), new Upload.FileTooLarge({ maxBytes: 0 })] }, ({ principal, agentId, request }) =>
       Effect.gen(function*() {
         const maxBytes = files.maxUploadBodyBytes
         const input = yield* Body.jsonWithin(request, UploadBody, maxBytes, () => new Upload.FileTooLarge({ maxBytes }), "contentBase64")
-        return yield* files.upload(principal, agentId, { filename: input.filename, contentBase64: input.contentBase64 })
+        const { path, filename, size } = yield* files.upload(principal, agentId, { filename: input.filename, contentBase64: input.contentBase64 })
+        return { path, filename, size } satisfies typeof UploadedWire.Type
       }))
 
-    yield* agentRoute("GET", "/v0/agents/:agentId/files", ({ principal, agentId, request }) =>
+    yield* agentRoute("GET", "/v0/agents/:agentId/files", { summary: "Read one file of the agent's workspace (its raw bytes)", query: FileQuery, response: { contentType: "application/octet-stream" }, errors: [new Agent.AgentNotFound({ agentId: "" }), new Upload.FileNotFound({ path: "" }), new Upload.FileTooLarge({ maxBytes: 0 })] }, ({ principal, agentId, request }) =>
       Effect.gen(function*() {
         const path = Kit.query(request, "path") ?? undefined
         const file = yield* files.read(principal, agentId, path)

@@ -4,15 +4,17 @@
  * `/v0/agents/{agentId}/…`, also that agent's current gateway token, which may come as `?token=` or the `gw_token`
  * cookie, as on Pinata's per-agent host), gets the decoded path parameters, and answers JSON: the handler's value
  * with 200, or `created(body)` for 201, or a response it built (a file's bytes). Any failure becomes `{error}` with
- * its documented status (ErrorResponse.ts).
+ * its documented status (ErrorResponse.ts). Each route is added with its catalog entry (RouteCatalog.ts): what it
+ * decodes, the Schema its answer is encoded with (when it has one), and the errors it documents.
  */
 import { Agents, ApiKeys, type Principal, Unauthorized } from "@cairn/application"
-import { type Effect as E, Effect, Option, type Schema } from "effect"
+import { type Effect as E, Effect, Option, Schema } from "effect"
 import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
-import { bearerToken, requireScope } from "../Authenticate.ts"
+import { bearerToken, missingCredentials, requireScope } from "../Authenticate.ts"
 import * as Body from "../Body.ts"
 import { handled } from "../ErrorResponse.ts"
 import { json } from "../Respond.ts"
+import * as RouteCatalog from "../RouteCatalog.ts"
 
 const scope = "org:agents"
 
@@ -27,6 +29,9 @@ export class Reply {
 }
 
 export const created = (body: unknown) => new Reply(201, body)
+
+/** The answer of a route that only says it is done. */
+export const Done = Schema.Struct({ success: Schema.Boolean, message: Schema.String })
 
 /** A query parameter's raw value; null when absent. */
 export const query = (request: HttpServerRequest.HttpServerRequest, name: string) =>
@@ -47,6 +52,9 @@ export interface AgentRouteContext extends RouteContext {
 type Method = "GET" | "POST" | "PUT" | "DELETE"
 type Handler<C> = (context: C) => E.Effect<unknown, unknown>
 
+/** A route's catalog entry; the kit adds the method, path and auth it registers the route with. */
+export type Doc = Omit<RouteCatalog.Entry, "method" | "path" | "auth" | "scope">
+
 const gatewayTokenOf = (request: HttpServerRequest.HttpServerRequest): string | undefined =>
   query(request, "token") ??
     /(?:^|;\s*)gw_token=([^;]+)/.exec(request.headers["cookie"] ?? "")?.[1] ??
@@ -57,22 +65,25 @@ export const make = (router: HttpRouter.HttpRouter) =>
   Effect.gen(function*() {
     const keys = yield* ApiKeys
     const agents = yield* Agents
+    const strict = yield* RouteCatalog.StrictResponses
 
     /** The caller: an API key with the agents scope, or on an agent's own routes its current gateway token. */
     const authorize = (request: HttpServerRequest.HttpServerRequest, agentId: string | undefined) =>
       Effect.gen(function*() {
         const token = bearerToken(request) ?? (agentId === undefined ? undefined : gatewayTokenOf(request))
-        if (token === undefined) return yield* new Unauthorized({ reason: "no bearer token" })
+        if (token === undefined) return yield* missingCredentials(request)
         if (agentId !== undefined && token.startsWith("gw_")) {
           const principal = yield* agents.gatewayPrincipal(agentId, token)
-          if (Option.isNone(principal)) return yield* new Unauthorized({ reason: "not this agent's current gateway token" })
+          if (Option.isNone(principal)) return yield* new Unauthorized({ reason: "stale-gateway-token" })
           return principal.value
         }
         return yield* requireScope(keys, request, scope)
       })
 
-    const add = <C>(method: Method, path: `/v0/${string}`, handle: Handler<C>, agentScoped: boolean) =>
-      router.add(method, path, (request) =>
+    const add = <C>(method: Method, path: `/v0/${string}`, doc: Doc, handle: Handler<C>, agentScoped: boolean) => {
+      const entry: RouteCatalog.Entry = { ...doc, method, path, auth: agentScoped ? "apiKeyOrGateway" : "apiKey", scope }
+      const schema = doc.response?.schema as Schema.Codec<unknown, unknown> | undefined
+      return RouteCatalog.add(router, entry, (request) =>
         handled(Effect.gen(function*() {
           const params = yield* HttpRouter.params
           const agentId = agentScoped ? params["agentId"] ?? "" : undefined
@@ -81,13 +92,16 @@ export const make = (router: HttpRouter.HttpRouter) =>
           const result = yield* handle((agentId === undefined ? context : { ...context, agentId }) as C)
           // A handler that answers something else than JSON (a file's bytes) builds its response itself.
           if (HttpServerResponse.isHttpServerResponse(result)) return result
-          return result instanceof Reply ? json(result.body, result.status) : json(result)
+          const [status, body] = result instanceof Reply ? [result.status, result.body] : [200, result]
+          return json(schema === undefined ? body : yield* RouteCatalog.encode(schema, body, strict), status)
         })))
+    }
 
     return {
       /** A workspace route (`/v0/secrets`, `/v0/agents`): API keys only. */
-      route: (method: Method, path: `/v0/${string}`, handle: Handler<RouteContext>) => add(method, path, handle, false),
+      route: (method: Method, path: `/v0/${string}`, doc: Doc, handle: Handler<RouteContext>) => add(method, path, doc, handle, false),
       /** An agent's route: its path has `:agentId`, and the agent's gateway token is accepted too. */
-      agentRoute: (method: Method, path: `/v0/agents/:agentId${string}`, handle: Handler<AgentRouteContext>) => add(method, path, handle, true)
+      agentRoute: (method: Method, path: `/v0/agents/:agentId${string}`, doc: Doc, handle: Handler<AgentRouteContext>) =>
+        add(method, path, doc, handle, true)
     }
   })

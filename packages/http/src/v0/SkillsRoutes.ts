@@ -3,9 +3,9 @@
  * hub (`/v0/clawhub`: browse, look up, install into the library) and an agent's skills (attach up to 10, list,
  * detach, see and apply updates).
  */
-import { type AgentSkillView, Skills, type SkillView } from "@cairn/application"
-import { ValidationFailed } from "@cairn/domain"
-import { Archive, type HubSkill } from "@cairn/skill-hub"
+import { type AgentSkillView, Skills, type SkillUpdate, type SkillView } from "@cairn/application"
+import { Agent, Skill, ValidationFailed } from "@cairn/domain"
+import { Archive, type HubSkill, HubSkillNotFound, SkillHubUnavailable } from "@cairn/skill-hub"
 import { Effect, Schema } from "effect"
 import { HttpRouter } from "effect/http"
 import * as Body from "../Body.ts"
@@ -24,6 +24,10 @@ const UpdateSkill = Schema.Struct({ version: Schema.optional(Schema.Unknown), fo
 
 const archiveTypes = ["application/zip", "application/gzip", "application/x-gzip", "application/x-tar+gzip", "application/octet-stream"]
 
+/** What the hub routes may answer besides their own: the hub has no such skill, or could not be reached. */
+const hubNotFound = new HubSkillNotFound({ slug: "<slug>" })
+const hubUnavailable = new SkillHubUnavailable({ registry: "<registry>", cause: null })
+
 const tooLarge = () => new ValidationFailed({ detail: `the archive is larger than ${Archive.defaultLimits.maxArchiveBytes / 1024 / 1024} MiB` })
 
 const hubSort = Schema.Literals(["popular", "newest", "name"])
@@ -35,9 +39,102 @@ const HubQuery = Schema.Struct({
   limit: Schema.optionalKey(Schema.NumberFromString.pipe(Schema.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 100 }))))
 })
 
-const toWire = (skill: SkillView) => skill
+/** A library skill as the routes answer it. */
+const SkillWire = Schema.Struct({
+  skillId: Schema.String,
+  skillCid: Schema.String,
+  name: Schema.String,
+  description: Schema.String,
+  createdAt: Schema.String,
+  updatedAt: Schema.String,
+  userId: Schema.String,
+  envVars: Schema.Array(Skill.EnvVar),
+  version: Schema.NullOr(Schema.String),
+  revision: Schema.Int,
+  source: Skill.Source,
+  slug: Schema.NullOr(Schema.String),
+  fileId: Schema.Null
+})
 
-const agentSkillWire = (skill: AgentSkillView) => ({
+const toWire = (skill: SkillView): typeof SkillWire.Type => ({
+  skillId: skill.skillId,
+  skillCid: skill.skillCid,
+  name: skill.name,
+  description: skill.description,
+  createdAt: skill.createdAt,
+  updatedAt: skill.updatedAt,
+  userId: skill.userId,
+  envVars: skill.envVars,
+  version: skill.version,
+  revision: skill.revision,
+  source: skill.source,
+  slug: skill.slug,
+  fileId: skill.fileId
+})
+
+const SkillAdded = Schema.Struct({ success: Schema.Boolean, skill: SkillWire })
+
+/** A skill as an agent holds it, and whether the library has a newer version. */
+const AgentSkillWire = Schema.Struct({
+  skillId: Schema.String,
+  skillCid: Schema.String,
+  name: Schema.String,
+  description: Schema.String,
+  version: Schema.NullOr(Schema.String),
+  source: Skill.Source,
+  slug: Schema.NullOr(Schema.String),
+  attachedAt: Schema.String,
+  updatedAt: Schema.String,
+  updateAvailable: Schema.Boolean
+})
+
+/** A hub listing in the shape Pinata's clients read (`HubSkill`), plus the version and whether it is installed. */
+const HubSkillWire = Schema.Struct({
+  hubSkillId: Schema.String,
+  slug: Schema.String,
+  name: Schema.String,
+  description: Schema.String,
+  longDescription: Schema.String,
+  version: Schema.String,
+  authorName: Schema.NullOr(Schema.String),
+  category: Schema.NullOr(Schema.String),
+  tags: Schema.Array(Schema.String),
+  envVars: Schema.Array(Skill.EnvVar),
+  featured: Schema.Boolean,
+  installCount: Schema.Number,
+  installed: Schema.Boolean,
+  createdAt: Schema.String,
+  updatedAt: Schema.String
+})
+
+/** An attached skill with a newer version in the library or on the hub (`latestCid` null: not fetched yet). */
+const SkillUpdateWire = Schema.Struct({
+  skillId: Schema.String,
+  name: Schema.String,
+  currentVersion: Schema.NullOr(Schema.String),
+  currentCid: Schema.String,
+  latestVersion: Schema.NullOr(Schema.String),
+  latestCid: Schema.NullOr(Schema.String),
+  source: Skill.Source
+})
+const skillUpdateWire = (update: SkillUpdate): typeof SkillUpdateWire.Type => ({
+  skillId: update.skillId,
+  name: update.name,
+  currentVersion: update.currentVersion,
+  currentCid: update.currentCid,
+  latestVersion: update.latestVersion,
+  latestCid: update.latestCid,
+  source: update.source
+})
+
+const SkillMoved = Schema.Struct({
+  success: Schema.Boolean,
+  updated: Schema.Boolean,
+  message: Schema.String,
+  skill: Schema.Struct({ skillId: Schema.String, skillCid: Schema.String, name: Schema.String, version: Schema.NullOr(Schema.String) })
+})
+
+const agentSkillWire = (skill: AgentSkillView): typeof AgentSkillWire.Type => ({
   skillId: skill.skillId,
   skillCid: skill.skillCid,
   name: skill.name,
@@ -55,10 +152,10 @@ export const layer = HttpRouter.use((router) =>
     const { route, agentRoute } = yield* Kit.make(router)
     const skills = yield* Skills
 
-    yield* route("GET", "/v0/skills", ({ principal }) =>
+    yield* route("GET", "/v0/skills", { summary: "List the workspace's skill library", response: { schema: Schema.Struct({ skills: Schema.Array(SkillWire), currentUserId: Schema.String }) } }, ({ principal }) =>
       Effect.map(skills.list(principal), (list) => ({ skills: list.map(toWire), currentUserId: principal.userId })))
 
-    yield* route("POST", "/v0/skills", ({ principal, request, body }) =>
+    yield* route("POST", "/v0/skills", { summary: "Register a stored folder CID as a skill (JSON) or upload a skill archive (zip or tar.gz)", body: { schema: AddSkill, description: "JSON {skillCid, name?, description?}, or the archive's bytes with an archive content type" }, response: { status: 201, schema: SkillAdded }, errors: [new Skill.SkillAlreadyInLibrary({ name: "" })] }, ({ principal, request, body }) =>
       Effect.gen(function*() {
         const type = (request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase()
         const skill = archiveTypes.includes(type)
@@ -67,42 +164,42 @@ export const layer = HttpRouter.use((router) =>
         return Kit.created({ success: true, skill: toWire(skill) })
       }))
 
-    yield* route("DELETE", "/v0/skills/:skill", ({ principal, params }) =>
+    yield* route("DELETE", "/v0/skills/:skill", { summary: "Remove a skill from the library", response: { schema: Schema.Struct({ success: Schema.Boolean, message: Schema.String, wasInLibrary: Schema.Boolean }) }, errors: [new Skill.SkillInUse({ skillId: "", agents: [] })] }, ({ principal, params }) =>
       Effect.map(skills.remove(principal, params["skill"] ?? ""), ({ wasInLibrary }) => ({
         success: true,
         message: wasInLibrary ? "Skill removed from the library" : "Skill was not in the library",
         wasInLibrary
       })))
 
-    yield* route("GET", "/v0/clawhub", ({ principal, request }) =>
+    yield* route("GET", "/v0/clawhub", { summary: "Browse the skill hub", query: HubQuery, errors: [hubUnavailable], response: { schema: Schema.Struct({ skills: Schema.Array(HubSkillWire), nextCursor: Schema.NullOr(Schema.String) }) } }, ({ principal, request }) =>
       Effect.gen(function*() {
         const query = yield* Schema.decodeUnknownEffect(HubQuery)(Object.fromEntries(new URL(request.url, "http://x").searchParams))
         const page = yield* skills.hubSearch(principal, query)
         return { skills: page.skills.map(hubWire), nextCursor: page.nextCursor }
       }))
 
-    yield* route("GET", "/v0/clawhub/:slug", ({ principal, params }) =>
+    yield* route("GET", "/v0/clawhub/:slug", { summary: "Look up a hub skill", response: { schema: Schema.Struct({ skill: HubSkillWire }) }, errors: [new Skill.SkillNotFound({ skill: "" }), hubNotFound, hubUnavailable] }, ({ principal, params }) =>
       Effect.map(skills.hubGet(principal, params["slug"] ?? ""), (skill) => ({ skill: hubWire(skill) })))
 
-    yield* route("POST", "/v0/clawhub/:slug/install", ({ principal, params }) =>
+    yield* route("POST", "/v0/clawhub/:slug/install", { summary: "Install a hub skill into the library", response: { status: 201, schema: SkillAdded }, errors: [new Skill.SkillNotFound({ skill: "" }), new Skill.SkillAlreadyInLibrary({ name: "" }), hubNotFound, hubUnavailable] }, ({ principal, params }) =>
       Effect.map(skills.installFromHub(principal, params["slug"] ?? ""), (skill) => Kit.created({ success: true, skill: toWire(skill) })))
 
-    yield* agentRoute("GET", "/v0/agents/:agentId/skills", ({ principal, agentId }) =>
+    yield* agentRoute("GET", "/v0/agents/:agentId/skills", { summary: "List the agent's skills", response: { schema: Schema.Struct({ skills: Schema.Array(AgentSkillWire) }) }, errors: [new Agent.AgentNotFound({ agentId: "" })] }, ({ principal, agentId }) =>
       Effect.map(skills.ofAgent(principal, agentId), (list) => ({ skills: list.map(agentSkillWire) })))
 
-    yield* agentRoute("POST", "/v0/agents/:agentId/skills", ({ principal, agentId, body }) =>
+    yield* agentRoute("POST", "/v0/agents/:agentId/skills", { summary: "Attach skills to the agent (at most 10)", body: { schema: AttachSkills }, response: { schema: Schema.Struct({ success: Schema.Boolean, attached: Schema.Int }) }, errors: [new Agent.AgentNotFound({ agentId: "" }), new Skill.SkillNotFound({ skill: "" })] }, ({ principal, agentId, body }) =>
       Effect.gen(function*() {
         const { skillCids } = yield* body(AttachSkills)
         return { success: true, attached: yield* skills.attach(principal, agentId, skillCids) }
       }))
 
-    yield* agentRoute("DELETE", "/v0/agents/:agentId/skills/:skillId", ({ principal, agentId, params }) =>
+    yield* agentRoute("DELETE", "/v0/agents/:agentId/skills/:skillId", { summary: "Detach a skill", response: { schema: Kit.Done }, errors: [new Agent.AgentNotFound({ agentId: "" }), new Agent.SkillNotAttached({ skillId: "" })] }, ({ principal, agentId, params }) =>
       Effect.as(skills.detach(principal, agentId, params["skillId"] ?? ""), { success: true, message: "Skill detached" }))
 
-    yield* agentRoute("GET", "/v0/agents/:agentId/skills/updates", ({ principal, agentId }) =>
-      Effect.map(skills.updates(principal, agentId), (updates) => ({ updates })))
+    yield* agentRoute("GET", "/v0/agents/:agentId/skills/updates", { summary: "The agent's skills that have updates", response: { schema: Schema.Struct({ updates: Schema.Array(SkillUpdateWire) }) }, errors: [new Agent.AgentNotFound({ agentId: "" })] }, ({ principal, agentId }) =>
+      Effect.map(skills.updates(principal, agentId), (updates) => ({ updates: updates.map(skillUpdateWire) })))
 
-    yield* agentRoute("POST", "/v0/agents/:agentId/skills/:skillId/update", ({ principal, agentId, params, body }) =>
+    yield* agentRoute("POST", "/v0/agents/:agentId/skills/:skillId/update", { summary: "Move an attached skill to another version", body: { schema: UpdateSkill }, response: { schema: SkillMoved }, errors: [new Agent.AgentNotFound({ agentId: "" }), new Agent.SkillNotAttached({ skillId: "" }), new Skill.SkillVersionConflict({ skillId: "", changedFiles: [] })] }, ({ principal, agentId, params, body }) =>
       Effect.gen(function*() {
         const input = yield* body(UpdateSkill)
         const { updated, skill } = yield* skills.update(principal, agentId, params["skillId"] ?? "", input)
@@ -116,8 +213,7 @@ export const layer = HttpRouter.use((router) =>
   })
 )
 
-/** A hub listing in the shape Pinata's clients read (`HubSkill`), plus the version and whether it is installed. */
-const hubWire = (skill: HubSkill & { readonly installed: boolean }) => ({
+const hubWire = (skill: HubSkill & { readonly installed: boolean }): typeof HubSkillWire.Type => ({
   hubSkillId: skill.slug,
   slug: skill.slug,
   name: skill.name,

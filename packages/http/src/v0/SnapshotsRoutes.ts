@@ -5,30 +5,77 @@
  * body is read as text, so that one that is not JSON is `Invalid snapshot CID` like any body without a CID.
  */
 import { Snapshots } from "@cairn/application"
-import { Effect } from "effect"
+import { Agent, Snapshot } from "@cairn/domain"
+import { Effect, Schema } from "effect"
 import { HttpRouter } from "effect/http"
 import * as Kit from "./Kit.ts"
+
+const SnapshotsQuery = Schema.Struct({ limit: Schema.optionalKey(Schema.String), pageToken: Schema.optionalKey(Schema.String) })
+
+/** How a snapshot differs from the one before it: files added, changed and gone; new content's bytes. */
+const ChangeSummaryWire = Schema.Struct({ added: Schema.Int, modified: Schema.Int, deleted: Schema.Int, bytesAdded: Schema.Int })
+const changeSummaryWire = (summary: Snapshot.ChangeSummary): typeof ChangeSummaryWire.Type => ({
+  added: summary.added,
+  modified: summary.modified,
+  deleted: summary.deleted,
+  bytesAdded: summary.bytesAdded
+})
+
+const Synced = Schema.Struct({
+  success: Schema.Boolean,
+  message: Schema.String,
+  snapshotCid: Schema.String,
+  lastSync: Schema.String,
+  changeSummary: ChangeSummaryWire
+})
+const SyncStatus = Schema.Struct({ agentId: Schema.String, configured: Schema.Boolean, lastSync: Schema.NullOr(Schema.String), message: Schema.String })
+
+const SnapshotWire = Schema.Struct({
+  snapshotCid: Schema.String,
+  createdAt: Schema.String,
+  trigger: Snapshot.Trigger,
+  changeSummary: ChangeSummaryWire,
+  files: Schema.Int,
+  bytes: Schema.Int
+})
+const snapshotWire = (snapshot: Omit<typeof SnapshotWire.Type, "changeSummary"> & { readonly changeSummary: Snapshot.ChangeSummary }): typeof SnapshotWire.Type => ({
+  snapshotCid: snapshot.snapshotCid,
+  createdAt: snapshot.createdAt,
+  trigger: snapshot.trigger,
+  changeSummary: changeSummaryWire(snapshot.changeSummary),
+  files: snapshot.files,
+  bytes: snapshot.bytes
+})
+/** A page of snapshots, newest first; `nextPageToken` asks for the older ones. */
+const SnapshotPage = Schema.Struct({ agentId: Schema.String, snapshots: Schema.Array(SnapshotWire), nextPageToken: Schema.optionalKey(Schema.String) })
+
+const Reset = Schema.Struct({ success: Schema.Boolean, snapshotCid: Schema.String, preResetCid: Schema.String, message: Schema.String })
 
 export const layer = HttpRouter.use((router) =>
   Effect.gen(function*() {
     const { agentRoute } = yield* Kit.make(router)
     const snapshots = yield* Snapshots
 
-    yield* agentRoute("POST", "/v0/agents/:agentId/snapshots/sync", ({ principal, agentId }) =>
+    yield* agentRoute("POST", "/v0/agents/:agentId/snapshots/sync", { summary: "Take a snapshot of the agent's workspace now", response: { schema: Synced }, errors: [new Agent.AgentNotFound({ agentId: "" }), new Snapshot.StorageNotConfigured(), new Snapshot.SyncFailed({ agentId: "" }), new Snapshot.SnapshotStorageUnavailable({ operation: "" })] }, ({ principal, agentId }) =>
       Effect.map(snapshots.sync(principal, agentId), (outcome) => ({
         success: true,
         message: outcome.recorded ? "Snapshot taken" : "Workspace unchanged since the latest snapshot",
         snapshotCid: outcome.snapshotCid,
         lastSync: outcome.lastSync,
-        changeSummary: outcome.changeSummary
+        changeSummary: changeSummaryWire(outcome.changeSummary)
       })))
 
-    yield* agentRoute("GET", "/v0/agents/:agentId/snapshots/sync", ({ principal, agentId }) => snapshots.status(principal, agentId))
+    yield* agentRoute("GET", "/v0/agents/:agentId/snapshots/sync", { summary: "Whether snapshots are configured, and the last one's time", response: { schema: SyncStatus }, errors: [new Agent.AgentNotFound({ agentId: "" })] }, ({ principal, agentId }) =>
+      Effect.map(snapshots.status(principal, agentId), ({ agentId, configured, lastSync, message }): typeof SyncStatus.Type => ({ agentId, configured, lastSync, message })))
 
-    yield* agentRoute("GET", "/v0/agents/:agentId/snapshots", ({ principal, agentId, request }) =>
-      snapshots.list(principal, agentId, Kit.query(request, "limit"), Kit.query(request, "pageToken")))
+    yield* agentRoute("GET", "/v0/agents/:agentId/snapshots", { summary: "The agent's snapshots, newest first", query: SnapshotsQuery, response: { schema: SnapshotPage }, errors: [new Agent.AgentNotFound({ agentId: "" }), new Snapshot.StorageNotConfigured()] }, ({ principal, agentId, request }) =>
+      Effect.map(snapshots.list(principal, agentId, Kit.query(request, "limit"), Kit.query(request, "pageToken")), (page): typeof SnapshotPage.Type => ({
+        agentId: page.agentId,
+        snapshots: page.snapshots.map(snapshotWire),
+        ...(page.nextPageToken === undefined ? {} : { nextPageToken: page.nextPageToken })
+      })))
 
-    yield* agentRoute("POST", "/v0/agents/:agentId/snapshots/reset", ({ principal, agentId, request }) =>
+    yield* agentRoute("POST", "/v0/agents/:agentId/snapshots/reset", { summary: "Reset the workspace to a snapshot (a pre-reset snapshot is taken first)", body: { contentType: "application/json", description: "{snapshotCid}" }, response: { schema: Reset }, errors: [new Agent.AgentNotFound({ agentId: "" }), new Snapshot.InvalidSnapshotCid(), new Snapshot.SnapshotNotFound({ snapshotCid: "" }), new Snapshot.ResetFailed({ agentId: "" })] }, ({ principal, agentId, request }) =>
       Effect.gen(function*() {
         const outcome = yield* snapshots.reset(principal, agentId, yield* request.text)
         return {

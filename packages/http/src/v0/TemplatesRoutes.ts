@@ -6,16 +6,40 @@
  * in `validationErrors`. The manifest v1 JSON Schema is served unauthenticated, for editors.
  */
 import { type TemplateView, Templates } from "@cairn/application"
-import { ValidationFailed } from "@cairn/domain"
+import { Template, ValidationFailed } from "@cairn/domain"
 import { ManifestSchema } from "@cairn/templates"
 import { Effect, Schema } from "effect"
 import { HttpRouter, type HttpServerRequest } from "effect/http"
 import { handled } from "../ErrorResponse.ts"
 import { json } from "../Respond.ts"
+import * as RouteCatalog from "../RouteCatalog.ts"
 import * as Kit from "./Kit.ts"
 
 /** The wire shape of a template (Pinata's Template object, without the marketplace's payment fields). */
-export const toWire = (template: TemplateView) => ({
+export const TemplateWire = Schema.Struct({
+  templateId: Schema.String,
+  name: Schema.String,
+  slug: Schema.String,
+  version: Schema.Int,
+  description: Schema.String,
+  category: Schema.String,
+  tags: Schema.Array(Schema.String),
+  snapshotCid: Schema.String,
+  openclawVersion: Schema.NullOr(Schema.String),
+  requiredSecrets: Schema.Array(Template.RequiredSecret),
+  includedSkills: Schema.Array(Template.IncludedSkill),
+  includedSkillCids: Schema.Array(Schema.String),
+  featured: Schema.Boolean,
+  status: Schema.Literals(["published", "archived"]),
+  visibility: Template.Visibility,
+  gitUrl: Schema.NullOr(Schema.String),
+  gitCommitSha: Schema.NullOr(Schema.String),
+  createdAt: Schema.String,
+  updatedAt: Schema.String,
+  userId: Schema.String
+})
+
+export const toWire = (template: TemplateView): typeof TemplateWire.Type => ({
   templateId: template.templateId,
   name: template.name,
   slug: template.slug,
@@ -26,7 +50,11 @@ export const toWire = (template: TemplateView) => ({
   snapshotCid: template.snapshotCid,
   openclawVersion: template.openclawVersion,
   requiredSecrets: template.requiredSecrets.map((s) => ({ name: s.name, description: s.description, guideUrl: s.guideUrl, required: s.required })),
-  includedSkills: template.includedSkills,
+  includedSkills: template.includedSkills.map((skill) => ({
+    name: skill.name,
+    ...(skill.cid === undefined ? {} : { cid: skill.cid }),
+    ...(skill.clawhubSlug === undefined ? {} : { clawhubSlug: skill.clawhubSlug })
+  })),
   includedSkillCids: template.includedSkillCids,
   featured: template.featured,
   status: template.status,
@@ -36,6 +64,18 @@ export const toWire = (template: TemplateView) => ({
   createdAt: template.createdAt,
   updatedAt: template.updatedAt,
   userId: template.userId
+})
+
+const TemplateAnswer = Schema.Struct({ template: TemplateWire })
+const TemplateDone = Schema.Struct({ success: Schema.Boolean, template: TemplateWire })
+/** A validation's verdict, never a failure for an invalid folder: its errors, manifest, files, README and commit. */
+const ValidationReportWire = Schema.Struct({
+  valid: Schema.Boolean,
+  errors: Schema.Array(Schema.String),
+  manifest: Schema.NullOr(Schema.Record(Schema.String, Schema.Unknown)),
+  readme: Schema.NullOr(Schema.String),
+  files: Schema.Array(Schema.String),
+  commitSha: Schema.NullOr(Schema.String)
 })
 
 const Text = (max: number) => Schema.String.pipe(Schema.check(Schema.isMinLength(1), Schema.isMaxLength(max)))
@@ -54,6 +94,12 @@ const Validate = Schema.Struct({ ...SourceFields, manifest: Schema.optional(Sche
 const Republish = Schema.Struct({ ...SourceFields, name: Schema.optional(Schema.String) })
 
 type SourceInput = typeof Validate.Type
+
+const TemplatesQuery = Schema.Struct({
+  featured: Schema.optionalKey(Schema.Literals(["true", "false"])),
+  category: Schema.optionalKey(Schema.String),
+  submittedBy: Schema.optionalKey(Schema.Literal("me"))
+})
 
 /** The one source a body names: exactly one of `gitUrl` and `templateCid`. */
 const sourceOf = (input: SourceInput) =>
@@ -88,9 +134,15 @@ export const layer = HttpRouter.use((router) =>
     const { route } = yield* Kit.make(router)
     const templates = yield* Templates
 
-    yield* router.add("GET", "/v0/templates/schema/manifest.v1.json", () => handled(Effect.succeed(json(ManifestSchema.schema))))
+    yield* RouteCatalog.add(router, {
+      method: "GET",
+      path: "/v0/templates/schema/manifest.v1.json",
+      summary: "The template manifest v1 JSON Schema (open, for editors)",
+      auth: "none",
+      response: { schema: Schema.Record(Schema.String, Schema.Unknown), description: "A JSON Schema (draft 2020-12) document" }
+    }, () => handled(Effect.succeed(json(ManifestSchema.schema))))
 
-    yield* route("GET", "/v0/templates", ({ principal, request }) =>
+    yield* route("GET", "/v0/templates", { summary: "List templates: public ones and the workspace's", query: TemplatesQuery, response: { schema: Schema.Struct({ templates: Schema.Array(TemplateWire), categories: Schema.Array(Schema.String) }) } }, ({ principal, request }) =>
       Effect.gen(function*() {
         const query = new URL(request.url, "http://cairn").searchParams
         const featured = query.get("featured")
@@ -104,7 +156,7 @@ export const layer = HttpRouter.use((router) =>
         return { templates: list.map(toWire), categories }
       }))
 
-    yield* route("POST", "/v0/templates", ({ principal, body }) =>
+    yield* route("POST", "/v0/templates", { summary: "Publish a template from a repository or a stored folder", body: { schema: Publish }, response: { status: 201, schema: TemplateDone }, errors: [new Template.InvalidTemplate({ errors: [] }), new Template.DuplicateTemplateSlug({ slug: "" })] }, ({ principal, body }) =>
       Effect.gen(function*() {
         const input = yield* body(Publish)
         const source = yield* sourceOf(input)
@@ -112,23 +164,30 @@ export const layer = HttpRouter.use((router) =>
         return Kit.created({ success: true, template: toWire(template) })
       }))
 
-    yield* route("POST", "/v0/templates/validate", ({ principal, body }) =>
+    yield* route("POST", "/v0/templates/validate", { summary: "Validate a template folder without publishing it", body: { schema: Validate }, response: { schema: ValidationReportWire } }, ({ principal, body }) =>
       Effect.gen(function*() {
         const input = yield* body(Validate)
         const source = input.gitUrl === undefined && input.templateCid === undefined && input.manifest !== undefined
           ? { _tag: "Manifest" as const, manifest: input.manifest }
           : yield* sourceOf(input)
         const report = yield* templates.validate(principal, source)
-        return { valid: report.valid, errors: report.errors, manifest: report.manifest, readme: report.readme, files: report.files, commitSha: report.commitSha }
+        return {
+          valid: report.valid,
+          errors: report.errors,
+          manifest: report.manifest as Readonly<Record<string, unknown>> | null,
+          readme: report.readme,
+          files: report.files,
+          commitSha: report.commitSha
+        } satisfies typeof ValidationReportWire.Type
       }))
 
-    yield* route("GET", "/v0/templates/id/:templateId", ({ principal, params }) =>
+    yield* route("GET", "/v0/templates/id/:templateId", { summary: "Get a template by id", response: { schema: TemplateAnswer }, errors: [new Template.TemplateNotFound({ template: "" })] }, ({ principal, params }) =>
       Effect.map(templates.getById(principal, params["templateId"] ?? ""), (template) => ({ template: toWire(template) })))
 
-    yield* route("GET", "/v0/templates/:slug", ({ principal, params }) =>
+    yield* route("GET", "/v0/templates/:slug", { summary: "Get a template by slug", response: { schema: TemplateAnswer }, errors: [new Template.TemplateNotFound({ template: "" })] }, ({ principal, params }) =>
       Effect.map(templates.getBySlug(principal, params["slug"] ?? ""), (template) => ({ template: toWire(template) })))
 
-    yield* route("PUT", "/v0/templates/:templateId", ({ principal, params, request }) =>
+    yield* route("PUT", "/v0/templates/:templateId", { summary: "Publish a template's next version", body: { schema: Republish, optional: true }, response: { schema: TemplateDone }, errors: [new Template.TemplateNotFound({ template: "" }), new Template.TemplateNotOwned({ templateId: "" }), new Template.InvalidTemplate({ errors: [] })] }, ({ principal, params, request }) =>
       Effect.gen(function*() {
         const input = yield* optionalBody(request, Republish)
         if (input.gitUrl !== undefined) return yield* new ValidationFailed({ detail: "a template's repository cannot change; publish a new template instead" })
@@ -142,7 +201,7 @@ export const layer = HttpRouter.use((router) =>
         return { success: true, template: toWire(template) }
       }))
 
-    yield* route("DELETE", "/v0/templates/:templateId", ({ principal, params }) =>
+    yield* route("DELETE", "/v0/templates/:templateId", { summary: "Archive a template", response: { schema: Kit.Done }, errors: [new Template.TemplateNotFound({ template: "" }), new Template.TemplateNotOwned({ templateId: "" })] }, ({ principal, params }) =>
       Effect.as(templates.archive(principal, params["templateId"] ?? ""), { success: true, message: "Template archived" }))
   })
 )

@@ -12,7 +12,9 @@ import { requireScope } from "../Authenticate.ts"
 import * as Body from "../Body.ts"
 import { handled } from "../ErrorResponse.ts"
 import { data, json } from "../Respond.ts"
+import * as RouteCatalog from "../RouteCatalog.ts"
 import * as ContentType from "../ContentType.ts"
+import * as FileWire from "./FileWire.ts"
 import { toWire } from "./FileWire.ts"
 import * as LegacyPinning from "./LegacyPinning.ts"
 import * as ResumableUploads from "./ResumableUploads.ts"
@@ -86,6 +88,21 @@ const listQuery = (request: HttpServerRequest.HttpServerRequest) =>
     }
     return query
   })
+
+/** The list's query, for the route catalog (`keyvalues[<key>]` filters besides). */
+const ListQueryParams = Schema.Struct({
+  order: Schema.optionalKey(Schema.Literals(["ASC", "DESC"])),
+  limit: Schema.optionalKey(Schema.String),
+  name: Schema.optionalKey(Schema.String),
+  cid: Schema.optionalKey(Schema.String),
+  mimeType: Schema.optionalKey(Schema.String),
+  group: Schema.optionalKey(Schema.String),
+  pageToken: Schema.optionalKey(Schema.String)
+})
+
+const FileEnvelope = Schema.Struct({ data: FileWire.File })
+const FileListEnvelope = Schema.Struct({ data: Schema.Struct({ files: Schema.Array(FileWire.File), next_page_token: Schema.NullOr(Schema.String) }) })
+const NullEnvelope = Schema.Struct({ data: Schema.Null })
 
 const UpdateBody = Schema.Struct({
   name: Schema.optional(Schema.String.pipe(Schema.check(Schema.isMinLength(1)))),
@@ -176,18 +193,18 @@ export const layer = HttpRouter.use((router) =>
         return json(LegacyPinning.toLegacyWire(pinned))
       }).pipe(Effect.scoped)
 
-    yield* router.add("POST", "/v3/files", (request) =>
+    yield* RouteCatalog.add(router, { method: "POST", path: "/v3/files", summary: "Upload a file or a folder (multipart), or start a resumable upload (Upload-Length)", auth: "apiKey", scope: "org:files:write", body: { contentType: "multipart/form-data", description: "`file` part(s) and the pinata SDK's fields: network, name, group_id, keyvalues, cid_version" }, headers: [{ name: "Upload-Length", description: "starts a resumable upload of this many bytes (201, Location)" }, { name: "Upload-Metadata" }], response: { schema: FileEnvelope }, otherResponses: [{ status: 201, schema: ResumableUploads.Started, description: "A resumable upload started: its absolute Location, Upload-Offset 0" }], errors: [new UploadTooLarge()] }, (request) =>
       handled(Effect.gen(function*() {
         if (request.headers["upload-length"] !== undefined) return yield* resumable.create(keys, request)
         return yield* uploadMultipart(request)
       })))
-    yield* router.add("POST", "/pinning/pinFileToIPFS", (request) => handled(pinFileToIPFS(request)))
-    yield* router.add("PATCH", "/v3/files/uploads/:uploadId", (request) =>
+    yield* RouteCatalog.add(router, { method: "POST", path: "/pinning/pinFileToIPFS", summary: "Pinata's legacy pin (the SDK's fileArray)", auth: "apiKey", scope: "org:files:write", body: { contentType: "multipart/form-data", description: "`file` parts, pinataMetadata and pinataOptions as JSON" }, response: { schema: LegacyPinning.LegacyWire }, errors: [new UploadTooLarge()] }, (request) => handled(pinFileToIPFS(request)))
+    yield* RouteCatalog.add(router, { method: "PATCH", path: "/v3/files/uploads/:uploadId", summary: "Append a chunk to a resumable upload", auth: "apiKey", scope: "org:files:write", body: { contentType: "application/offset+octet-stream" }, headers: [{ name: "Upload-Offset", required: true }], response: { status: 204 }, errors: ResumableUploads.errors }, (request) =>
       handled(Effect.flatMap(HttpRouter.params, (params) => resumable.append(keys, request, params["uploadId"] ?? ""))))
-    yield* router.add("GET", "/v3/files/uploads/:uploadId", (request) =>
+    yield* RouteCatalog.add(router, { method: "GET", path: "/v3/files/uploads/:uploadId", summary: "A resumable upload's offset", auth: "apiKey", scope: "org:files:write", response: { status: 204 }, errors: ResumableUploads.errors }, (request) =>
       handled(Effect.flatMap(HttpRouter.params, (params) => resumable.status(keys, request, params["uploadId"] ?? ""))))
 
-    yield* router.add("GET", "/v3/files/:network", (request) =>
+    yield* RouteCatalog.add(router, { method: "GET", path: "/v3/files/:network", summary: "List files", auth: "apiKey", scope: "org:files:read", query: ListQueryParams, response: { schema: FileListEnvelope } }, (request) =>
       handled(Effect.gen(function*() {
         const principal = yield* requireScope(keys, request, "org:files:read")
         const network = yield* decodeNetwork(yield* HttpRouter.params)
@@ -195,7 +212,7 @@ export const layer = HttpRouter.use((router) =>
         return data({ files: page.files.map(toWire), next_page_token: page.nextPageToken })
       })))
 
-    yield* router.add("GET", "/v3/files/:network/:id", (request) =>
+    yield* RouteCatalog.add(router, { method: "GET", path: "/v3/files/:network/:id", summary: "Get a file", auth: "apiKey", scope: "org:files:read", response: { schema: FileEnvelope }, errors: [new File.FileNotFound({ fileId: "" })] }, (request) =>
       handled(Effect.gen(function*() {
         const principal = yield* requireScope(keys, request, "org:files:read")
         const params = yield* HttpRouter.params
@@ -203,7 +220,7 @@ export const layer = HttpRouter.use((router) =>
         return data(toWire(yield* files.get(principal, network, params["id"] ?? "")))
       })))
 
-    yield* router.add("PUT", "/v3/files/:network/:id", (request) =>
+    yield* RouteCatalog.add(router, { method: "PUT", path: "/v3/files/:network/:id", summary: "Rename a file or change its key-values", auth: "apiKey", scope: "org:files:write", body: { schema: UpdateBody }, response: { schema: FileEnvelope }, errors: [new File.FileNotFound({ fileId: "" })] }, (request) =>
       handled(Effect.gen(function*() {
         const principal = yield* requireScope(keys, request, "org:files:write")
         const params = yield* HttpRouter.params
@@ -218,7 +235,7 @@ export const layer = HttpRouter.use((router) =>
         })))
       })))
 
-    yield* router.add("DELETE", "/v3/files/:network/:id", (request) =>
+    yield* RouteCatalog.add(router, { method: "DELETE", path: "/v3/files/:network/:id", summary: "Delete a file", auth: "apiKey", scope: "org:files:write", response: { schema: NullEnvelope }, errors: [new File.FileNotFound({ fileId: "" })] }, (request) =>
       handled(Effect.gen(function*() {
         const principal = yield* requireScope(keys, request, "org:files:write")
         const params = yield* HttpRouter.params

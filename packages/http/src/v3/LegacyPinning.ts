@@ -47,7 +47,20 @@ export const decode = (fields: Readonly<Record<string, string>>) =>
   })
 
 /** The flat legacy answer, which the SDK maps field by field onto its UploadResponse. */
-export const toLegacyWire = (file: FileView) => ({
+export const LegacyWire = Schema.Struct({
+  ID: Schema.String,
+  Name: Schema.String,
+  IpfsHash: Schema.String,
+  PinSize: Schema.Int,
+  Timestamp: Schema.String,
+  NumberOfFiles: Schema.Int,
+  MimeType: Schema.String,
+  GroupId: Schema.NullOr(Schema.String),
+  Keyvalues: File.KeyValues,
+  isDuplicate: Schema.Boolean
+})
+
+export const toLegacyWire = (file: FileView): typeof LegacyWire.Type => ({
   ID: file.id,
   Name: file.name,
   IpfsHash: file.cid,

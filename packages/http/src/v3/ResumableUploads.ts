@@ -38,6 +38,9 @@ class OffsetMismatch extends Schema.TaggedError<OffsetMismatch>()("OffsetMismatc
   }
 }
 
+/** What the protocol's PATCH and GET may answer, for the route catalog. */
+export const errors = [new UploadNotFound(), new UploadTooLarge(), new OffsetMismatch({ expected: 0 })]
+
 const Session = Schema.Struct({
   workspaceId: Schema.String,
   length: Schema.Number,
@@ -46,6 +49,9 @@ const Session = Schema.Struct({
 type Session = typeof Session.Type
 
 const decodeSession = Schema.decodeUnknownEffect(Schema.fromJsonString(Session))
+
+/** A started upload's answer (201): its id; the `Location` header holds the URL its chunks go to. */
+export const Started = Schema.Struct({ data: Schema.Struct({ id: Schema.String }) })
 
 const wholeNumber = (value: string | undefined) => (value !== undefined && /^\d+$/.test(value) ? Number(value) : undefined)
 
@@ -128,7 +134,7 @@ export const make = (options: { readonly directory: string; readonly files: File
         yield* fs.writeFile(dataPath(id), new Uint8Array()).pipe(Effect.orDie)
         const session: Session = { workspaceId: principal.workspaceId, length, fields }
         yield* fs.writeFileString(sessionPath(id), JSON.stringify(session)).pipe(Effect.orDie)
-        return json({ data: { id } }, 201, { location: `${origin(request)}/v3/files/uploads/${id}`, "upload-offset": "0" })
+        return json({ data: { id } } satisfies typeof Started.Type, 201, { location: `${origin(request)}/v3/files/uploads/${id}`, "upload-offset": "0" })
       })
 
     const complete = (id: string, principal: Parameters<Files["Service"]["upload"]>[0], session: Session) =>

@@ -4,13 +4,14 @@
  * (DELETE, by the signing workspace). The body `{signature, address}` is JSON whatever its Content-Type.
  */
 import { ApiKeys, Signatures } from "@cairn/application"
-import { Cid, Network } from "@cairn/domain"
+import { Cid, CidRecord, Network } from "@cairn/domain"
 import { Effect, Schema } from "effect"
 import { HttpRouter } from "effect/http"
 import { requireScope } from "../Authenticate.ts"
 import * as Body from "../Body.ts"
 import { handled } from "../ErrorResponse.ts"
 import { data, json } from "../Respond.ts"
+import * as RouteCatalog from "../RouteCatalog.ts"
 
 const Hex = (what: string, pattern: RegExp) =>
   Schema.String.pipe(Schema.check(Schema.makeFilter((s: string) => pattern.test(s) || `${what} must be ${pattern === address ? "a 0x-prefixed 20-byte hex address" : "0x-prefixed hex bytes"}`)))
@@ -22,6 +23,8 @@ const AddSignature = Schema.Struct({
   address: Hex("address", address)
 })
 
+const SignatureEnvelope = Schema.Struct({ data: Schema.Struct({ cid: Schema.String, signature: Schema.String }) })
+
 const Target = Schema.Struct({ network: Network, cid: Cid })
 const target = Effect.flatMap(HttpRouter.params, Schema.decodeUnknownEffect(Target))
 
@@ -30,7 +33,7 @@ export const layer = HttpRouter.use((router) =>
     const keys = yield* ApiKeys
     const signatures = yield* Signatures
 
-    yield* router.add("POST", "/v3/files/:network/signature/:cid", (request) =>
+    yield* RouteCatalog.add(router, { method: "POST", path: "/v3/files/:network/signature/:cid", summary: "Attach a wallet's EIP-712 signature to a CID", auth: "apiKey", scope: "org:files:write", body: { schema: AddSignature }, response: { schema: SignatureEnvelope }, errors: [new CidRecord.CidNotOwned({ cid: "" }), new CidRecord.CidAlreadySigned({ cid: "" }), new CidRecord.SignatureDoesNotVerify({ cid: "" })] }, (request) =>
       handled(Effect.gen(function*() {
         const principal = yield* requireScope(keys, request, "org:files:write")
         const { network, cid } = yield* target
@@ -39,7 +42,7 @@ export const layer = HttpRouter.use((router) =>
         return data({ cid: added.cid, signature: added.signature })
       })))
 
-    yield* router.add("GET", "/v3/files/:network/signature/:cid", (request) =>
+    yield* RouteCatalog.add(router, { method: "GET", path: "/v3/files/:network/signature/:cid", summary: "Get a CID's signature", auth: "apiKey", scope: "org:files:read", response: { schema: SignatureEnvelope }, errors: [new CidRecord.SignatureNotFound({ cid: "" })] }, (request) =>
       handled(Effect.gen(function*() {
         const principal = yield* requireScope(keys, request, "org:files:read")
         const { network, cid } = yield* target
@@ -47,7 +50,7 @@ export const layer = HttpRouter.use((router) =>
         return data({ cid: found.cid, signature: found.signature })
       })))
 
-    yield* router.add("DELETE", "/v3/files/:network/signature/:cid", (request) =>
+    yield* RouteCatalog.add(router, { method: "DELETE", path: "/v3/files/:network/signature/:cid", summary: "Remove a CID's signature", auth: "apiKey", scope: "org:files:write", response: { schema: Schema.Struct({ data: Schema.Null }) }, errors: [new CidRecord.SignatureNotFound({ cid: "" })] }, (request) =>
       handled(Effect.gen(function*() {
         const principal = yield* requireScope(keys, request, "org:files:write")
         const { network, cid } = yield* target

@@ -16,7 +16,7 @@ import { AdminToken, ConfigMasterKeys, GatewayTokens, JoseTokenSigner, type Mast
 import { HeliaContentStore, HeliaSnapshotStore } from "@cairn/content-store-helia"
 import type { SnapshotStore } from "@cairn/content-store"
 import { layerTest as layerTestDatabase } from "@cairn/event-store-pg/testing"
-import { CairnHttp } from "@cairn/http"
+import { CairnHttp, RouteCatalog } from "@cairn/http"
 import { EoaSignatureVerifier } from "@cairn/signatures"
 import { LocalCatalog, type SkillHub } from "@cairn/skill-hub"
 import { IsomorphicGitRepositories } from "@cairn/templates/node"
@@ -27,6 +27,8 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { HttpRouter } from "effect/http"
 import { layerStore } from "../CairnRuntime.ts"
+import * as TestLogs from "./TestLogs.ts"
+import * as ResponseValidation from "./ResponseValidation.ts"
 
 export const adminToken = "admin-secret"
 
@@ -78,7 +80,8 @@ export const layerTest = (options: TestRuntimeOptions = {}) =>
       Layer.succeed(DomainSettings, { ...defaultDomainSettings, checkIntervalMs: 0, ...options.domains })
     )),
     Layer.provideMerge(layerStore(layerTestDatabase())),
-    Layer.provideMerge(NodeServices.layer)
+    Layer.provideMerge(NodeServices.layer),
+    Layer.provideMerge(TestLogs.layer) // the application's log is kept, not printed (TestLogs.ts)
   )
 
 export interface Reply {
@@ -90,7 +93,9 @@ export interface Reply {
 export const makeTestApi = (options: TestRuntimeOptions = {}) => {
   const app = layerTest(options)
   const runtime = ManagedRuntime.make(app)
-  const web = HttpRouter.toWebHandler(CairnHttp.routes.pipe(Layer.provide(app)), { memoMap: runtime.memoMap, disableLogger: true })
+  // Strict responses: a route that sends a field its response Schema lacks answers 500 here (RouteCatalog.ts).
+  const routes = CairnHttp.routes.pipe(Layer.provide(Layer.succeed(RouteCatalog.StrictResponses, true)))
+  const web = HttpRouter.toWebHandler(routes.pipe(Layer.provide(app), Layer.provideMerge(TestLogs.layer)), { memoMap: runtime.memoMap, disableLogger: true })
 
   /** A JSON request with an optional bearer token; the reply's body parsed. */
   const request = async (method: string, path: string, token?: string, body?: unknown): Promise<Reply> => {
@@ -100,8 +105,18 @@ export const makeTestApi = (options: TestRuntimeOptions = {}) => {
       ...(body === undefined ? {} : { body: JSON.stringify(body) })
     }))
     const text = await response.text()
-    return { status: response.status, body: text === "" ? undefined : JSON.parse(text) as Record<string, any> }
+    const parsed = text === "" ? undefined : JSON.parse(text) as Record<string, any>
+    // Every JSON answer is checked against the document the server serves (ResponseValidation.ts).
+    if (response.headers.get("content-type")?.startsWith("application/json") === true) {
+      ;(await responses()).check(method, path, response.status, parsed)
+    }
+    return { status: response.status, body: parsed }
   }
+  let validator: Promise<ResponseValidation.ResponseValidator> | undefined
+  /** The response validator, from the server's own `/openapi.json`; `skipped` lists the routes it cannot check yet. */
+  const responses = () =>
+    validator ??= web.handler(new Request("http://cairn/openapi.json")).then(async (r) =>
+      ResponseValidation.make(await r.json() as ResponseValidation.Document))
   const admin = (path: string, body: unknown) => request("POST", path, adminToken, body).then((r) => r.body!["data"])
   /** A new workspace's id. */
   const workspace = (agentLimit: number, options: { readonly internal?: boolean; readonly plan?: "free" | "pro" } = {}) =>
@@ -118,5 +133,5 @@ export const makeTestApi = (options: TestRuntimeOptions = {}) => {
     await web.dispose()
     await runtime.dispose()
   }
-  return { runtime, web, request, admin, workspace, key, control, dispose }
+  return { runtime, web, request, admin, workspace, key, control, dispose, responses }
 }

@@ -1,0 +1,80 @@
+/**
+ * `cairn engine install [version]`, with no server: offline, against an engines directory that already holds a
+ * version (npm is told to stay offline, so no test run reaches the registry); with ENGINE_IT=openclaw, a real install
+ * from the npm registry into a temporary directory, with its progress lines.
+ */
+import { afterAll, assert, describe, it } from "@effect/vitest"
+import { spawnSync } from "node:child_process"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
+
+const main = fileURLToPath(new URL("../src/main.ts", import.meta.url))
+const root = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cairn-cli-engine-"))
+afterAll(() => Fs.rmSync(root, { recursive: true, force: true }))
+
+/** Runs the CLI as an operator would, with no server anywhere (CAIRN_URL points nowhere). */
+const cli = (env: Record<string, string>, ...args: Array<string>) => {
+  const { DATABASE_URL: _, ...inherited } = process.env
+  const result = spawnSync(process.execPath, [main, ...args], {
+    env: { ...inherited, CAIRN_URL: "http://127.0.0.1:9", DATA_DIR: Path.join(root, "data"), ...env },
+    encoding: "utf8",
+    timeout: 15 * 60_000
+  })
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr }
+}
+
+/** An engines directory holding `version` as an install leaves it: the engine and its channel plugins. */
+const installedEngines = (version: string) => {
+  const dir = Path.join(root, `engines-${version}`)
+  const engine = Path.join(dir, version, "node_modules", "openclaw")
+  Fs.mkdirSync(engine, { recursive: true })
+  Fs.writeFileSync(Path.join(engine, "openclaw.mjs"), "")
+  for (const channel of ["slack", "discord", "whatsapp"]) {
+    const plugin = Path.join(dir, version, "channel-plugins", "node_modules", "@openclaw", channel)
+    Fs.mkdirSync(plugin, { recursive: true })
+    Fs.writeFileSync(Path.join(plugin, "package.json"), "{}")
+  }
+  return dir
+}
+
+/** npm may not reach the registry: what it lists falls back to the versions installed here. */
+const offline = (enginesDir: string) => ({
+  OPENCLAW_ENGINES_DIR: enginesDir,
+  npm_config_offline: "true",
+  npm_config_cache: Path.join(root, "npm-cache")
+})
+
+describe("cairn engine install", () => {
+  it("says a version already installed is installed, without a server and without downloading", () => {
+    const enginesDir = installedEngines("2026.9.1")
+    const named = cli(offline(enginesDir), "engine", "install", "2026.9.1")
+    assert.strictEqual(named.code, 0, named.stderr)
+    assert.include(named.stdout, `OpenClaw 2026.9.1 is already installed in ${Path.join(enginesDir, "2026.9.1")}`)
+    assert.notInclude(named.stdout, "Installing")
+    // Without a version: the one the server would use, here the newest one it can offer.
+    const unnamed = cli(offline(enginesDir), "engine", "install")
+    assert.strictEqual(unnamed.code, 0, unnamed.stderr)
+    assert.include(unnamed.stdout, "OpenClaw 2026.9.1 is already installed")
+  })
+
+  it("refuses a version that is not offered, with exit code 1", () => {
+    const refused = cli(offline(installedEngines("2026.9.2")), "engine", "install", "1999.1.1")
+    assert.strictEqual(refused.code, 1)
+    assert.include(refused.stderr, "cairn: OpenClaw 1999.1.1 is not offered")
+    assert.notInclude(refused.stderr, "    at ")
+  })
+
+  it.skipIf(process.env["ENGINE_IT"] !== "openclaw")("installs a real version from the npm registry, printing its progress", () => {
+    const enginesDir = Path.join(root, "real-engines")
+    const installed = cli({ OPENCLAW_ENGINES_DIR: enginesDir, OPENCLAW_VERSIONS: "2026.9.6" }, "engine", "install")
+    assert.strictEqual(installed.code, 0, installed.stderr)
+    assert.include(installed.stdout, "Installing OpenClaw 2026.9.6 from the npm registry")
+    assert.match(installed.stdout, /Installed OpenClaw 2026\.9\.6: \d+ MB in \d+ s/)
+    assert.include(installed.stdout, `OpenClaw 2026.9.6 is installed in ${Path.join(enginesDir, "2026.9.6")}`)
+    assert.isTrue(Fs.existsSync(Path.join(enginesDir, "2026.9.6", "node_modules", "openclaw", "openclaw.mjs")))
+    const again = cli({ OPENCLAW_ENGINES_DIR: enginesDir, OPENCLAW_VERSIONS: "2026.9.6" }, "engine", "install", "2026.9.6")
+    assert.include(again.stdout, "OpenClaw 2026.9.6 is already installed")
+  }, 15 * 60_000)
+})

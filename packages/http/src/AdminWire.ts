@@ -1,0 +1,36 @@
+/**
+ * What the operator API (`/admin`, AdminRoutes.ts) answers, in the `{data}` envelope: the Schemas its catalog
+ * entries document, and the response check of the HTTP tests holds its answers to.
+ */
+import { Secret, Workspace } from "@cairn/domain"
+import { Schema } from "effect"
+import { HistoryEntryWire } from "./v0/AgentsRoutes.ts"
+import { TemplateWire } from "./v0/TemplatesRoutes.ts"
+
+const envelope = <S extends Schema.Top>(schema: S) => Schema.Struct({ data: schema })
+
+/** A workspace as the admin API shows it. */
+export const WorkspaceCreated = envelope(Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  plan: Workspace.Plan,
+  agentLimit: Schema.Int,
+  internal: Schema.Boolean,
+  createdAt: Schema.String
+}))
+
+/** The master key every workspace data key is wrapped under now, and how many were rewrapped. */
+export const MasterKeyRotated = envelope(Schema.Struct({ masterKeyId: Schema.String, rewrapped: Schema.Int }))
+
+/** An issued API key: its id (to revoke it) and the token, shown this once. */
+export const KeyIssued = envelope(Schema.Struct({ keyId: Schema.String, token: Schema.String }))
+
+/** An audit trail: every event with its stream, its place in it, its actor and time, in log order. */
+export const AuditTrail = envelope(Schema.Array(HistoryEntryWire))
+
+/** A published template: whether it is new (201) and whether this version differs from the one before. */
+export const TemplatePublished = envelope(Schema.Struct({ template: TemplateWire, created: Schema.Boolean, changed: Schema.Boolean }))
+
+
+/** A rotation without a master key configured. */
+export const rotateMasterKeyErrors = [new Secret.SecretsNotConfigured()]

@@ -1,0 +1,176 @@
+/**
+ * The OpenAPI 3.1 document of Cairn's API, built from the route catalog (RouteCatalog.ts): each entry's Schemas
+ * become JSON Schemas with Effect's own converter, and each documented error an example of `{error}` under its
+ * status. The failures every route shares are added here from what the entry says: 401/403 from its auth, 400
+ * `Validation failed` when it takes input, 500 and 503 always (ErrorResponse.ts is where they are answered).
+ */
+import { Forbidden, MissingUserId, Unauthorized } from "@cairn/application"
+import { ValidationFailed } from "@cairn/domain"
+import { JsonSchema, Schema } from "effect"
+import type { Entry, ErrorDoc } from "./RouteCatalog.ts"
+
+export type Document = Record<string, unknown> & {
+  readonly paths: Record<string, Record<string, Operation>>
+  readonly components: { readonly schemas: Record<string, unknown>; readonly [key: string]: unknown }
+}
+
+export interface Operation {
+  readonly operationId: string
+  readonly summary: string
+  readonly responses: Record<string, { readonly content?: Record<string, { readonly schema?: unknown }> }>
+  readonly [key: string]: unknown
+}
+
+const internal: ErrorDoc = { _tag: "InternalServerError", status: 500, message: "Internal server error" }
+const unavailable: ErrorDoc = { _tag: "ServiceUnavailable", status: 503, message: "Service unavailable" }
+
+/** The router's `/v0/agents/:agentId` as OpenAPI's `/v0/agents/{agentId}`. */
+export const toOpenApiPath = (path: string) => path.replace(/:([A-Za-z0-9_]+)/g, "{$1}")
+
+const paramsOf = (path: string) => [...path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]!)
+
+const operationId = (entry: Entry) =>
+  entry.method.toLowerCase() + entry.path.split("/").filter((s) => s !== "").map((segment) => {
+    const word = segment.startsWith(":") ? `By${segment.slice(1, 2).toUpperCase()}${segment.slice(2)}` : segment
+    return word.split(/[^A-Za-z0-9]+/).filter((w) => w !== "").map((w) => w[0]!.toUpperCase() + w.slice(1)).join("")
+  }).join("")
+
+const tagOf = (path: string) => {
+  const [first, second, third, fourth] = path.split("/").filter((s) => s !== "")
+  if (first === "v0" && second === "agents" && third === ":agentId" && fourth !== undefined) return `v0 agent ${fourth}`
+  if (first === "v0" || first === "v3" || first === "admin") return `${first} ${second ?? ""}`.trim()
+  return "other"
+}
+
+const errorBody = { $ref: "#/components/schemas/ErrorBody" }
+
+/** The failures every route with this entry's shape shares. */
+const impliedErrors = (entry: Entry): ReadonlyArray<ErrorDoc> => [
+  ...(entry.body?.schema !== undefined || entry.query !== undefined || entry.path.includes(":")
+    ? [new ValidationFailed({ detail: "<what was wrong with the input>" })]
+    : []),
+  ...(entry.auth === "none" ? [] : [new Unauthorized({ reason: "missing-credentials" })]),
+  ...(entry.auth === "apiKey" || entry.auth === "apiKeyOrGateway" ? [new MissingUserId()] : []),
+  ...(entry.scope === undefined ? [] : [new Forbidden({ scope: entry.scope })]),
+  internal,
+  unavailable
+]
+
+const security = (entry: Entry) => {
+  switch (entry.auth) {
+    case "none":
+      return []
+    case "admin":
+      return [{ adminToken: [] }]
+    case "apiKey":
+      return [{ apiKey: entry.scope === undefined ? [] : [entry.scope] }]
+    case "apiKeyOrGateway":
+      return [{ apiKey: entry.scope === undefined ? [] : [entry.scope] }, { gatewayToken: [] }]
+  }
+}
+
+/** Builds the document; `schemas` collects the named definitions the converted Schemas share. */
+export const make = (entries: ReadonlyArray<Entry>, info: { readonly title: string; readonly version: string; readonly description?: string }): Document => {
+  const schemas: Record<string, unknown> = {
+    ErrorBody: {
+      type: "object",
+      description: "Every failure: the documented string in `error`; some carry more fields (a failed create's `agent`).",
+      properties: { error: { type: "string" } },
+      required: ["error"]
+    }
+  }
+  // A response is described closed (`additionalProperties: false`): the routes encode their answers with these
+  // Schemas, so nothing else is sent. Request bodies stay open, as their decoding ignores unknown fields.
+  const jsonSchema = (schema: Schema.Top, closed = false) => {
+    const document = Schema.toJsonSchemaDocument(schema, closed ? { onExcessProperty: "error" } : undefined)
+    const openApi = JsonSchema.toMultiDocumentOpenApi3_1({ dialect: "draft-2020-12", schemas: [document.schema], definitions: document.definitions })
+    Object.assign(schemas, openApi.definitions)
+    return openApi.schemas[0]
+  }
+
+  const paths: Record<string, Record<string, Operation>> = {}
+  for (const entry of entries) {
+    const responses: Record<string, Record<string, unknown>> = {}
+    for (const success of [entry.response ?? {}, ...(entry.otherResponses ?? [])]) {
+      const status = success.status ?? 200
+      responses[String(status)] = {
+        description: success.description ?? entry.summary,
+        ...(status === 204 ? {} : {
+          content: { [success.contentType ?? "application/json"]: success.schema === undefined ? {} : { schema: jsonSchema(success.schema, true) } }
+        })
+      }
+    }
+    const byStatus = new Map<number, Array<ErrorDoc>>()
+    for (const error of [...(entry.errors ?? []), ...impliedErrors(entry)]) {
+      const list = byStatus.get(error.status) ?? []
+      if (!list.some((e) => e.message === error.message)) list.push(error)
+      byStatus.set(error.status, list)
+    }
+    for (const [status, errors] of [...byStatus].sort(([a], [b]) => a - b)) {
+      responses[String(status)] = {
+        description: errors.map((e) => e.message).join("; "),
+        content: {
+          "application/json": {
+            schema: errorBody,
+            examples: Object.fromEntries(errors.map((e, i) => [`${e._tag}${errors.slice(0, i).some((o) => o._tag === e._tag) ? i : ""}`, { summary: e.message, value: { error: e.message, ...(e as { details?: object }).details } }]))
+          }
+        }
+      }
+    }
+    const queryParameters = entry.query === undefined ? [] : (() => {
+      const schema = jsonSchema(entry.query) as { properties?: Record<string, unknown>; required?: ReadonlyArray<string> }
+      return Object.entries(schema.properties ?? {}).map(([name, property]) => ({
+        name,
+        in: "query",
+        required: schema.required?.includes(name) ?? false,
+        schema: property
+      }))
+    })()
+    const operation: Operation = {
+      operationId: operationId(entry),
+      summary: entry.summary,
+      ...(entry.description === undefined ? {} : { description: entry.description }),
+      tags: [tagOf(entry.path)],
+      security: security(entry),
+      parameters: [
+        ...paramsOf(entry.path).map((name) => ({ name, in: "path", required: true, schema: { type: "string" } })),
+        ...queryParameters,
+        ...(entry.headers ?? []).map((h) => ({
+          name: h.name,
+          in: "header",
+          required: h.required ?? false,
+          schema: { type: "string" },
+          ...(h.description === undefined ? {} : { description: h.description })
+        }))
+      ],
+      ...(entry.body === undefined ? {} : {
+        requestBody: {
+          required: !(entry.body.optional ?? false),
+          ...(entry.body.description === undefined ? {} : { description: entry.body.description }),
+          content: { [entry.body.contentType ?? "application/json"]: entry.body.schema === undefined ? {} : { schema: jsonSchema(entry.body.schema) } }
+        }
+      }),
+      responses
+    }
+    const path = toOpenApiPath(entry.path)
+    paths[path] = { ...paths[path], [entry.method.toLowerCase()]: operation }
+  }
+
+  return {
+    openapi: "3.1.0",
+    info: { title: info.title, version: info.version, ...(info.description === undefined ? {} : { description: info.description }) },
+    paths,
+    components: {
+      schemas,
+      securitySchemes: {
+        apiKey: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "An API key (`npm run cli -- key create`)." },
+        gatewayToken: {
+          type: "http",
+          scheme: "bearer",
+          description: "An agent's current gateway token (`gw_…`), on that agent's own routes; also as `?token=` or the `gw_token` cookie."
+        },
+        adminToken: { type: "http", scheme: "bearer", description: "The admin token (`ADMIN_TOKEN`, or the file the server writes into DATA_DIR)." }
+      }
+    }
+  }
+}

@@ -1,0 +1,59 @@
+/**
+ * What every request leaves behind for operators, added around all routes: a request id (the caller's valid
+ * `x-request-id`, or a new one) on every log line written while the request is handled and in the response's
+ * `x-request-id`; its latency in the per-route histogram (HttpMetrics.ts); the id on its trace span when tracing is
+ * on; and, with `ACCESS_LOG=true`, one access-log line (method, route, path, status, milliseconds). The work per
+ * request is constant: a header check, a clock read at each end, a map lookup and a header on the response.
+ */
+import { Config, Context, Effect, Fiber, References, Tracer } from "effect"
+import { HttpEffect, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import * as HttpMetrics from "./HttpMetrics.ts"
+import * as RequestId from "./RequestId.ts"
+
+const pathOf = (url: string) => {
+  const end = url.search(/[?#]/)
+  return end === -1 ? url : url.slice(0, end)
+}
+
+export const layer = HttpRouter.middleware(
+  Effect.gen(function*() {
+    const accessLog = yield* Config.Boolean("ACCESS_LOG").pipe(Config.withDefault(false))
+    return (httpEffect) =>
+      Effect.withFiber((fiber) => {
+        const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
+        const requestId = RequestId.fromHeader(request.headers[RequestId.header])
+        const started = performance.now()
+        const span = Context.getOrUndefined(fiber.context, Tracer.ParentSpan)
+        if (span !== undefined && span._tag === "Span") span.attribute("http.request.id", requestId)
+        // The annotation goes into the request's own context, which the server restores when the request ends (the
+        // router sets the matched route the same way), so the lines of the handler and of every fiber it starts
+        // carry it, with no wrapper to unwind per request.
+        const annotations = Context.get(fiber.context, References.CurrentLogAnnotations)
+        fiber.setContext(Context.add(fiber.context, References.CurrentLogAnnotations, { ...annotations, requestId }))
+        // Runs for every response, a route's or one made from a failure, just before it is written; the router has
+        // left the matched route in the context by then (none when no route matched).
+        // It runs synchronously and, without the access log, answers with an `Exit`, so the server can still write
+        // the response in the same step.
+        HttpEffect.appendPreResponseHandlerUnsafe(fiber.context, (_, response) => {
+          const millis = performance.now() - started
+          const context = Fiber.getCurrent()?.context ?? fiber.context
+          const route = Context.getOrUndefined(context, HttpRouter.RouteContext)?.route.path
+          HttpMetrics.record(context, request.method, route, response.status, millis / 1000)
+          const tagged = HttpServerResponse.setHeader(response, RequestId.header, requestId)
+          if (!accessLog) return Effect.succeed(tagged)
+          return Effect.log("Sent HTTP response").pipe(
+            Effect.annotateLogs({
+              "http.method": request.method,
+              "http.route": route ?? "unmatched",
+              "http.path": pathOf(request.url),
+              "http.status": response.status,
+              "http.duration_ms": Math.round(millis * 10) / 10
+            }),
+            Effect.as(tagged)
+          )
+        })
+        return httpEffect
+      })
+  }),
+  { global: true }
+)

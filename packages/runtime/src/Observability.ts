@@ -1,0 +1,65 @@
+/**
+ * How a Cairn server is observed (docs/operations.md, "Observability"): its log lines' format, and the metrics read
+ * from the database just before each `/metrics` scrape. Request ids, the per-route latency histogram and tracing
+ * come with the routes themselves (`@cairn/http`: RequestObservability, HttpMetrics, Tracing).
+ */
+import { OpenClawEngineMetrics } from "@cairn/agent-engine-openclaw"
+import { AgentsNode, GatewayMetrics } from "@cairn/application"
+import { Agent } from "@cairn/domain"
+import { PgStoreMetrics } from "@cairn/event-store-pg"
+import { MetricsRoutes } from "@cairn/http"
+import { Config, Effect, Layer, Logger, Metric } from "effect"
+import { SqlClient } from "effect/sql"
+import * as ReadModels from "./ReadModels.ts"
+
+/**
+ * `LOG_FORMAT`: `json` (one JSON object a line: message, level, timestamp, annotations such as `requestId`, cause)
+ * or `pretty` (for people). By default pretty when standard output is a terminal, JSON otherwise (a container, a
+ * service manager, a file), which is what log collectors parse.
+ */
+export const layerLogger = Layer.unwrap(Effect.map(
+  Config.Literals(["json", "pretty"], "LOG_FORMAT").pipe(Config.option),
+  (format) => {
+    const json = format._tag === "Some" ? format.value === "json" : process.stdout.isTTY !== true
+    // The tracer logger keeps log lines as events of the current span when tracing is on (Effect's default does too).
+    return Logger.layer([json ? Logger.consoleJson : Logger.consolePretty(), Logger.tracerLogger])
+  }
+))
+
+const agentsDescription = "Agents supervised by this node, by state"
+const agentGauges = new Map(Agent.AgentStatus.literals.map((state) =>
+  [state, Metric.gauge("cairn_agents", { description: agentsDescription, attributes: { state } })] as const
+))
+
+/** This node's agents by state: every state is reported, 0 included, so a dashboard never sees a series vanish. */
+const refreshAgents = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const node = yield* AgentsNode
+  const rows = yield* sql<{ readonly status: string; readonly agents: string | number }>`
+    SELECT status, count(*)::int8 AS agents FROM cairn_agents WHERE node = ${node} OR node IS NULL GROUP BY status`
+  const counts = new Map(rows.map((row) => [row.status, Number(row.agents)]))
+  for (const [state, gauge] of agentGauges) yield* Metric.update(gauge, counts.get(state) ?? 0)
+})
+
+/** Metrics that are only updated when something happens, read once so they are listed (at 0) from the start. */
+const listed = Effect.all([
+  Metric.value(GatewayMetrics.restarts),
+  Metric.value(OpenClawEngineMetrics.installDuration),
+  Metric.value(PgStoreMetrics.appendDuration.ok),
+  Metric.value(PgStoreMetrics.appendDuration.error)
+], { discard: true })
+
+/** What `/metrics` reads from the database before each scrape: agents by state and each projection's lag. */
+export const layerMetrics = Layer.effect(
+  MetricsRoutes.BeforeScrape,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const node = yield* AgentsNode
+    const asynchronous = ReadModels.asynchronous.map((projection) => projection.name)
+    return Effect.all([listed, refreshAgents, PgStoreMetrics.refreshProjectionLag(asynchronous)], { discard: true }).pipe(
+      Effect.provideService(SqlClient.SqlClient, sql),
+      Effect.provideService(AgentsNode, node),
+      Effect.orDie
+    )
+  })
+)
