@@ -8,7 +8,7 @@
 import { AgentEngine, type Provisioning } from "@cairn/agent-engine"
 import { GatewayTokens, TokenSigner } from "@cairn/auth"
 import { Agent, AuditStreams, Channel, ValidationFailed, Workspace } from "@cairn/domain"
-import { compare, EventStore } from "@cairn/event-store"
+import { compare, EventStore, type RecordedEvent } from "@cairn/event-store"
 import { Context, Deferred, type Duration, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Principal } from "./Access.ts"
@@ -33,6 +33,17 @@ export interface AgentHistoryEntry {
   readonly version: number
   readonly data: unknown
 }
+
+/** Events of several streams as one history, in log order (an agent's or a file's audit trail). */
+export const historyOf = (events: ReadonlyArray<RecordedEvent>): Array<AgentHistoryEntry> =>
+  [...events].sort((a, b) => compare(a.position, b.position)).map((e) => ({
+    type: e.type,
+    at: e.recordedAt.toISOString(),
+    actor: e.metadata.actor ?? null,
+    stream: e.stream,
+    version: e.version,
+    data: e.data
+  }))
 
 /** How long a create waits for the gateway before answering `starting`. */
 export const CreateWait = Context.Reference<Duration.Input>("cairn/Agents/CreateWait", { defaultValue: () => "1 second" })
@@ -287,14 +298,7 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
         Effect.flatMap(([own = [], ...others]) =>
           own.length === 0 ? Effect.fail(new Agent.AgentNotFound({ agentId })) : Effect.succeed([...own, ...others.flat()])
         ),
-        Effect.map((events) => events.sort((a, b) => compare(a.position, b.position)).map((e): AgentHistoryEntry => ({
-          type: e.type,
-          at: e.recordedAt.toISOString(),
-          actor: e.metadata.actor ?? null,
-          stream: e.stream,
-          version: e.version,
-          data: e.data
-        })))
+        Effect.map(historyOf)
       )
 
     /** The agent's history, as its workspace sees it. */

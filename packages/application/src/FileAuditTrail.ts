@@ -4,9 +4,9 @@
  * delete), merged in log order. A file id is taken too, for the one file. Unknown to the log: `File not found`.
  */
 import { CidRecord, File } from "@cairn/domain"
-import { compare, EventStore } from "@cairn/event-store"
+import { EventStore } from "@cairn/event-store"
 import { Effect } from "effect"
-import type { AgentHistoryEntry } from "./Agents.ts"
+import { historyOf } from "./Agents.ts"
 
 export const fileAuditTrail = (cidOrFileId: string) =>
   Effect.gen(function*() {
@@ -25,12 +25,5 @@ export const fileAuditTrail = (cidOrFileId: string) =>
     const files = yield* Effect.forEach([...fileIds], (fileId) => store.readStream(File.stream(fileId)), { concurrency: 8 })
     const events = [...cidEvents, ...ownFile, ...files.flat()]
     if (events.length === 0) return yield* new File.FileNotFound({ fileId: cidOrFileId })
-    return events.sort((a, b) => compare(a.position, b.position)).map((e): AgentHistoryEntry => ({
-      type: e.type,
-      at: e.recordedAt.toISOString(),
-      actor: e.metadata.actor ?? null,
-      stream: e.stream,
-      version: e.version,
-      data: e.data
-    }))
+    return historyOf(events)
   })

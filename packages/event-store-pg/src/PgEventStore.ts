@@ -23,24 +23,13 @@ import {
 } from "@cairn/event-store"
 import { Data, Effect, Layer } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
+import { columns, type EventRow, toRecorded } from "./EventRows.ts"
 import * as Schema from "./EventStoreSchema.ts"
 import * as PgStoreMetrics from "./PgStoreMetrics.ts"
 
 export interface Options {
   /** Updated inside every append's transaction; their `R` is the store's own SqlClient. */
   readonly inlineProjections?: ReadonlyArray<Projection<SqlClient.SqlClient>>
-}
-
-interface EventRow {
-  readonly global_position: bigint
-  readonly transaction_id: bigint
-  readonly stream_id: string
-  readonly version: bigint
-  readonly event_id: string
-  readonly type: string
-  readonly data: unknown
-  readonly metadata: RecordedEvent["metadata"]
-  readonly recorded_at: Date
 }
 
 interface WriteRow {
@@ -54,25 +43,12 @@ interface WriteRow {
 /** The stream's version guard refused a write; internal, it rolls a multi-stream append back. */
 class Refused extends Data.TaggedError("Refused")<{ readonly stream: string }> {}
 
-const toRecorded = (row: EventRow): RecordedEvent => ({
-  eventId: row.event_id,
-  type: row.type,
-  stream: row.stream_id,
-  version: Number(row.version),
-  position: { transactionId: row.transaction_id, globalPosition: row.global_position },
-  recordedAt: row.recorded_at,
-  data: row.data,
-  metadata: row.metadata
-})
-
 /** The Postgres error fields sql-pg keeps on the reason's cause. */
 const pgFields = (error: SqlError.SqlError): { code?: string; detail?: string; constraint?: string } =>
   (error.reason as { cause?: { code?: string; detail?: string; constraint?: string } }).cause ?? {}
 
 const unavailable = (operation: string) => (error: SqlError.SqlError) =>
   new EventStoreUnavailable({ operation, retryable: error.isRetryable ?? false, cause: error })
-
-const columns = "global_position, transaction_id::text::int8 AS transaction_id, stream_id, version, event_id, type, data, metadata, recorded_at"
 
 export const make = (options: Options = {}) =>
   Effect.gen(function*() {

@@ -13,12 +13,12 @@ import {
   type LogPosition,
   type Projection,
   ProjectionFailed,
-  type RecordedEvent,
   compare,
   start
 } from "@cairn/event-store"
 import { Effect, Schema } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
+import { columns, type EventRow, toRecorded } from "./EventRows.ts"
 
 export interface TableComparison {
   readonly table: string
@@ -51,29 +51,6 @@ export interface Options {
   readonly sampleSize?: number
   readonly batchSize?: number
 }
-
-interface EventRow {
-  readonly global_position: bigint
-  readonly transaction_id: bigint
-  readonly stream_id: string
-  readonly version: bigint
-  readonly event_id: string
-  readonly type: string
-  readonly data: unknown
-  readonly metadata: RecordedEvent["metadata"]
-  readonly recorded_at: Date
-}
-
-const toRecorded = (row: EventRow): RecordedEvent => ({
-  eventId: row.event_id,
-  type: row.type,
-  stream: row.stream_id,
-  version: Number(row.version),
-  position: { transactionId: BigInt(row.transaction_id), globalPosition: BigInt(row.global_position) },
-  recordedAt: row.recorded_at,
-  data: row.data,
-  metadata: row.metadata
-})
 
 const quote = (identifier: string) => `"${identifier.replaceAll("\"", "\"\"")}"`
 
@@ -126,8 +103,7 @@ export const check = (options: Options) =>
       const behind = new Map<string, number>(projections.map(({ projection }) => [projection.name, 0]))
       let after = start
       for (;;) {
-        const rows = yield* sql<EventRow>`SELECT global_position, transaction_id::text::int8 AS transaction_id, stream_id, version,
-            event_id, type, data, metadata, recorded_at FROM cairn_events
+        const rows = yield* sql<EventRow>`SELECT ${sql.literal(columns)} FROM cairn_events
           WHERE (transaction_id, global_position) > (${after.transactionId.toString()}::xid8, ${after.globalPosition})
           ORDER BY cairn_events.transaction_id, cairn_events.global_position LIMIT ${batchSize}`
         if (rows.length === 0) break

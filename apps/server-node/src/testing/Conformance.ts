@@ -3,13 +3,16 @@
  * Deno): it knows only a base URL and the admin token, so it runs from Node against any server process. It covers
  * health, the admin API, `/v3` uploads (one small, one streamed through several MiB), listings, gets, EIP-712
  * signatures and the gateway, and an agent's whole life on `/v0` (create, read, devices, restart, history, delete).
- * Register it inside a `describe` with `conformance(() => server)`; `startEntryPoint` runs a server for it.
+ * `conformanceOn` runs an entry point on a fresh data directory and registers the suite against it.
  */
 import { domain, primaryType, types } from "@cairn/signatures"
-import { assert, it } from "@effect/vitest"
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { type ChildProcess, spawn } from "node:child_process"
 import { createHash } from "node:crypto"
 import { once } from "node:events"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { freePort, type ServerProcess, waitUntilServing } from "./ServerProcess.ts"
 
@@ -181,4 +184,23 @@ export const conformance = (target: () => ConformanceTarget) => {
     assert.strictEqual(after.status, 404)
     assert.strictEqual(after.body.error, "Agent not found")
   })
+}
+
+/**
+ * The suite on `runtime`: starts `command args…` (run from `cwd`) on a fresh data directory before the suite, stops
+ * it after (a clean exit, code 0, is part of passing), and registers the suite under `title`.
+ */
+export const conformanceOn = (title: string, command: string, args: ReadonlyArray<string>, cwd?: string) => {
+  const dataDir = mkdtempSync(join(tmpdir(), "cairn-conformance-"))
+  let server: Awaited<ReturnType<typeof startEntryPoint>> | undefined
+  beforeAll(async () => {
+    server = await startEntryPoint(command, args, { DATA_DIR: dataDir }, cwd)
+  }, 240_000)
+  afterAll(async () => {
+    server?.child.kill("SIGTERM")
+    const code = await server?.exited
+    rmSync(dataDir, { recursive: true, force: true })
+    if (server !== undefined) assert.strictEqual(code, 0, server.output())
+  })
+  describe(title, () => conformance(() => server!))
 }
