@@ -2,7 +2,7 @@
  * The admin CLI against a real server process, as an operator runs it: what it prints and how it exits when the
  * server refuses (1), when the command line cannot work (2), when no server answers (3); and audit trails.
  */
-import { freePort, newApiUser, type ServerProcess, startServer, waitUntilServing } from "@cairn/server-node/testing"
+import { freePort, ioSettled, newApiUser, type ServerProcess, startServer, waitUntilServing } from "@cairn/server-node/testing"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { spawnSync } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -117,6 +117,10 @@ describe("audit trails through the CLI", () => {
     const created = await call("POST", "/v0/agents", { name: "audited" })
     assert.strictEqual(created.status, 201, JSON.stringify(created.body))
     const agentId = created.body.agent.agentId as string
+    // On a loaded machine the create answers `starting`; the history this checks is complete once it runs.
+    while ((await call("GET", `/v0/agents/${agentId}`)).body.agent.status !== "running") {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
 
     const audit = cli(["audit", "--agent", agentId])
     assert.strictEqual(audit.code, 0, audit.stderr)
@@ -130,6 +134,7 @@ describe("audit trails through the CLI", () => {
       const form = new FormData()
       form.append("file", new Blob(["audited content\n"], { type: "text/plain" }), name)
       form.append("network", "public")
+      await ioSettled()
       const response = await fetch(`${server.url}/v3/files`, { method: "POST", headers: { authorization: `Bearer ${token}` }, body: form })
       assert.strictEqual(response.status, 200, await response.clone().text())
       return ((await response.json()) as { data: { id: string; cid: string } }).data

@@ -13,6 +13,14 @@ export interface ApiUser {
   readonly call: (method: string, path: string, body?: unknown) => Promise<ApiResponse>
 }
 
+/**
+ * Lets the event loop take in what the sockets received while it was blocked. The CLI helpers run synchronously, and
+ * on a loaded machine a few of them outlast the server's keep-alive (65 s): the server has closed the pooled
+ * connection, but fetch has not seen it yet and would reuse it (`write EPIPE`). Call before a request that may
+ * follow them.
+ */
+export const ioSettled = () => new Promise<void>((resolve) => setImmediate(resolve))
+
 export const newApiUser = (
   ops: { readonly url: string; readonly dataDir: string },
   options: { readonly workspace: string; readonly agentLimit?: number; readonly scopes: string }
@@ -20,6 +28,7 @@ export const newApiUser = (
   const workspaceId = cli(ops, "workspace", "create", "--name", options.workspace, ...(options.agentLimit === undefined ? [] : ["--agent-limit", String(options.agentLimit)]))
   const token = cli(ops, "key", "create", "--workspace", workspaceId, "--user", "ada", "--scopes", options.scopes)
   const call = async (method: string, path: string, body?: unknown): Promise<ApiResponse> => {
+    await ioSettled()
     const response = await fetch(`${ops.url}${path}`, {
       method,
       headers: { authorization: `Bearer ${token}` },
