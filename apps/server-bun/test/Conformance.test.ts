@@ -6,4 +6,4 @@ import { conformanceOn } from "@cairn/server-node/testing"
 import { fileURLToPath } from "node:url"
 
 const bun = fileURLToPath(new URL("../../../node_modules/.bin/bun", import.meta.url))
-conformanceOn("the HTTP suite on Bun", bun, [fileURLToPath(new URL("../src/main.ts", import.meta.url))])
+conformanceOn("the HTTP suite on Bun", bun, [fileURLToPath(new URL("../src/main.ts", import.meta.url))], { embeddedStoreOnly: true })

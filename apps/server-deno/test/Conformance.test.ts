@@ -11,5 +11,5 @@ conformanceOn(
   "the HTTP suite on Deno",
   join(root, "node_modules/.bin/deno"),
   ["run", "-A", "--unstable-no-legacy-abort", "apps/server-deno/src/main.ts"],
-  root
+  { cwd: root, embeddedStoreOnly: true }
 )

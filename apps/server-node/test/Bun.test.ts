@@ -4,13 +4,13 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { cli, startServer, waitUntilServing } from "../src/testing/index.ts"
+import { cli, embeddedStorePass, startServer, waitUntilServing } from "../src/testing/index.ts"
 
 const bun = fileURLToPath(new URL("../../../node_modules/.bin/bun", import.meta.url))
 const dataDir = mkdtempSync(join(tmpdir(), "cairn-bun-"))
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
 
-describe("the server under Bun", () => {
+describe.runIf(embeddedStorePass)("the server under Bun", () => {
   it("serves health, uploads and lists", async () => {
     const server = await startServer({ DATA_DIR: dataDir }, bun)
     try {

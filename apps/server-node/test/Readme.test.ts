@@ -12,7 +12,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { startServer, waitUntilServing } from "../src/testing/index.ts"
+import { embeddedStorePass, startServer, waitUntilServing } from "../src/testing/index.ts"
 
 const root = fileURLToPath(new URL("../../../", import.meta.url))
 const dataDir = mkdtempSync(join(tmpdir(), "cairn-readme-"))
@@ -66,7 +66,7 @@ const script = (blocks: ReadonlyArray<Block>) =>
     })
   ].join("\n")
 
-describe("the README", () => {
+describe.runIf(embeddedStorePass)("the README", () => {
   it("has shell snippets that run in order against a fresh server", async () => {
     const blocks = runnableBlocks(readFileSync(join(root, "README.md"), "utf8"))
     assert.isAtLeast(blocks.length, 8, "the README's snippets were found")

@@ -14,7 +14,7 @@ import { connect, type Socket } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { freePort, newApiUser, type ServerProcess, waitUntilServing } from "../src/testing/index.ts"
+import { embeddedStorePass, freePort, newApiUser, type ServerProcess, waitUntilServing } from "../src/testing/index.ts"
 
 const repository = fileURLToPath(new URL("../../..", import.meta.url))
 const real = process.env["ENGINE_IT"] === "openclaw"
@@ -154,7 +154,7 @@ afterEach(async () => {
 
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
 
-describe("stopping `npm start`", () => {
+describe.runIf(embeddedStorePass)("stopping `npm start`", () => {
   it("SIGTERM to npm stops the server and every gateway, and npm exits 0", async () => {
     const server = await npmStart()
     const gateways = await runningAgent(server, "term")

@@ -54,3 +54,10 @@ export const waitUntilServing = async (server: ServerProcess, timeoutMillis = 60
   }
   throw new Error(`server did not start in time:\n${server.output()}`)
 }
+
+/**
+ * Whether this is the embedded-store pass (DATABASE_URL unset). CI runs the suite twice, the second time on
+ * PostgreSQL; tests of what does not depend on the store (process signals, other runtimes, the README, connection
+ * handling, the embedding example) run in the first pass only, with `describe.runIf(embeddedStorePass)`.
+ */
+export const embeddedStorePass = process.env["DATABASE_URL"] === undefined
