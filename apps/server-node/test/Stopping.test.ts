@@ -3,7 +3,8 @@
  * terminal's Ctrl-C (SIGINT to npm's whole process group), stops npm, the server and every agent's gateway; a
  * second SIGINT during a slow stop forces it, and a stop that outlasts SHUTDOWN_GRACE is cut short. A slow stop is
  * a client that sent half a request: the server's listener waits for it to finish. With ENGINE_IT=openclaw the agent
- * is a real OpenClaw gateway (about a minute per start here), else a simulated one.
+ * is a real OpenClaw gateway (about a minute per start here) in the cases about gateways (a stop, and a stop cut
+ * short), else a simulated one; the cases about signals alone always run on the simulated engine.
  */
 import { afterAll, afterEach, assert, describe, it } from "@effect/vitest"
 import { processesUnder } from "@cairn/agent-engine-openclaw/testing"
@@ -20,14 +21,17 @@ const repository = fileURLToPath(new URL("../../..", import.meta.url))
 const real = process.env["ENGINE_IT"] === "openclaw"
 const dataDir = mkdtempSync(join(tmpdir(), "cairn-stopping-"))
 const agentsDir = join(dataDir, "agents")
-const env = real
-  ? {
+const realEngine = {
     ENGINE: "openclaw",
     OPENCLAW_VERSIONS: "2026.9.6",
     OPENCLAW_BASE_PORT: "24000",
     ...(process.env["OPENCLAW_ENGINES_DIR"] === undefined ? {} : { OPENCLAW_ENGINES_DIR: process.env["OPENCLAW_ENGINES_DIR"] })
   }
-  : { ENGINE: "simulated", SIMULATED_START_DELAY: "100 millis" }
+const simulatedEngine = { ENGINE: "simulated", SIMULATED_START_DELAY: "100 millis" }
+
+/** A case about gateways runs real ones when it can; one about signals alone needs none. */
+type Engine = "gateways" | "signals"
+const engineFor = (engine: Engine) => engine === "gateways" && real ? realEngine : simulatedEngine
 
 /** Each case starts npm, the server and an agent: minutes with a real gateway on a loaded machine. */
 const timeout = real ? 600_000 : 180_000
@@ -76,18 +80,19 @@ const commandLine = (pid: number) => {
 interface NpmStart extends ServerProcess {
   /** The node process that serves, under npm. */
   readonly serverPid: number
+  readonly realGateways: boolean
 }
 
 let current: NpmStart | undefined
 const sockets: Array<Socket> = []
 
 /** `npm start` in the repository, in a process group of its own as a terminal's job is, on a free port. */
-const npmStart = async (extra: Record<string, string> = {}): Promise<NpmStart> => {
+const npmStart = async (engine: Engine, extra: Record<string, string> = {}): Promise<NpmStart> => {
   const port = await freePort()
   let output = ""
   const child: ChildProcess = spawn("npm", ["start"], {
     cwd: repository,
-    env: { ...process.env, HOST: "127.0.0.1", PORT: String(port), DATA_DIR: dataDir, ...env, ...extra },
+    env: { ...process.env, HOST: "127.0.0.1", PORT: String(port), DATA_DIR: dataDir, ...engineFor(engine), ...extra },
     stdio: ["ignore", "pipe", "pipe"],
     detached: true
   })
@@ -98,7 +103,7 @@ const npmStart = async (extra: Record<string, string> = {}): Promise<NpmStart> =
   await waitUntilServing(started, 180_000)
   const serverPid = groupMembers(child.pid!).find((pid) => commandLine(pid).includes("apps/server-node/src/main.ts"))
   assert.isDefined(serverPid, `the server runs in npm's process group: ${groupMembers(child.pid!).map(commandLine).join("; ")}`)
-  current = { ...started, serverPid: serverPid! }
+  current = { ...started, serverPid: serverPid!, realGateways: engineFor(engine) === realEngine }
   return current
 }
 
@@ -110,7 +115,7 @@ const runningAgent = async (server: NpmStart, name: string) => {
   const agentId = created.body.agent.agentId as string
   await waitFor(`agent ${agentId} runs`, async () => (await call("GET", `/v0/agents/${agentId}`)).body?.agent?.status === "running" ? true : undefined, server.output)
   const gateways = processesUnder(agentsDir).map((p) => p.pid)
-  if (real) assert.isNotEmpty(gateways, "a real gateway runs")
+  if (server.realGateways) assert.isNotEmpty(gateways, "a real gateway runs")
   return gateways
 }
 
@@ -156,21 +161,21 @@ afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
 
 describe.runIf(embeddedStorePass)("stopping `npm start`", () => {
   it("SIGTERM to npm stops the server and every gateway, and npm exits 0", async () => {
-    const server = await npmStart()
+    const server = await npmStart("gateways")
     const gateways = await runningAgent(server, "term")
     process.kill(server.child.pid!, "SIGTERM")
     assert.strictEqual(await assertAllStopped(server, gateways), 0, server.output())
   }, timeout)
 
   it("SIGINT to npm stops the server and every gateway, and npm exits 0", async () => {
-    const server = await npmStart()
+    const server = await npmStart("signals")
     const gateways = await runningAgent(server, "int")
     process.kill(server.child.pid!, "SIGINT")
     assert.strictEqual(await assertAllStopped(server, gateways), 0, server.output())
   }, timeout)
 
   it("Ctrl-C in a terminal (SIGINT to npm's process group: the server gets npm's copy too) stops everything gracefully", async () => {
-    const server = await npmStart()
+    const server = await npmStart("signals")
     const gateways = await runningAgent(server, "ctrl-c")
     process.kill(-server.child.pid!, "SIGINT")
     assert.strictEqual(await assertAllStopped(server, gateways), 0, server.output())
@@ -179,7 +184,7 @@ describe.runIf(embeddedStorePass)("stopping `npm start`", () => {
 
   it("a second SIGINT while the stop is held up stops everything at once", async () => {
     // A grace far longer than the test: only the second signal can end it.
-    const server = await npmStart({ SHUTDOWN_GRACE: "1 hour" })
+    const server = await npmStart("signals", { SHUTDOWN_GRACE: "1 hour" })
     const gateways = await runningAgent(server, "forced")
     await halfRequest(server)
     process.kill(server.child.pid!, "SIGINT")
@@ -191,7 +196,7 @@ describe.runIf(embeddedStorePass)("stopping `npm start`", () => {
   }, timeout)
 
   it("a stop held up for longer than SHUTDOWN_GRACE is cut short, gateways included", async () => {
-    const server = await npmStart({ SHUTDOWN_GRACE: "3 seconds" })
+    const server = await npmStart("gateways", { SHUTDOWN_GRACE: "3 seconds" })
     const gateways = await runningAgent(server, "bounded")
     await halfRequest(server)
     process.kill(server.child.pid!, "SIGTERM")
