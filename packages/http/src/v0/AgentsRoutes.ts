@@ -69,8 +69,6 @@ export const provisioningToWire = (provisioning: AgentProvisioning): typeof Prov
   }
 })
 
-const Done = Schema.Struct({ success: Schema.Boolean, message: Schema.String })
-
 /** A skill as the agent holds it, on `GET /v0/agents/{agentId}`: its version and the library's newest. */
 const HeldSkillWire = Schema.Struct({
   skillId: Schema.String,
@@ -222,7 +220,7 @@ export const layer = HttpRouter.use((router) =>
     // The workspace's last state is kept as a snapshot for the deleted agents' grace period; its domains go.
     yield* agentRoute("DELETE", "/v0/agents/:agentId", {
       summary: "Delete an agent",
-      response: { schema: Done },
+      response: { schema: Kit.Done },
       errors: [new Agent.AgentNotFound({ agentId: "" })]
     }, ({ principal, agentId }) =>
       snapshots.beforeDelete(principal, agentId).pipe(
@@ -246,7 +244,7 @@ export const layer = HttpRouter.use((router) =>
 
     yield* agentRoute("POST", "/v0/agents/:agentId/scripts/retry", {
       summary: "Relaunch the agent's build or start scripts",
-      response: { schema: Done },
+      response: { schema: Kit.Done },
       errors: [new Agent.AgentNotFound({ agentId: "" }), new Agent.ScriptLaunchFailed({ agentId: "" })]
     }, ({ principal, agentId }) =>
       Effect.as(agents.retryScripts(principal, agentId), { success: true, message: "Scripts relaunched" }))

@@ -9,8 +9,6 @@ import { Effect, Schema } from "effect"
 import { HttpRouter } from "effect/http"
 import * as Kit from "./Kit.ts"
 
-const Done = Schema.Struct({ success: Schema.Boolean, message: Schema.String })
-
 /** What every channel shows: whether it is configured and enabled, its DM policy and allow list. */
 const common = {
   configured: Schema.Boolean,
@@ -35,7 +33,7 @@ export const layer = HttpRouter.use((router) =>
     yield* agentRoute("GET", "/v0/agents/:agentId/channels", { summary: "Every messaging channel's state", response: { schema: ChannelsWire }, errors: [new Agent.AgentNotFound({ agentId: "" })] }, ({ principal, agentId }) =>
       Effect.map(channels.list(principal, agentId), (view): typeof ChannelsWire.Type => view))
 
-    yield* agentRoute("POST", "/v0/agents/:agentId/channels/:channel", { summary: "Configure a messaging channel (telegram, slack, discord, whatsapp)", body: { schema: Schema.Unknown, optional: true, description: "{botToken?, appToken?, dmPolicy?, allowFrom?, enabled?}" }, response: { schema: Done }, errors: [new Agent.AgentNotFound({ agentId: "" }), new Channel.UnsupportedChannel({ channel: "" }), new Channel.ChannelsNotOnPlan(), new Channel.ConfigurationFailed({ channel: "", reason: "" }), new Secret.SecretsNotConfigured()] }, ({ principal, agentId, params, request, body }) =>
+    yield* agentRoute("POST", "/v0/agents/:agentId/channels/:channel", { summary: "Configure a messaging channel (telegram, slack, discord, whatsapp)", body: { schema: Schema.Unknown, optional: true, description: "{botToken?, appToken?, dmPolicy?, allowFrom?, enabled?}" }, response: { schema: Kit.Done }, errors: [new Agent.AgentNotFound({ agentId: "" }), new Channel.UnsupportedChannel({ channel: "" }), new Channel.ChannelsNotOnPlan(), new Channel.ConfigurationFailed({ channel: "", reason: "" }), new Secret.SecretsNotConfigured()] }, ({ principal, agentId, params, request, body }) =>
       Effect.gen(function*() {
         const channel = params["channel"] ?? ""
         yield* Effect.fromResult(Channel.requireChannel(channel))
@@ -44,7 +42,7 @@ export const layer = HttpRouter.use((router) =>
         return { success: true, message }
       }))
 
-    yield* agentRoute("DELETE", "/v0/agents/:agentId/channels/:channel", { summary: "Remove a messaging channel", response: { schema: Done }, errors: [new Agent.AgentNotFound({ agentId: "" }), new Channel.UnsupportedChannel({ channel: "" }), new Channel.RemovalFailed({ channel: "" })] }, ({ principal, agentId, params }) =>
+    yield* agentRoute("DELETE", "/v0/agents/:agentId/channels/:channel", { summary: "Remove a messaging channel", response: { schema: Kit.Done }, errors: [new Agent.AgentNotFound({ agentId: "" }), new Channel.UnsupportedChannel({ channel: "" }), new Channel.RemovalFailed({ channel: "" })] }, ({ principal, agentId, params }) =>
       Effect.map(channels.remove(principal, agentId, params["channel"] ?? ""), (message) => ({ success: true, message })))
   })
 )

@@ -27,7 +27,6 @@ const SecretListingWire = Schema.Struct({
   ...SecretWire.fields,
   agents: Schema.Array(Schema.Struct({ agentId: Schema.String, name: Schema.String }))
 })
-const Done = Schema.Struct({ success: Schema.Boolean, message: Schema.String })
 
 const toWire = (secret: SecretView) => ({
   id: secret.id,
@@ -59,7 +58,7 @@ export const layer = HttpRouter.use((router) =>
         return { success: true, secret: toWire(secret) }
       }))
 
-    yield* route("DELETE", "/v0/secrets/:secretId", { summary: "Delete a secret (refused while attached)", response: { schema: Done }, errors: [new Secret.SecretNotFound({ secretId: "" }), new Secret.SecretInUse({ secretId: "", agents: [] })] }, ({ principal, params }) =>
+    yield* route("DELETE", "/v0/secrets/:secretId", { summary: "Delete a secret (refused while attached)", response: { schema: Kit.Done }, errors: [new Secret.SecretNotFound({ secretId: "" }), new Secret.SecretInUse({ secretId: "", agents: [] })] }, ({ principal, params }) =>
       Effect.as(secrets.remove(principal, params["secretId"] ?? ""), { success: true, message: "Secret deleted" }))
 
     yield* agentRoute("POST", "/v0/agents/:agentId/secrets", { summary: "Attach secrets to an agent", body: { schema: AttachSecrets }, response: { schema: Schema.Struct({ success: Schema.Boolean, attached: Schema.Int }) }, errors: [new Agent.AgentNotFound({ agentId: "" }), new Secret.SecretNotFound({ secretId: "" }), new Secret.ConflictingSecrets({ provider: "", names: [] })] }, ({ principal, agentId, body }) =>
@@ -68,7 +67,7 @@ export const layer = HttpRouter.use((router) =>
         return { success: true, attached: yield* secrets.attach(principal, agentId, secretIds) }
       }))
 
-    yield* agentRoute("DELETE", "/v0/agents/:agentId/secrets/:secretId", { summary: "Detach a secret from an agent", response: { schema: Done }, errors: [new Agent.AgentNotFound({ agentId: "" }), new Secret.SecretNotFound({ secretId: "" })] }, ({ principal, agentId, params }) =>
+    yield* agentRoute("DELETE", "/v0/agents/:agentId/secrets/:secretId", { summary: "Detach a secret from an agent", response: { schema: Kit.Done }, errors: [new Agent.AgentNotFound({ agentId: "" }), new Secret.SecretNotFound({ secretId: "" })] }, ({ principal, agentId, params }) =>
       Effect.as(secrets.detach(principal, agentId, params["secretId"] ?? ""), { success: true, message: "Secret detached" }))
   })
 )
