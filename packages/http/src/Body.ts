@@ -33,6 +33,10 @@ export const json = <S extends Schema.Codec<unknown, unknown>>(request: HttpServ
 export const bytes = <E>(request: HttpServerRequest.HttpServerRequest, maxBytes: number, tooLarge: () => E) =>
   Bytes.collectWithin(request.stream, maxBytes, tooLarge)
 
+/** Whether the request's `Content-Length` already says its body is over `maxBytes` (refused before it is read). */
+export const declaresMoreThan = (request: HttpServerRequest.HttpServerRequest, maxBytes: number) =>
+  Number(request.headers["content-length"] ?? Number.NaN) > maxBytes
+
 /**
  * A JSON body of at most `maxBytes`, counted while it streams in (`tooLarge` past it, or at once when its
  * Content-Length says so): for bodies that may be big (an upload's base64), never held beyond the limit.
@@ -46,8 +50,7 @@ export const jsonWithin = <S extends Schema.Codec<unknown, unknown>, E>(
   largeStringField?: string
 ) =>
   Effect.gen(function*() {
-    const declared = Number(request.headers["content-length"] ?? Number.NaN)
-    if (declared > maxBytes) return yield* Effect.fail(tooLarge())
+    if (declaresMoreThan(request, maxBytes)) return yield* Effect.fail(tooLarge())
     const raw = yield* bytes(request, maxBytes, tooLarge)
     let value: unknown
     try {

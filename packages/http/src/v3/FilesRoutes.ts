@@ -35,12 +35,6 @@ const formOverheadBytes = 1024 * 1024
  */
 const partHeadersBytes = 64 * 1024
 
-/** A body whose declared length already passes every cap is refused before a byte of it is read. */
-const declaredTooLarge = (request: HttpServerRequest.HttpServerRequest) => {
-  const declared = Number(request.headers["content-length"] ?? 0)
-  return Number.isFinite(declared) && declared > multipartLimitBytes + formOverheadBytes
-}
-
 /** The files of one multipart upload come to more than `multipartLimitBytes`. */
 class UploadTooLarge extends Schema.TaggedError<UploadTooLarge>()("UploadTooLarge", {}) {
   readonly status = 413
@@ -124,7 +118,8 @@ export const layer = HttpRouter.use((router) =>
      */
     const readForm = (request: HttpServerRequest.HttpServerRequest) =>
       Effect.gen(function*() {
-        if (declaredTooLarge(request)) return yield* new UploadTooLarge()
+        // A body whose declared length already passes every cap is refused before a byte of it is read.
+        if (Body.declaresMoreThan(request, multipartLimitBytes + formOverheadBytes)) return yield* new UploadTooLarge()
         const form = yield* request.multipart.pipe(
           Effect.provideService(FileSystem.FileSystem, fs),
           Effect.provideService(Path.Path, path),
