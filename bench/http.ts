@@ -2,8 +2,10 @@
  * `npm run bench:http`: signature GET and POST through Cairn's HTTP stack, against a raw `node:http` server in
  * the same process, on the same database, doing the same work by hand (verify the API key's JWT with jose, with
  * the same memo of verified tokens Cairn keeps, and check it is not revoked; GET: look the signature up; POST: read the CID's first upload date, recover the
- * EIP-712 signer with viem, insert). Load comes from autocannon on loopback. PGlite in a temporary directory by
- * default; a fresh database on the server when DATABASE_URL is set.
+ * EIP-712 signer with viem, insert). Load comes from autocannon on loopback, in its own process. Each endpoint runs
+ * paired (Paired.ts): rounds of one block per server, the order rotating, printing the median and min–max of the
+ * per-round ratios. PGlite in a temporary directory by default; a fresh database on the server when DATABASE_URL is
+ * set. BENCH_ROUNDS (10) rounds; blocks of BENCH_GET_BLOCK (5,000) GETs and BENCH_POST_BLOCK (300) POSTs.
  */
 import { ApiKeys, Files, Workspaces } from "@cairn/application"
 import { JoseTokenSigner, VerifiedTokens } from "@cairn/auth"
@@ -16,21 +18,23 @@ import { NodeHttpServer, NodeServices } from "@effect/platform-node"
 import { ConfigProvider, Effect, Layer, Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import * as jose from "jose"
-import { execFile } from "node:child_process"
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
+import * as LoadGenerator from "./LoadGenerator.ts"
 import type { LoadSpec } from "./LoadSpec.ts"
+import * as Paired from "./Paired.ts"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 
 const url = process.env["DATABASE_URL"] || undefined
 const dataDir = mkdtempSync(join(tmpdir(), "cairn-bench-http-"))
-// POSTs run for a fixed time over this many prepared signatures per server (each CID can be signed once).
-const posts = Number(process.env["BENCH_POSTS"] ?? 3000)
-const postSeconds = Number(process.env["BENCH_POST_SECONDS"] ?? 4)
-const seconds = Number(process.env["BENCH_SECONDS"] ?? 5)
+const rounds = Number(process.env["BENCH_ROUNDS"] ?? 10)
+const getBlock = Number(process.env["BENCH_GET_BLOCK"] ?? 5000)
+// Each CID can be signed once: every POST block takes the next CIDs of its server's own prepared set.
+const postBlock = Number(process.env["BENCH_POST_BLOCK"] ?? 300)
+const warmUpBlocks = 2
+const posts = (rounds + warmUpBlocks) * postBlock
 const cairnPort = 38_000 + Math.floor(Math.random() * 1000)
 const rawPort = cairnPort + 1000
 
@@ -41,23 +45,7 @@ const app = CairnHttp.serve(NodeHttpServer.layer(createServer, { port: cairnPort
   Layer.provideMerge(NodeServices.layer)
 )
 
-/** Runs bench/load.ts in its own process: a load generator sharing the servers' event loop skews them. */
-const load = (title: string, spec: LoadSpec) =>
-  Effect.promise(async () => {
-    const file = join(dataDir, `load-${title.replace(/\W+/g, "-")}.json`)
-    writeFileSync(file, JSON.stringify(spec))
-    const output = await new Promise<string>((resolve, reject) =>
-      execFile(process.execPath, [fileURLToPath(new URL("load.ts", import.meta.url)), file], { encoding: "utf8", maxBuffer: 1 << 20 }, (error, stdout) =>
-        error ? reject(error) : resolve(stdout))
-    )
-    const result = JSON.parse(output.trim().split("\n").at(-1)!) as { rps: number; p99: number; non2xx: number; errors: number; timeouts: number }
-    if (result.non2xx > 0 || result.errors > 0) {
-      // A POST run that outpaces its prepared signatures signs a CID twice (409): give it a larger pool.
-      const hint = spec.method === "POST" ? " (if these are 409s, the prepared signatures ran out: raise BENCH_POSTS)" : ""
-      throw new Error(`${title}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts${hint}`)
-    }
-    return result
-  })
+const loadGenerator = Effect.acquireRelease(Effect.sync(LoadGenerator.start), (generator) => Effect.sync(generator.close))
 
 const program = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -128,48 +116,75 @@ const program = Effect.gen(function*() {
   })
   yield* Effect.promise(() => new Promise<void>((resolve) => raw.listen(rawPort, "127.0.0.1", resolve)))
 
+  const generator = yield* loadGenerator
   const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" }
+  const p99s: Record<string, Array<number>> = {}
+  /** One block of `spec` as a paired block, keeping its p99 latency for the table. */
+  const block = (title: string, spec: LoadSpec) =>
+    Effect.promise(() => generator.run(title, spec)).pipe(Effect.map((result) => {
+      ;(p99s[title] ??= []).push(result.p99)
+      return { operations: result.total, milliseconds: result.seconds * 1000 }
+    }))
   const posting = (port: number, set: ReadonlyArray<{ cid: string; body: string }>): LoadSpec => ({
     url: `http://127.0.0.1:${port}`,
     method: "POST",
     headers,
     items: set.map((item) => ({ path: `/v3/files/public/signature/${item.cid}`, body: item.body })),
-    // A timed run: autocannon ends `amount` runs only on its one-second tick, which blurs a short run's rate.
-    seconds: postSeconds
+    amount: set.length
   })
-  const getting = (port: number, set: ReadonlyArray<{ cid: string }>, options: { amount?: number; seconds?: number }): LoadSpec => ({
+  const getting = (port: number, set: ReadonlyArray<{ cid: string }>): LoadSpec => ({
     url: `http://127.0.0.1:${port}`,
     method: "GET",
     headers,
     items: set.map((item) => ({ path: `/v3/files/public/signature/${item.cid}` })),
-    ...options
+    amount: getBlock
   })
+  const nextPosts = (set: ReadonlyArray<{ cid: string; body: string }>) => {
+    let taken = 0
+    return () => set.slice(taken, taken += postBlock)
+  }
+  const cairnPosts = nextPosts(cairnSet)
+  const rawPosts = nextPosts(rawSet)
 
-  const cairnPost = yield* load("Cairn POST", posting(cairnPort, cairnSet))
-  const rawPost = yield* load("raw POST", posting(rawPort, rawSet))
-  // GET what each server actually signed during its timed run.
+  for (let i = 0; i < warmUpBlocks; i++) {
+    yield* block("warm-up", posting(cairnPort, cairnPosts()))
+    yield* block("warm-up", posting(rawPort, rawPosts()))
+  }
+  const post = yield* Paired.rounds({
+    rounds,
+    measured: () => block("Cairn POST", posting(cairnPort, cairnPosts())),
+    baselines: { raw: () => block("raw POST", posting(rawPort, rawPosts())) }
+  })
+  // GET what each server signed.
   const cairnSigned = yield* sql<{ cid: string }>`SELECT cid FROM cairn_signatures WHERE network = 'public'`
   const rawSigned = yield* sql<{ cid: string }>`SELECT cid FROM bench_signatures`
-  yield* load("Cairn GET warm-up", getting(cairnPort, cairnSigned, { amount: 1000 }))
-  yield* load("raw GET warm-up", getting(rawPort, rawSigned, { amount: 1000 }))
-  const cairnGet = yield* load("Cairn GET", getting(cairnPort, cairnSigned, { seconds }))
-  const rawGet = yield* load("raw GET", getting(rawPort, rawSigned, { seconds }))
+  for (let i = 0; i < warmUpBlocks; i++) {
+    yield* block("warm-up", getting(cairnPort, cairnSigned))
+    yield* block("warm-up", getting(rawPort, rawSigned))
+  }
+  const get = yield* Paired.rounds({
+    rounds,
+    measured: () => block("Cairn GET", getting(cairnPort, cairnSigned)),
+    baselines: { raw: () => block("raw GET", getting(rawPort, rawSigned)) }
+  })
   raw.close()
 
-  const row = (name: string, cairn: { rps: number; p99: number }, baseline: { rps: number; p99: number }, target: number) => ({
+  const median = (values: ReadonlyArray<number> = []) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
+  const row = (name: string, method: string, paired: Paired.Paired<"raw">, target: number) => ({
     endpoint: name,
-    "cairn req/s": cairn.rps,
-    "raw req/s": baseline.rps,
-    ratio: `${(cairn.rps / baseline.rps).toFixed(2)}x`,
-    "cairn p99 ms": cairn.p99,
-    "raw p99 ms": baseline.p99,
+    "cairn req/s": paired.rates.measured,
+    "raw req/s": paired.rates.raw,
+    "ratio (median, min–max)": Paired.show(paired.ratios.raw),
+    "cairn p99 ms": median(p99s[`Cairn ${method}`]),
+    "raw p99 ms": median(p99s[`raw ${method}`]),
     target: `>= ${target}x`,
-    met: cairn.rps >= target * baseline.rps ? "yes" : "NO"
+    met: paired.ratios.raw.median >= target ? "yes" : "NO"
   })
-  console.log(`\nbench:http on ${url === undefined ? "embedded PGlite" : "PostgreSQL"}, Node ${process.version}, 10 connections\n`)
+  console.log(`\nbench:http on ${url === undefined ? "embedded PGlite" : "PostgreSQL"}, Node ${process.version}, 10 connections, ` +
+    `${rounds} paired rounds of ${getBlock} GETs / ${postBlock} POSTs per server\n`)
   console.table([
-    row("GET /v3/files/public/signature/{cid}", cairnGet, rawGet, 0.7),
-    row("POST /v3/files/public/signature/{cid} (new signatures)", cairnPost, rawPost, 0.8)
+    row("GET /v3/files/public/signature/{cid}", "GET", get, 0.85),
+    row("POST /v3/files/public/signature/{cid} (new signatures)", "POST", post, 0.9)
   ])
 })
 
