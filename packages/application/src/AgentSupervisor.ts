@@ -13,6 +13,7 @@ import { SqlClient } from "effect/sql"
 import * as ChannelDelivery from "./ChannelDelivery.ts"
 import { CommandHandler } from "./CommandHandler.ts"
 import * as GatewayMetrics from "./GatewayMetrics.ts"
+import { NodeLeases } from "./NodeLeases.ts"
 import { now } from "./Now.ts"
 import * as AgentsTable from "./readmodels/AgentsTable.ts"
 import { Secrets } from "./Secrets.ts"
@@ -55,6 +56,7 @@ export class AgentSupervisor extends Context.Service<AgentSupervisor>()("cairn/A
     // One supervising fiber per agent; they live as long as the service, and a new one replaces the old one.
     const fibers = yield* FiberMap.make<string>()
     const node = yield* AgentsNode
+    const leases = yield* NodeLeases
     /** Agents whose gateway this node's engine holds, so a delete or a move decided on another node reaches it. */
     const hosted = new Set<string>()
     /** Recent crashes per agent, so a crash loop backs off further each time round. */
@@ -63,10 +65,10 @@ export class AgentSupervisor extends Context.Service<AgentSupervisor>()("cairn/A
     const record = (actor: "engine" | "supervisor", agentId: string, command: Agent.AgentCommand) =>
       commands.execute(Agent.decider, Agent.stream(agentId), command, { actor })
 
-    /** Prepares the agent's gateway on this node's engine. */
+    /** Prepares the agent's gateway on this node's engine, and takes its lease (NodeLeases.ts). */
     const provision = (agentId: string, version: string, generation: number) =>
       Effect.andThen(
-        Effect.sync(() => void hosted.add(agentId)),
+        Effect.andThen(Effect.sync(() => void hosted.add(agentId)), leases.claim(agentId)),
         engine.provision(agentId, { version, gatewayToken: gatewayTokens.tokenFor(agentId, generation) })
       )
 
@@ -174,6 +176,9 @@ export class AgentSupervisor extends Context.Service<AgentSupervisor>()("cairn/A
         hosted.delete(agentId)
       }))
 
+    /** The agent was deleted: its lease goes too. */
+    const forgetDeleted = (agentId: string) => Effect.andThen(forget(agentId), leases.release(agentId))
+
     /**
      * After a restart of Cairn, every live agent's gateway is started again (gateways do not outlive Cairn), and
      * agents that were recovering from a crash go on recovering. Agents whose last start failed stay as they are.
@@ -181,6 +186,8 @@ export class AgentSupervisor extends Context.Service<AgentSupervisor>()("cairn/A
     const resume = Effect.gen(function*() {
       const toResume = yield* agents.toResume(node)
       for (const agent of toResume) {
+        // Another live node adopted it while this one was down (Failover.ts): it runs there now.
+        if (!(yield* leases.claim(agent.agentId))) continue
         if (agent.recovering) {
           yield* recover(agent.agentId)
           continue
@@ -223,7 +230,7 @@ export class AgentSupervisor extends Context.Service<AgentSupervisor>()("cairn/A
         const owner = owners.get(agentId)
         if (owner === undefined) {
           yield* Effect.logInfo(`Agent ${agentId} was deleted elsewhere: removing its gateway here`)
-          yield* forget(agentId)
+          yield* forgetDeleted(agentId)
           yield* engine.destroy(agentId)
         } else if (owner !== null && owner !== node) {
           yield* Effect.logInfo(`Agent ${agentId} now runs on node ${owner}: stopping its gateway here`)
@@ -244,7 +251,7 @@ export class AgentSupervisor extends Context.Service<AgentSupervisor>()("cairn/A
       )
     })
 
-    return { node, provision, deliverSecrets, restoreSkills, started, launch, recover, takeOver, forget, resume, checkRunning, releaseForeign, watch }
+    return { node, provision, deliverSecrets, restoreSkills, started, launch, recover, takeOver, forget, forgetDeleted, resume, checkRunning, releaseForeign, watch }
   })
 }) {
   static readonly layer = Layer.effect(this, this.make)

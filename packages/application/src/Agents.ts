@@ -13,6 +13,7 @@ import { Context, Deferred, type Duration, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Principal } from "./Access.ts"
 import { AgentSupervisor } from "./AgentSupervisor.ts"
+import { NodeLeases } from "./NodeLeases.ts"
 import { CommandHandler, decision } from "./CommandHandler.ts"
 import { now } from "./Now.ts"
 import * as AgentsTable from "./readmodels/AgentsTable.ts"
@@ -157,7 +158,7 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
           decision(Channel.deletion, Channel.stream(agentId), new Channel.RemoveAllChannels({ agentId, at }))
         ]
       }), { actor: userId })
-      yield* supervisor.forget(agentId)
+      yield* supervisor.forgetDeleted(agentId)
       yield* engine.destroy(agentId)
     })
 
@@ -321,6 +322,6 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
   /** The service with its supervisor, which it provides too (the server resumes and watches through it). */
   static readonly layer = Layer.effect(this, this.make).pipe(
     Layer.provideMerge(AgentSupervisor.layer),
-    Layer.provideMerge(Layer.merge(Secrets.layer, Skills.layer))
+    Layer.provideMerge(Layer.mergeAll(Secrets.layer, Skills.layer, NodeLeases.layer))
   )
 }

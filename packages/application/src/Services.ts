@@ -19,8 +19,10 @@ import { Channels } from "./Channels.ts"
 import { CommandHandler } from "./CommandHandler.ts"
 import { Console } from "./Console.ts"
 import { Domains } from "./Domains.ts"
+import { Failover } from "./Failover.ts"
 import { Files } from "./Files.ts"
 import { Issues } from "./Issues.ts"
+import type { NodeLeases } from "./NodeLeases.ts"
 import { RuntimeConfig } from "./RuntimeConfig.ts"
 import type { Secrets } from "./Secrets.ts"
 import type { Skills } from "./Skills.ts"
@@ -39,6 +41,7 @@ export type Provided = Workspaces | ApiKeys | Files | Signatures | Agents | Agen
   | Snapshots
   | Channels
   | Domains
+  | NodeLeases | Failover
 
 /** The ports the services stand on; the read models' tables are reached through the event store's SqlClient. */
 export type Requirements =
@@ -47,7 +50,8 @@ export type Requirements =
   | Dns
 
 export const layer: Layer.Layer<Provided, never, Requirements> = Layer.mergeAll(ApiKeys.layer, Files.layer, Signatures.layer, Issues.layer,
-  Console.layer, WorkspaceFiles.layer, RuntimeConfig.layer, Tasks.layer, Snapshots.layer, Channels.layer, Domains.layer).pipe(
+  Console.layer, WorkspaceFiles.layer, RuntimeConfig.layer, Tasks.layer, Channels.layer, Domains.layer,
+  Failover.layer.pipe(Layer.provideMerge(Snapshots.layer))).pipe(
   Layer.provideMerge(Layer.mergeAll(Workspaces.layer, Agents.layer)),
   Layer.provideMerge(Templates.layer),
   Layer.provideMerge(SecretVault.layer),

@@ -12,7 +12,7 @@
 import { AgentEngine, type RestoreEntry, type WorkspaceEntry } from "@cairn/agent-engine"
 import { type ContentStoreUnavailable, SnapshotStore, type TreeEntry, type TreeListing } from "@cairn/content-store"
 import { Agent, Snapshot, ValidationFailed } from "@cairn/domain"
-import { Cause, Context, Effect, Layer, Result, Semaphore } from "effect"
+import { Cause, Context, Effect, Layer, Option, Result, Semaphore } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Principal } from "./Access.ts"
 import { Agents } from "./Agents.ts"
@@ -352,6 +352,22 @@ export class Snapshots extends Context.Service<Snapshots>()("cairn/Snapshots", {
       }).pipe(oneAtATime(agentId))
     })
 
+    /**
+     * Makes a provisioned agent's workspace its latest snapshot, on a node that adopts the agent after its node's
+     * lease expired (Failover.ts): the restored snapshot's CID, or none when there is nothing to restore from
+     * (snapshots off, none taken yet); a snapshot whose blocks this node cannot read fails.
+     */
+    const restoreLatest = (agentId: string) =>
+      Effect.gen(function*() {
+        if (!settings.enabled) return Option.none<string>()
+        const latest = Snapshot.latest((yield* history(agentId)).state)
+        if (latest === undefined) return Option.none<string>()
+        const target = yield* store.readTree(latest.cid)
+        yield* engine.restoreWorkspace(agentId, restoreEntries(agentId, target), { exclude: excluded })
+        indexes.delete(agentId)
+        return Option.some(latest.cid)
+      }).pipe(oneAtATime(agentId))
+
     /** Removes blocks no kept snapshot reaches, while nothing is being imported. */
     const collectGarbage = Effect.gen(function*() {
       expiredSinceCollection = false
@@ -396,7 +412,7 @@ export class Snapshots extends Context.Service<Snapshots>()("cairn/Snapshots", {
       )
     })
 
-    return { sync, status, list, reset, beforeDelete, round, collectGarbage, run }
+    return { sync, status, list, reset, beforeDelete, restoreLatest, round, collectGarbage, run }
   })
 }) {
   static readonly layer = Layer.effect(this, this.make)

@@ -161,11 +161,14 @@ const fileSize = (location: string, sharding: NextToLast): BlockSize => async (c
 }
 
 /** Blocks kept as files under `<dataDir>/ipfs/snapshots`, the directory created on first use. */
-export const layer = (options: { readonly dataDir: string }) =>
+export const layer = (options: { readonly dataDir: string }) => layerAt(path.join(options.dataDir, "ipfs", "snapshots"))
+
+/** Blocks kept as files under `directory` (one several nodes of a host, or of a shared volume, may share). */
+export const layerAt = (directory: string) =>
   Layer.effect(
     SnapshotStore,
     Effect.gen(function*() {
-      const location = path.resolve(options.dataDir, "ipfs", "snapshots")
+      const location = path.resolve(directory)
       const sharding = new NextToLast()
       const store = yield* Effect.acquireRelease(
         Effect.tryPromise({

@@ -6,7 +6,7 @@
  */
 import { SimulatedAgentEngine } from "@cairn/agent-engine"
 import { OpenClawAgentEngine } from "@cairn/agent-engine-openclaw"
-import { AgentsNode, AgentSupervisor, Services } from "@cairn/application"
+import { AgentsNode, AgentSupervisor, ClusterSettings, Failover, Services } from "@cairn/application"
 import { AllowLocalGit, Templates } from "@cairn/application"
 import { defaultWorkspaceLimits, WorkspaceLimits } from "@cairn/application"
 import { defaultSnapshotSettings, Snapshots, SnapshotSettings } from "@cairn/application"
@@ -70,7 +70,11 @@ const layerSnapshotStore = Layer.unwrap(Effect.gen(function*() {
     yield* Effect.logInfo(`Snapshot store: Kubo at ${kubo.value}`)
     return KuboSnapshotStore.layer({ privateApiUrl: kubo.value })
   }
-  return HeliaSnapshotStore.layer({ dataDir: yield* dataDir })
+  // Nodes of one host (or sharing a volume) can share the embedded blocks, so one adopts another's agents from them.
+  const blocksDir = yield* Config.option(Config.String("SNAPSHOT_BLOCKS_DIR"))
+  return Option.isSome(blocksDir)
+    ? HeliaSnapshotStore.layerAt(blocksDir.value)
+    : HeliaSnapshotStore.layer({ dataDir: yield* dataDir })
 }))
 
 /**
@@ -235,6 +239,30 @@ const layerNode = Layer.effect(AgentsNode, Effect.gen(function*() {
 }))
 
 /**
+ * Several nodes on one Postgres (docs/operations.md, "Several nodes"): `CAIRN_INTERNAL_URL` is where the others reach
+ * this node, and makes it one of them (leases, forwarding, failover; decision 0028); `CAIRN_LEASE_TTL` (15 seconds)
+ * is how long a node that stopped renewing its lease still holds its agents, renewed every `CAIRN_HEARTBEAT_INTERVAL`
+ * (3 seconds). Ignored on the embedded database, a single node by nature.
+ */
+const layerCluster = Layer.effect(ClusterSettings, Effect.gen(function*() {
+  const url = yield* Config.option(Config.URL("CAIRN_INTERNAL_URL"))
+  const database = yield* Config.option(Config.String("DATABASE_URL"))
+  const leaseTtl = yield* Config.Duration("CAIRN_LEASE_TTL").pipe(Config.withDefault(Duration.seconds(15)))
+  const heartbeatInterval = yield* Config.Duration("CAIRN_HEARTBEAT_INTERVAL").pipe(Config.withDefault(Duration.seconds(3)))
+  if (Option.isSome(url) && Option.isNone(database)) {
+    yield* Effect.logWarning("CAIRN_INTERNAL_URL is set without DATABASE_URL: the embedded database is a single node's, so it is ignored")
+  }
+  const internalUrl = Option.isSome(url) && Option.isSome(database) ? url.value.href.replace(/\/$/, "") : undefined
+  if (internalUrl !== undefined) {
+    if (Duration.isLessThanOrEqualTo(leaseTtl, heartbeatInterval)) {
+      return yield* Effect.die(new Error("CAIRN_LEASE_TTL must be longer than CAIRN_HEARTBEAT_INTERVAL"))
+    }
+    yield* Effect.logInfo(`Cluster: this node is reached at ${internalUrl}; lease ${Duration.format(leaseTtl)}, heartbeat every ${Duration.format(heartbeatInterval)}`)
+  }
+  return { internalUrl, leaseTtl, heartbeatInterval }
+}))
+
+/**
  * Templates: git through isomorphic-git, and `TEMPLATES_ALLOW_LOCAL_GIT=true` to let workspaces (not only the
  * admin API) publish from repositories on this machine or its networks; off by default.
  */
@@ -267,7 +295,7 @@ export const layerApplication = (database: DatabaseLayer) =>
   Services.layer.pipe(
     Layer.provideMerge(layerTemplates),
     Layer.provideMerge(Layer.mergeAll(layerContentStore, layerSignatureVerifier, layerCredentials, layerAgentEngine, layerNode, layerSkillHub,
-      layerWorkspaceLimits, layerSnapshotStore, layerSnapshotSettings, layerDomains)),
+      layerWorkspaceLimits, layerSnapshotStore, layerSnapshotSettings, layerDomains, layerCluster)),
     Layer.provideMerge(layerStore(database))
   )
 
@@ -285,6 +313,9 @@ const logAdminToken = Layer.effectDiscard(Effect.gen(function*() {
 const resumeAgents = Layer.effectDiscard(AgentSupervisor.use((supervisor) =>
   supervisor.resume.pipe(Effect.andThen(Effect.forkScoped(supervisor.watch)))
 ))
+
+/** This node's heartbeat and the adoption of agents whose node's lease expired (on several nodes only). */
+const failover = Layer.effectDiscard(Failover.use((f) => f.run))
 
 /** Automatic snapshots of this node's running agents, for as long as the server runs. */
 const autoSnapshots = Layer.effectDiscard(Snapshots.use((snapshots) => Effect.forkScoped(snapshots.run)))
@@ -311,7 +342,7 @@ const layerDataDirLock = Layer.effectDiscard(Effect.flatMap(dataDir, (dir) => Da
 
 /** What a server runs: the application, plus the runners that keep asynchronous read models current. */
 export const layerServer = (database: DatabaseLayer) =>
-  Layer.mergeAll(ReadModels.layerRunners, logAdminToken, resumeAgents, autoSnapshots, domainChecks).pipe(Layer.merge(seedTemplates), Layer.provideMerge(layerApplication(database)), Layer.provide(layerDataDirLock))
+  Layer.mergeAll(ReadModels.layerRunners, logAdminToken, resumeAgents, autoSnapshots, domainChecks, failover).pipe(Layer.merge(seedTemplates), Layer.provideMerge(layerApplication(database)), Layer.provide(layerDataDirLock))
 
 /** The database chosen by the environment, logged (never a password). */
 export const databaseFromConfig = Effect.gen(function*() {
