@@ -5,11 +5,14 @@
  * PORT (3000), HOST (0.0.0.0), DATA_DIR (./data), DATABASE_URL (unset: embedded PGlite), ACCESS_LOG (false),
  * LOG_LEVEL (Info), LOG_FORMAT (json, or pretty on a terminal), METRICS_TOKEN, OTEL_EXPORTER_OTLP_ENDPOINT; see
  * docs/operations.md. Requests for agents' apps' domains are proxied to the apps before Cairn's
- * own handler sees them (AppRouting, docs/operations.md "Routing agents' apps").
+ * own handler sees them (AppRouting, docs/operations.md "Routing agents' apps"); on one of several nodes, requests
+ * for agents another node runs are forwarded there first (NodeForwarding, docs/operations.md "Several nodes").
  */
 import { CairnHttp } from "@cairn/http"
-import { AppRouting, CairnRuntime, LingeringClose, Main, Observability, Shutdown } from "@cairn/runtime"
-import { NodeHttpServer, NodeRuntime, NodeServices } from "@effect/platform-node"
+import { AppRouting, CairnRuntime, LingeringClose, Main, NodeForwarding, Observability, Shutdown } from "@cairn/runtime"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Config, Effect, Layer } from "effect"
 import { createServer } from "node:http"
 
@@ -22,6 +25,8 @@ const HttpServerLive = Layer.unwrap(Effect.gen(function*() {
   // A refused upload's body is still read for a while, so its client sees the status, not `write EPIPE`.
   LingeringClose.attach(server)
   yield* AppRouting.attach(server)
+  // Outermost: a request for an agent another node runs goes there before anything here sees it.
+  yield* NodeForwarding.attach(server)
   return NodeHttpServer.layer(() => server, { port, host })
 }))
 

@@ -72,13 +72,13 @@ const hopByHop = new Set([
  * Which of a message's headers a proxy passes on (lowercase names): none of the hop-by-hop ones, nor those its own
  * `Connection` header names.
  */
-const endToEnd = (headers: Http.IncomingHttpHeaders) => {
+export const endToEnd = (headers: Http.IncomingHttpHeaders) => {
   const named = new Set(String(headers.connection ?? "").split(",").map((name) => name.trim().toLowerCase()))
   return (name: string) => !hopByHop.has(name) && !named.has(name)
 }
 
 /** A message's end-to-end headers, as an outgoing message's. */
-const endToEndHeaders = (incoming: Http.IncomingHttpHeaders): Http.OutgoingHttpHeaders => {
+export const endToEndHeaders = (incoming: Http.IncomingHttpHeaders): Http.OutgoingHttpHeaders => {
   const passes = endToEnd(incoming)
   const headers: Http.OutgoingHttpHeaders = {}
   for (const [name, value] of Object.entries(incoming)) {
@@ -208,7 +208,7 @@ const tokenCookie = (token: string, request: Http.IncomingMessage) =>
 
 const errorBody = (error: string) => JSON.stringify({ error })
 
-const answer = (response: Http.ServerResponse, status: number, error: string) => {
+export const answer = (response: Http.ServerResponse, status: number, error: string) => {
   if (response.headersSent) {
     response.destroy()
     return
@@ -219,7 +219,7 @@ const answer = (response: Http.ServerResponse, status: number, error: string) =>
 }
 
 /** An error answer written straight to an upgrade's socket (no ServerResponse there). */
-const answerSocket = (socket: Duplex, status: number, error: string) => {
+export const answerSocket = (socket: Duplex, status: number, error: string) => {
   if (socket.destroyed) return
   const body = errorBody(error)
   socket.end(
@@ -229,7 +229,7 @@ const answerSocket = (socket: Duplex, status: number, error: string) => {
 }
 
 /** Response headers as a raw head: the status line and every header as the app sent it, hop-by-hop ones left out. */
-const rawHead = (status: number, message: string, rawHeaders: ReadonlyArray<string>, keep: (name: string) => boolean, extra: ReadonlyArray<string>) => {
+export const rawHead = (status: number, message: string, rawHeaders: ReadonlyArray<string>, keep: (name: string) => boolean, extra: ReadonlyArray<string>) => {
   const lines = [`HTTP/1.1 ${status} ${message}`]
   for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
     if (keep(rawHeaders[i]!.toLowerCase())) lines.push(`${rawHeaders[i]}: ${rawHeaders[i + 1]}`)
