@@ -220,14 +220,17 @@ export class AgentSupervisor extends Context.Service<AgentSupervisor>()("cairn/A
 
     /**
      * One pass of reconciliation: a gateway this node holds for an agent that was deleted through another node is
-     * destroyed, and one for an agent another node has started since is stopped (its home is left on disk).
+     * destroyed, and one for an agent another node has started since is stopped (its home is left on disk). On
+     * several nodes, the agent's lease says which node that is (an adoption holds it before its start is recorded).
      */
     const releaseForeign = Effect.gen(function*() {
       if (hosted.size === 0) return
       const ids = [...hosted]
       const owners = yield* agents.owners(ids)
+      const holders = yield* leases.holders(ids)
       for (const agentId of ids) {
-        const owner = owners.get(agentId)
+        const recorded = owners.get(agentId)
+        const owner = recorded === undefined ? undefined : holders.get(agentId) ?? recorded
         if (owner === undefined) {
           yield* Effect.logInfo(`Agent ${agentId} was deleted elsewhere: removing its gateway here`)
           yield* forgetDeleted(agentId)

@@ -101,6 +101,16 @@ export class NodeLeases extends Context.Service<NodeLeases>()("cairn/NodeLeases"
         )
         : Effect.succeed(Option.none())
 
+    /** Which node holds each of these agents' leases (agents without one are left out). */
+    const holders = (agentIds: ReadonlyArray<string>): Effect.Effect<ReadonlyMap<string, string>> =>
+      enabled && agentIds.length > 0
+        ? sql<{ agent_id: string; node_id: string }>`SELECT agent_id, node_id FROM cairn_agent_leases
+            WHERE agent_id = ANY(${agentIds}::text[])`.pipe(
+          Effect.map((rows) => new Map(rows.map((r) => [r.agent_id, r.node_id]))),
+          Effect.orDie
+        )
+        : Effect.succeed(new Map())
+
     /** Agents held by nodes whose lease has expired. */
     const orphaned: Effect.Effect<ReadonlyArray<OrphanedAgent>> = enabled
       ? sql<{ agent_id: string; node_id: string }>`SELECT l.agent_id, l.node_id FROM cairn_agent_leases l
@@ -124,7 +134,7 @@ export class NodeLeases extends Context.Service<NodeLeases>()("cairn/NodeLeases"
     // Live before anything else: a node that resumes its agents must not look expired meanwhile.
     yield* heartbeat
 
-    return { node, enabled, internalUrl, heartbeat, leave, claim, release, ownerOf, orphaned, adopt }
+    return { node, enabled, internalUrl, heartbeat, leave, claim, release, ownerOf, holders, orphaned, adopt }
   })
 }) {
   static readonly layer = Layer.effect(this, this.make)

@@ -24,12 +24,15 @@ export interface ServerProcess {
   readonly exited: Promise<number | null>
 }
 
-/** Starts the server entry point; `runtime` is the executable that runs it (Node by default, or Bun). */
+/**
+ * Starts the server entry point; `runtime` is the executable that runs it (Node by default, or Bun). It listens on
+ * `env.PORT` when given (a test that must know the address first, for `CAIRN_INTERNAL_URL`), else on a free port.
+ */
 export const startServer = async (env: Record<string, string | undefined>, runtime = process.execPath): Promise<ServerProcess> => {
-  const port = await freePort()
+  const port = env["PORT"] === undefined ? await freePort() : Number(env["PORT"])
   let output = ""
   const child = spawn(runtime, [main], {
-    env: { ...process.env, HOST: "127.0.0.1", PORT: String(port), ...env },
+    env: { ...process.env, HOST: "127.0.0.1", ...env, PORT: String(port) },
     stdio: ["ignore", "pipe", "pipe"]
   })
   child.stdout!.on("data", (chunk) => (output += chunk))

@@ -1,0 +1,235 @@
+/**
+ * Two Cairn nodes as one (decision 0028): two real server processes on one fresh Postgres database, each with its own
+ * data directory and `CAIRN_INTERNAL_URL`, sharing keys and a snapshot blockstore. An agent runs on node A; requests
+ * for it that land on node B reach A (a restart that stays on A, devices, a streamed upload and its download, a
+ * WebSocket to its app's domain), and when A is killed with SIGKILL, B adopts it from its latest snapshot (the
+ * uploaded file is there again) while an agent with no snapshot is recorded `not_running` with the reason. Runs in
+ * the Postgres pass only (DATABASE_URL): the embedded database is one node's by nature.
+ */
+import { afterAll, assert, describe, it } from "@effect/vitest"
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { once } from "node:events"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import * as Http from "node:http"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { WebSocket } from "ws"
+import { freePort, newApiUser, type ServerProcess, startServer, waitUntilServing } from "../src/testing/index.ts"
+
+const databaseUrl = process.env["DATABASE_URL"]
+const appsDomain = "apps.test"
+const fixture = join(import.meta.dirname, "fixtures", "app-server.mjs")
+const cleanups: Array<() => unknown> = []
+
+afterAll(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup()
+})
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** Polls `check` until it gives something; the deadline only bounds a failure. */
+const waitFor = async <A>(what: string, servers: ReadonlyArray<ServerProcess>, check: () => Promise<A | undefined>, timeoutMs = 180_000) => {
+  const deadline = Date.now() + timeoutMs
+  while (Date.now() < deadline) {
+    const result = await check()
+    if (result !== undefined) return result
+    await sleep(100)
+  }
+  throw new Error(`timed out waiting until ${what}\n${servers.map((s) => s.output().slice(-4_000)).join("\n----\n")}`)
+}
+
+/** A fresh database on DATABASE_URL's server, dropped afterwards. */
+const freshDatabase = (url: string) => {
+  const parsed = new URL(url)
+  const name = `cairn_cluster_${process.pid}_${Date.now()}`
+  const env = { ...process.env, PGHOST: parsed.hostname, PGPORT: parsed.port || "5432", PGUSER: decodeURIComponent(parsed.username || "postgres"), PGPASSWORD: decodeURIComponent(parsed.password) }
+  execFileSync("createdb", [name], { env })
+  cleanups.push(() => execFileSync("dropdb", ["--force", "--if-exists", name], { env }))
+  parsed.pathname = `/${name}`
+  return parsed.toString()
+}
+
+const startNode = async (name: string, env: Record<string, string>) => {
+  const dataDir = mkdtempSync(join(tmpdir(), `cairn-cluster-${name}-`))
+  const port = await freePort()
+  const server = await startServer({
+    ...env,
+    PORT: String(port),
+    DATA_DIR: dataDir,
+    CAIRN_NODE_ID: `${name}-${process.pid}`,
+    CAIRN_INTERNAL_URL: `http://127.0.0.1:${port}`
+  })
+  cleanups.push(async () => {
+    if (server.child.exitCode === null && server.child.signalCode === null) {
+      server.child.kill("SIGTERM")
+      await server.exited
+    }
+    rmSync(dataDir, { recursive: true, force: true })
+  })
+  await waitUntilServing(server)
+  return { server, dataDir, node: `${name}-${process.pid}` }
+}
+
+/** A request to `server` with a Host of our choosing (fetch cannot set one). */
+const viaHost = (server: ServerProcess, host: string, path: string, body?: string) =>
+  new Promise<{ status: number; text: string }>((resolve, reject) => {
+    const url = new URL(server.url)
+    const request = Http.request({ host: url.hostname, port: url.port, path, method: body === undefined ? "GET" : "POST", headers: { host }, agent: false }, (response) => {
+      let text = ""
+      response.on("data", (chunk) => (text += chunk))
+      response.on("end", () => resolve({ status: response.statusCode!, text }))
+    })
+    request.on("error", reject)
+    request.end(body)
+  })
+
+/** A request body that arrives in pieces, as a client streaming an upload sends it. */
+const streamed = (text: string, pieceBytes = 64 * 1024) => {
+  const bytes = new TextEncoder().encode(text)
+  let offset = 0
+  return new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (offset >= bytes.length) return controller.close()
+      controller.enqueue(bytes.subarray(offset, offset + pieceBytes))
+      offset += pieceBytes
+    }
+  })
+}
+
+describe.runIf(databaseUrl !== undefined)("two nodes on one Postgres act as one", () => {
+  it("forwards an agent's requests to its node, and fails over to the other node after kill -9", { timeout: 600_000 }, async () => {
+    const database = freshDatabase(databaseUrl!)
+    const blocks = mkdtempSync(join(tmpdir(), "cairn-cluster-blocks-"))
+    cleanups.push(() => rmSync(blocks, { recursive: true, force: true }))
+    const shared = {
+      DATABASE_URL: database,
+      ENGINE: "simulated",
+      APPS_DOMAIN: appsDomain,
+      SNAPSHOT_BLOCKS_DIR: blocks,
+      SNAPSHOT_INTERVAL: "0",
+      CAIRN_LEASE_TTL: "4 seconds",
+      CAIRN_HEARTBEAT_INTERVAL: "1 second"
+    }
+    const a = await startNode("a", shared)
+    // The keys node A made, given to node B: every node of one installation needs the same.
+    const keys = {
+      CAIRN_SIGNING_KEY: readFileSync(join(a.dataDir, "signing-key.json"), "utf8"),
+      CAIRN_GATEWAY_KEY: readFileSync(join(a.dataDir, "gateway-key"), "utf8").trim(),
+      ADMIN_TOKEN: readFileSync(join(a.dataDir, "admin-token"), "utf8").trim()
+    }
+    const b = await startNode("b", { ...shared, ...keys })
+    const servers = [a.server, b.server]
+
+    const user = newApiUser({ url: a.server.url, dataDir: a.dataDir }, { workspace: "Cluster", scopes: "org:agents", agentLimit: 10 })
+    const call = (server: ServerProcess, method: string, path: string, body?: unknown) =>
+      fetch(`${server.url}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${user.token}` },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) })
+      }).then(async (response) => ({ status: response.status, text: await response.text() }))
+    const json = async (server: ServerProcess, method: string, path: string, body?: unknown) => {
+      const reply = await call(server, method, path, body)
+      return { status: reply.status, body: reply.text === "" ? undefined : JSON.parse(reply.text) }
+    }
+    const statusOn = async (server: ServerProcess, agentId: string) => (await json(server, "GET", `/v0/agents/${agentId}`)).body?.agent?.status
+    const startedOn = async (server: ServerProcess, agentId: string): Promise<ReadonlyArray<string>> =>
+      ((await json(server, "GET", `/v0/agents/${agentId}/events`)).body?.events ?? [])
+        .filter((e: { type: string }) => e.type === "AgentStarted")
+        .map((e: { data: { node?: string } }) => e.data.node ?? "")
+    const createAgent = async (name: string) => {
+      const created = await json(a.server, "POST", "/v0/agents", { name })
+      assert.strictEqual(created.status, 201, JSON.stringify(created.body))
+      const agentId = created.body.agent.agentId as string
+      await waitFor(`${name} runs`, servers, async () => (await statusOn(a.server, agentId)) === "running" ? true : undefined)
+      return agentId
+    }
+
+    const agentId = await createAgent("kept")
+    const bare = await createAgent("bare")
+    assert.deepStrictEqual(await startedOn(b.server, agentId), [a.node])
+
+    // Devices: only the agent's node's engine knows them; asked of B, answered by A.
+    const devices = await json(b.server, "GET", `/v0/agents/${agentId}/devices`)
+    assert.strictEqual(devices.status, 200, JSON.stringify(devices.body))
+    assert.deepStrictEqual(devices.body, { pending: [], paired: [] })
+
+    // A restart asked of B runs on A, where the gateway is (without forwarding it would move the agent to B).
+    const restarted = await json(b.server, "POST", `/v0/agents/${agentId}/restart`)
+    assert.strictEqual(restarted.status, 200, JSON.stringify(restarted.body))
+    assert.deepStrictEqual(await startedOn(b.server, agentId), [a.node, a.node])
+
+    // Credentials are still checked, on the node that answers.
+    const refused = await fetch(`${b.server.url}/v0/agents/${agentId}/devices`, { headers: { authorization: "Bearer nope" } })
+    assert.strictEqual(refused.status, 401)
+    // A made-up node credential changes nothing: the request is forwarded (and refused there) like any other.
+    const forged = await fetch(`${b.server.url}/v0/agents/${agentId}/devices`, {
+      headers: { authorization: `Bearer ${user.token}`, "x-cairn-forwarded": `${Date.now()}.forged` }
+    })
+    assert.strictEqual(forged.status, 200)
+
+    // A 3 MiB upload streamed into B in 64 KiB pieces, and read back through B.
+    const content = Buffer.alloc(3 * 1024 * 1024, "cairn cluster ")
+    const uploaded = await fetch(`${b.server.url}/v0/agents/${agentId}/files/upload`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${user.token}`, "content-type": "application/json" },
+      body: streamed(JSON.stringify({ filename: "big.txt", contentBase64: content.toString("base64") })),
+      duplex: "half"
+    } as RequestInit)
+    assert.strictEqual(uploaded.status, 200, await uploaded.clone().text())
+    const read = await fetch(`${b.server.url}/v0/agents/${agentId}/files?path=uploads/big.txt`, { headers: { authorization: `Bearer ${user.token}` } })
+    assert.strictEqual(read.status, 200)
+    assert.isTrue(Buffer.from(await read.arrayBuffer()).equals(content), "the file read through B is the one uploaded through B")
+
+    // The agent's app on its domain, over a WebSocket landing on B: B's engine does not run the agent, A's does.
+    const appPort = await freePort()
+    const app: ChildProcess = spawn(process.execPath, [fixture, String(appPort)], { stdio: ["ignore", "pipe", "inherit"] })
+    cleanups.push(() => app.kill("SIGKILL"))
+    await once(app.stdout!, "data")
+    const domain = await json(b.server, "POST", `/v0/agents/${agentId}/domains`, { subdomain: "shop", targetPort: appPort })
+    assert.strictEqual(domain.status, 201, JSON.stringify(domain.body))
+    const host = `shop.${appsDomain}`
+    const page = await waitFor("the domain routes", servers, async () => {
+      const reply = await viaHost(b.server, host, "/orders", "two coffees")
+      return reply.status === 200 ? JSON.parse(reply.text) : undefined
+    })
+    assert.deepInclude(page, { app: "workspace app", method: "POST", body: "two coffees", host })
+    const ws = new WebSocket(`${b.server.url.replace("http", "ws")}/live`, { headers: { host } })
+    await once(ws, "open")
+    const echoed = once(ws, "message")
+    ws.send("hello through B")
+    assert.strictEqual(String((await echoed)[0]), "echo: hello through B")
+    ws.close()
+
+    // A snapshot of the kept agent (asked of B, taken on A into the shared blockstore); the bare one has none.
+    const synced = await json(b.server, "POST", `/v0/agents/${agentId}/snapshots/sync`)
+    assert.strictEqual(synced.status, 200, JSON.stringify(synced.body))
+
+    // kill -9 node A: B adopts both agents once A's lease expires.
+    const killedAt = Date.now()
+    a.server.child.kill("SIGKILL")
+    await a.server.exited
+    await waitFor("B runs the kept agent", [b.server], async () =>
+      (await statusOn(b.server, agentId)) === "running" && (await startedOn(b.server, agentId)).at(-1) === b.node ? true : undefined)
+    const failoverMs = Date.now() - killedAt
+    console.log(`failover: kill -9 of node A to the agent running on node B in ${failoverMs} ms (lease TTL 4 s, heartbeat 1 s, simulated start 2 s)`)
+
+    // Its workspace came back from the snapshot.
+    const restored = await fetch(`${b.server.url}/v0/agents/${agentId}/files?path=uploads/big.txt`, { headers: { authorization: `Bearer ${user.token}` } })
+    assert.strictEqual(restored.status, 200)
+    assert.isTrue(Buffer.from(await restored.arrayBuffer()).equals(content), "the workspace was restored from the snapshot")
+    assert.strictEqual((await json(b.server, "GET", `/v0/agents/${agentId}/devices`)).status, 200)
+
+    // Nothing to restore the bare agent from: not running, and its history says why.
+    const reason = await waitFor("the bare agent is recorded not running", [b.server], async () => {
+      const events = (await json(b.server, "GET", `/v0/agents/${bare}/events`)).body?.events ?? []
+      const failed = events.filter((e: { type: string }) => e.type === "AgentFailedToStart").at(-1)
+      return failed?.data?.logTail as string | undefined
+    })
+    assert.include(reason, "no snapshot to restore its workspace from")
+    assert.strictEqual(await statusOn(b.server, bare), "not_running")
+
+    // A restart of it through B now starts it afresh there.
+    assert.strictEqual((await json(b.server, "POST", `/v0/agents/${bare}/restart`)).status, 200)
+    assert.strictEqual(await statusOn(b.server, bare), "running")
+  })
+})
