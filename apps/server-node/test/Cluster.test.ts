@@ -4,12 +4,13 @@
  * for it that land on node B reach A (a restart that stays on A, devices, a streamed upload and its download, a
  * WebSocket to its app's domain), and when A is killed with SIGKILL, B adopts it from its latest snapshot (the
  * uploaded file is there again) while an agent with no snapshot is recorded `not_running` with the reason. Runs in
- * the Postgres pass only (DATABASE_URL): the embedded database is one node's by nature.
+ * the Postgres pass only (DATABASE_URL): the embedded database is one node's by nature. Then the same behind a real
+ * load balancer: nginx round-robin over two nodes, an agent's whole life through it, its node killed mid-way.
  */
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { once } from "node:events"
-import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import * as Http from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -231,5 +232,137 @@ describe.runIf(databaseUrl !== undefined)("two nodes on one Postgres act as one"
     // A restart of it through B now starts it afresh there.
     assert.strictEqual((await json(b.server, "POST", `/v0/agents/${bare}/restart`)).status, 200)
     assert.strictEqual(await statusOn(b.server, bare), "running")
+  })
+})
+
+const nginx = "/usr/sbin/nginx"
+
+/** nginx round-robin over `upstreams`, as a foreground process of this test on a free port; killed by its PID. */
+const startNginx = async (upstreams: ReadonlyArray<string>) => {
+  const prefix = mkdtempSync(join(tmpdir(), "cairn-nginx-"))
+  const port = await freePort()
+  writeFileSync(join(prefix, "nginx.conf"), `
+daemon off;
+master_process off;
+pid ${prefix}/nginx.pid;
+error_log ${prefix}/error.log warn;
+events { worker_connections 512; }
+http {
+  access_log off;
+  client_body_temp_path ${prefix}/body;
+  proxy_temp_path ${prefix}/proxy;
+  fastcgi_temp_path ${prefix}/fastcgi;
+  uwsgi_temp_path ${prefix}/uwsgi;
+  scgi_temp_path ${prefix}/scgi;
+  client_max_body_size 0;
+  map $http_upgrade $connection_upgrade { default upgrade; "" ""; }
+  upstream cairn {
+${upstreams.map((u) => `    server ${u} max_fails=1 fail_timeout=5s;`).join("\n")}
+    keepalive 16;
+  }
+  server {
+    listen 127.0.0.1:${port};
+    location / {
+      proxy_pass http://cairn;
+      proxy_http_version 1.1;
+      proxy_set_header Host $host;
+      proxy_set_header Upgrade $http_upgrade;
+      proxy_set_header Connection $connection_upgrade;
+      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+      proxy_request_buffering off;
+      proxy_buffering off;
+      # A node that refuses the connection never saw the request: another one may take it, whatever its method.
+      proxy_next_upstream error timeout non_idempotent;
+      add_header X-Upstream $upstream_addr always;
+    }
+  }
+}
+`)
+  const child = spawn(nginx, ["-p", prefix, "-c", join(prefix, "nginx.conf"), "-e", join(prefix, "error.log")], { stdio: "ignore" })
+  cleanups.push(() => {
+    child.kill("SIGKILL")
+    rmSync(prefix, { recursive: true, force: true })
+  })
+  const url = `http://127.0.0.1:${port}`
+  await waitFor("nginx serves", [], async () => {
+    if (child.exitCode !== null) throw new Error(`nginx exited: ${existsSync(join(prefix, "error.log")) ? readFileSync(join(prefix, "error.log"), "utf8") : ""}`)
+    return fetch(`${url}/healthz`).then((r) => (r.ok ? true : undefined), () => undefined)
+  })
+  return url
+}
+
+describe.runIf(databaseUrl !== undefined && existsSync(nginx))("two nodes behind nginx", () => {
+  it("an agent's whole life through round-robin, its node killed mid-way", { timeout: 600_000 }, async () => {
+    const database = freshDatabase(databaseUrl!)
+    const blocks = mkdtempSync(join(tmpdir(), "cairn-cluster-blocks-"))
+    cleanups.push(() => rmSync(blocks, { recursive: true, force: true }))
+    const shared = {
+      DATABASE_URL: database,
+      ENGINE: "simulated",
+      SNAPSHOT_BLOCKS_DIR: blocks,
+      SNAPSHOT_INTERVAL: "0",
+      CAIRN_LEASE_TTL: "4 seconds",
+      CAIRN_HEARTBEAT_INTERVAL: "1 second"
+    }
+    const a = await startNode("a", shared)
+    const keys = {
+      CAIRN_SIGNING_KEY: readFileSync(join(a.dataDir, "signing-key.json"), "utf8"),
+      CAIRN_GATEWAY_KEY: readFileSync(join(a.dataDir, "gateway-key"), "utf8").trim(),
+      ADMIN_TOKEN: readFileSync(join(a.dataDir, "admin-token"), "utf8").trim()
+    }
+    const b = await startNode("b", { ...shared, ...keys })
+    const nodes = [a, b]
+    const servers = nodes.map((n) => n.server)
+    const balancer = await startNginx(servers.map((s) => new URL(s.url).host))
+
+    const user = newApiUser({ url: balancer, dataDir: a.dataDir }, { workspace: "Balanced", scopes: "org:agents", agentLimit: 10 })
+    const landedOn = new Set<string>()
+    const call = async (method: string, path: string, body?: unknown) => {
+      const response = await fetch(`${balancer}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${user.token}` },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) })
+      })
+      landedOn.add(response.headers.get("x-upstream") ?? "")
+      const text = await response.text()
+      return { status: response.status, body: text === "" ? undefined : JSON.parse(text) }
+    }
+    const status = async (agentId: string) => (await call("GET", `/v0/agents/${agentId}`)).body?.agent?.status
+    const lastStartedOn = async (agentId: string) =>
+      ((await call("GET", `/v0/agents/${agentId}/events`)).body?.events ?? []).filter((e: { type: string }) => e.type === "AgentStarted").at(-1)?.data?.node
+
+    const created = await call("POST", "/v0/agents", { name: "balanced" })
+    assert.strictEqual(created.status, 201, JSON.stringify(created.body))
+    const agentId = created.body.agent.agentId as string
+    await waitFor("the agent runs", servers, async () => (await status(agentId)) === "running" ? true : undefined)
+    for (let i = 0; i < 4; i++) {
+      const restarted = await call("POST", `/v0/agents/${agentId}/restart`)
+      assert.strictEqual(restarted.status, 200, JSON.stringify(restarted.body))
+      const devices = await call("GET", `/v0/agents/${agentId}/devices`)
+      assert.strictEqual(devices.status, 200, JSON.stringify(devices.body))
+    }
+    assert.strictEqual(landedOn.size, 2, `requests landed on both nodes: ${[...landedOn].join(", ")}`)
+    const upload = await call("POST", `/v0/agents/${agentId}/files/upload`, { filename: "notes.txt", contentBase64: Buffer.from("kept\n").toString("base64") })
+    assert.strictEqual(upload.status, 200, JSON.stringify(upload.body))
+    assert.strictEqual((await call("POST", `/v0/agents/${agentId}/snapshots/sync`)).status, 200)
+
+    // Mid-way, the agent's node is killed; the other one adopts it, and its life goes on through the balancer.
+    const owner = await lastStartedOn(agentId)
+    const victim = nodes.find((n) => n.node === owner)!
+    const survivor = nodes.find((n) => n.node !== owner)!
+    const killedAt = Date.now()
+    victim.server.child.kill("SIGKILL")
+    await victim.server.exited
+    await waitFor("the agent runs on the other node", [survivor.server], async () =>
+      (await status(agentId)) === "running" && (await lastStartedOn(agentId)) === survivor.node ? true : undefined)
+    console.log(`failover behind nginx: ${Date.now() - killedAt} ms from kill -9 to running on the other node`)
+    const restarted = await call("POST", `/v0/agents/${agentId}/restart`)
+    assert.strictEqual(restarted.status, 200, JSON.stringify(restarted.body))
+    assert.strictEqual((await call("GET", `/v0/agents/${agentId}/devices`)).status, 200)
+    const file = await fetch(`${balancer}/v0/agents/${agentId}/files?path=uploads/notes.txt`, { headers: { authorization: `Bearer ${user.token}` } })
+    assert.strictEqual(await file.text(), "kept\n")
+    const deleted = await call("DELETE", `/v0/agents/${agentId}`)
+    assert.strictEqual(deleted.status, 200, JSON.stringify(deleted.body))
+    assert.strictEqual((await call("GET", `/v0/agents/${agentId}`)).status, 404)
   })
 })
