@@ -7,6 +7,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Config, Effect, Layer, Option, Redacted } from "effect"
 import type { SqlClient } from "effect/sql"
 import * as DataDirLock from "./DataDirLock.ts"
+import * as PgliteArtifacts from "./PgliteArtifacts.ts"
 import { makePgliteStream } from "./PgliteStream.ts"
 
 export type Database =
@@ -17,8 +18,10 @@ export type Database =
 export const layerPglite = (dataDir: string | undefined): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, unknown> =>
   Layer.unwrap(Effect.gen(function*() {
     if (dataDir !== undefined) yield* DataDirLock.acquire(dataDir, `${dataDir}.lock`)
+    // Prefetched at the process's start by a server (PgliteArtifacts.ts), else read now.
+    const artifacts = yield* Effect.promise(PgliteArtifacts.prefetch)
     const db = yield* Effect.acquireRelease(
-      Effect.tryPromise(() => PGlite.create(dataDir)),
+      Effect.tryPromise(() => PGlite.create(dataDir, { ...artifacts })),
       (db) => Effect.promise(() => db.close()).pipe(Effect.ignore)
     )
     return PgClient.layer({ stream: makePgliteStream(db), username: "postgres", database: "postgres", maxConnections: 1 })

@@ -1,10 +1,12 @@
 /**
  * Content types from content: the file's magic bytes (`file-type`), else text when the sample is valid UTF-8
  * without NUL bytes, else `application/octet-stream`. Used by the gateway, and for uploads whose client gave no
- * specific type.
+ * specific type. `file-type` is loaded at the first sniff, not at start (it is not needed to answer anything else).
  */
 import { Effect, Stream } from "effect"
-import { fileTypeFromBuffer } from "file-type"
+
+let fileType: Promise<typeof import("file-type")> | undefined
+const loadFileType = () => (fileType ??= import("file-type"))
 
 const generic = new Set(["", "application/octet-stream"])
 
@@ -23,7 +25,7 @@ const isText = (sample: Uint8Array) => {
 }
 
 export const sniff = (sample: Uint8Array) =>
-  Effect.promise(() => fileTypeFromBuffer(sample)).pipe(
+  Effect.promise(() => loadFileType().then(({ fileTypeFromBuffer }) => fileTypeFromBuffer(sample))).pipe(
     Effect.map((type) => type?.mime ?? (sample.length > 0 && isText(sample) ? "text/plain; charset=utf-8" : "application/octet-stream"))
   )
 

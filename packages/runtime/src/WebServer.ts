@@ -6,7 +6,7 @@
  * handler, then the layers (the database closes). Apps' domains (`AppRouting`) are proxied on the Node server only.
  */
 import { CairnHttp, Tracing } from "@cairn/http"
-import { NodeServices } from "@effect/platform-node"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Config, Effect, Layer, type Scope } from "effect"
 import { HttpRouter } from "effect/http"
 import * as CairnRuntime from "./CairnRuntime.ts"

@@ -6,17 +6,7 @@
  * VerifierUnavailable, never "invalid".
  */
 import { Effect, Layer, Predicate } from "effect"
-import {
-  BaseError,
-  createPublicClient,
-  custom,
-  type EIP1193RequestFn,
-  ExecutionRevertedError,
-  http,
-  isAddress,
-  isHex,
-  type Transport
-} from "viem"
+import type { EIP1193RequestFn, Transport } from "viem"
 import * as EoaSignatureVerifier from "./EoaSignatureVerifier.ts"
 import { domain, primaryType, type SignedContent, SignatureVerifier, types, VerifierUnavailable } from "./SignatureVerifier.ts"
 
@@ -24,6 +14,8 @@ export interface Options {
   /** A JSON-RPC endpoint for Ethereum mainnet, the chain (id 1) the typed data names. */
   readonly rpcUrl: string
 }
+
+type Viem = typeof import("viem")
 
 /**
  * Parity and Nethermind report a call that failed while executing (a revert among them) as -32015, "VM execution
@@ -35,7 +27,7 @@ const vmExecutionError = -32015
  * A revert is the node's answer that the wallet (or the ERC-6492 validator) rejected the signature. This is viem's
  * own test for one (code 3, or a node message saying so) plus the Parity and Nethermind code.
  */
-const isRevert = (error: unknown): boolean =>
+const isRevert = ({ BaseError, ExecutionRevertedError }: Viem, error: unknown): boolean =>
   error instanceof BaseError &&
   error.walk((cause) =>
     (Predicate.hasProperty(cause, "code") && (cause.code === ExecutionRevertedError.code || cause.code === vmExecutionError)) ||
@@ -46,21 +38,22 @@ const isRevert = (error: unknown): boolean =>
  * A client whose requests go to `endpoint` and report every failure other than a revert. `verifyTypedData` turns a
  * failed `eth_call` into `false`, so without the report an unreachable endpoint would look like a bad signature.
  */
-const reportingClient = (endpoint: ReturnType<Transport>, onFailure: (error: unknown) => void) =>
-  createPublicClient({
-    transport: custom({
+const reportingClient = (viem: Viem, endpoint: ReturnType<Transport>, onFailure: (error: unknown) => void) =>
+  viem.createPublicClient({
+    transport: viem.custom({
       request: (args: Parameters<EIP1193RequestFn>[0]) =>
         endpoint.request(args).catch((error: unknown) => {
-          if (!isRevert(error)) onFailure(error)
+          if (!isRevert(viem, error)) onFailure(error)
           throw error
         })
     }, { retryCount: 0 }) // the endpoint has already retried what was worth retrying
   })
 
 export const make = (options: Options) =>
-  Effect.sync(() => {
+  Effect.map(Effect.promise(EoaSignatureVerifier.loadViem), (viem) => {
+    const { isAddress, isHex } = viem
     // viem's HTTP transport, with its retries and timeout; its settings do not depend on the chain.
-    const endpoint = http(options.rpcUrl)({})
+    const endpoint = viem.http(options.rpcUrl)({})
     const verify = Effect.fn("Eip1271SignatureVerifier.verify")(function*(content: SignedContent) {
       if (yield* EoaSignatureVerifier.verify(content)) return true
       const { address, cid, date, signature } = content
@@ -69,7 +62,7 @@ export const make = (options: Options) =>
       if (!isAddress(address) || !isHex(signature) || signature.length % 2 !== 0) return false
       // One client per verification, so concurrent verifications never see each other's failures.
       const failures: Array<unknown> = []
-      const client = reportingClient(endpoint, (error) => failures.push(error))
+      const client = reportingClient(viem, endpoint, (error) => failures.push(error))
       const valid = yield* Effect.tryPromise({
         try: () => client.verifyTypedData({ address, domain, types, primaryType, message: { address, cid, date }, signature }),
         catch: (cause) => new VerifierUnavailable({ cause: failures[0] ?? cause })
