@@ -20,19 +20,15 @@ export const missingCredentials = (request: HttpServerRequest.HttpServerRequest)
   new Unauthorized({ reason: request.headers["authorization"] === undefined ? "missing-credentials" : "not-bearer" })
 
 /** The principal of the request's bearer API key, whatever its scopes. */
-export const authenticate = (keys: ApiKeys["Service"], request: HttpServerRequest.HttpServerRequest) =>
-  Effect.gen(function*() {
-    const token = bearerToken(request)
-    if (token === undefined) return yield* missingCredentials(request)
-    return yield* keys.authenticate(token)
-  })
+export const authenticate = (keys: ApiKeys["Service"], request: HttpServerRequest.HttpServerRequest) => {
+  const token = bearerToken(request)
+  return token === undefined ? Effect.fail(missingCredentials(request)) : keys.authenticate(token)
+}
 
+// No generators on this path: every authenticated request takes it (docs/performance.md, bench:http).
 export const requireScope = (keys: ApiKeys["Service"], request: HttpServerRequest.HttpServerRequest, scope: string) =>
-  Effect.gen(function*() {
-    const principal: Principal = yield* authenticate(keys, request)
-    if (!principal.scopes.includes(scope)) return yield* new Forbidden({ scope })
-    return principal
-  })
+  Effect.flatMap(authenticate(keys, request), (principal: Principal) =>
+    principal.scopes.includes(scope) ? Effect.succeed(principal) : Effect.fail(new Forbidden({ scope })))
 
 const quoted = (value: string) => `"${value.replace(/["\\]/g, "\\$&")}"`
 

@@ -16,12 +16,12 @@ const encodedNul = /%(?:25)*00/i
 export const hasNul = (url: string) => url.includes("\u0000") || encodedNul.test(url)
 
 export const layer = HttpRouter.middleware(
+  // No generator: this runs for every request.
   (httpEffect) =>
-    Effect.gen(function*() {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      if (!hasNul(request.url)) return yield* httpEffect
-      return yield* fromError(new ValidationFailed({ detail: "the request path or query contains a NUL character" }))
-    }),
+    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+      hasNul(request.url)
+        ? fromError(new ValidationFailed({ detail: "the request path or query contains a NUL character" }))
+        : httpEffect),
   { global: true }
 )
 
