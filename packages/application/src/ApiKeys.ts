@@ -47,18 +47,19 @@ export class ApiKeys extends Context.Service<ApiKeys>()("cairn/ApiKeys", {
     })
 
     /** A presented bearer token as a principal: a valid signature, a known and unrevoked key, its own workspace. */
+    // Every authenticated request's path: a chain of flatMaps rather than a generator.
     const authenticate = (token: string): Effect.Effect<Principal, Unauthorized | MissingUserId> =>
-      Effect.gen(function*() {
-        const claims = yield* signer.verifyApiKey(token).pipe(
-          Effect.mapError((e) => new Unauthorized({ reason: e.reason }))
-        )
-        const standing = yield* keys.standing(claims.keyId)
-        if (Option.isNone(standing)) return yield* new Unauthorized({ reason: "unknown-key" })
-        if (standing.value.revoked) return yield* new Unauthorized({ reason: "revoked" })
-        if (standing.value.workspaceId !== claims.workspaceId) return yield* new Unauthorized({ reason: "wrong-workspace" })
-        if (claims.userId === "") return yield* new MissingUserId()
-        return { workspaceId: claims.workspaceId, userId: claims.userId, keyId: claims.keyId, scopes: claims.scopes }
-      })
+      signer.verifyApiKey(token).pipe(
+        Effect.mapError((e) => new Unauthorized({ reason: e.reason })),
+        Effect.flatMap((claims) =>
+          Effect.flatMap(keys.standing(claims.keyId), (standing): Effect.Effect<Principal, Unauthorized | MissingUserId> => {
+            if (Option.isNone(standing)) return Effect.fail(new Unauthorized({ reason: "unknown-key" }))
+            if (standing.value.revoked) return Effect.fail(new Unauthorized({ reason: "revoked" }))
+            if (standing.value.workspaceId !== claims.workspaceId) return Effect.fail(new Unauthorized({ reason: "wrong-workspace" }))
+            if (claims.userId === "") return Effect.fail(new MissingUserId())
+            return Effect.succeed({ workspaceId: claims.workspaceId, userId: claims.userId, keyId: claims.keyId, scopes: claims.scopes })
+          }))
+      )
 
     return { create, revoke, authenticate }
   })
