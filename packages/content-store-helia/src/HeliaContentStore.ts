@@ -148,9 +148,15 @@ export const make = (stores: Readonly<Record<Network, Blockstore>>) =>
       add: (content, { network, cidVersion = 1 }) =>
         Effect.suspend(() => {
           let size = 0
-          const counted = content.pipe(Stream.tap((chunk) => Effect.sync(() => (size += chunk.byteLength))))
+          // Counted in the importer's loop rather than with a Stream.tap: no effect run per chunk.
+          async function* counted() {
+            for await (const chunk of Stream.toAsyncIterable(content)) {
+              size += chunk.byteLength
+              yield chunk
+            }
+          }
           return Effect.tryPromise({
-            try: (signal) => files[network].addByteStream(Stream.toAsyncIterable(counted), { ...kuboImport(cidVersion), signal }),
+            try: (signal) => files[network].addByteStream(counted(), { ...kuboImport(cidVersion), signal }),
             catch: (cause) => new ContentStoreUnavailable({ operation: "add", cause })
           }).pipe(Effect.map((cid) => ({ cid: cid.toString(), size })))
         }),
