@@ -6,6 +6,7 @@
  * engine (ENGINE_IT=openclaw, slow) the app is uploaded into the agent's workspace and started with the console, so
  * it runs inside the agent's sandbox; ending the console command ends the app, and the domain then answers 502.
  */
+import { reserveGatewayPorts } from "@cairn/agent-engine-openclaw/testing"
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import { type ChildProcess, spawn } from "node:child_process"
 import { once } from "node:events"
@@ -215,7 +216,8 @@ describe.runIf(realEngine)("agents' apps on their domains, on the real engine", 
     const { server, ops } = await started({
       ENGINE: undefined,
       OPENCLAW_VERSIONS: "2026.9.5,2026.9.6",
-      OPENCLAW_BASE_PORT: "24000",
+      // Gateway ports no other test process on this machine holds.
+      OPENCLAW_BASE_PORT: String(reserveGatewayPorts()),
       SECRETS_MASTER_KEY: btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32)))),
       // The console command that runs the app lasts as long as the test needs it.
       CONSOLE_TIMEOUT_MS: "600000",

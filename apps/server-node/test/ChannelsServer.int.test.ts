@@ -7,7 +7,7 @@
  * long a configure (a restart, with channels that cannot reach their services) takes.
  */
 import { afterAll, assert, describe, it } from "@effect/vitest"
-import { processesUnder } from "@cairn/agent-engine-openclaw/testing"
+import { processesUnder, reserveGatewayPorts } from "@cairn/agent-engine-openclaw/testing"
 import { existsSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -21,7 +21,7 @@ const env = {
   DATA_DIR: dataDir,
   ENGINE: undefined,
   OPENCLAW_VERSIONS: "2026.9.6",
-  OPENCLAW_BASE_PORT: "23000",
+  OPENCLAW_BASE_PORT: enabled ? String(reserveGatewayPorts()) : "",
   SECRETS_MASTER_KEY: btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32)))),
   ...(process.env["OPENCLAW_ENGINES_DIR"] === undefined ? {} : { OPENCLAW_ENGINES_DIR: process.env["OPENCLAW_ENGINES_DIR"] })
 }

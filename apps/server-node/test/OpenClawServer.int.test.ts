@@ -12,7 +12,7 @@
  * Slow (each gateway start takes about 10 s), so it runs only with ENGINE_IT=openclaw, as .ci/run sets.
  */
 import { afterAll, assert, describe, it } from "@effect/vitest"
-import { gatewayEnvironment, processesUnder } from "@cairn/agent-engine-openclaw/testing"
+import { gatewayEnvironment, processesUnder, reserveGatewayPorts } from "@cairn/agent-engine-openclaw/testing"
 import { Archive } from "@cairn/skill-hub"
 import { execFile } from "node:child_process"
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
@@ -22,11 +22,13 @@ import { filesUnder, newApiUser, type ServerProcess, startServer, textOf, waitUn
 
 const enabled = process.env["ENGINE_IT"] === "openclaw"
 const dataDir = enabled ? mkdtempSync(join(tmpdir(), "cairn-openclaw-server-")) : ""
+// Gateway ports no other test process on this machine holds.
+const basePort = enabled ? reserveGatewayPorts() : 0
 const env = {
   DATA_DIR: dataDir,
   ENGINE: undefined, // the default engine is OpenClaw
   OPENCLAW_VERSIONS: "2026.9.5,2026.9.6",
-  OPENCLAW_BASE_PORT: "20000",
+  OPENCLAW_BASE_PORT: String(basePort),
   // Configured, as it must be when the suite runs on a shared PostgreSQL (DATABASE_URL): no key is generated there.
   SECRETS_MASTER_KEY: btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32)))),
   ...(process.env["OPENCLAW_ENGINES_DIR"] === undefined ? {} : { OPENCLAW_ENGINES_DIR: process.env["OPENCLAW_ENGINES_DIR"] })
@@ -154,7 +156,7 @@ describe.skipIf(!enabled)("agents on real OpenClaw gateways, through the HTTP AP
 
     // Runtime config, through the gateway's RPC: read, written with its hash, refused when stale or invalid.
     const read = (await call("GET", `/v0/agents/${agentId}/config`)).body as { config: Record<string, any>; hash: string }
-    assert.strictEqual(read.config["gateway"].port, 20000)
+    assert.strictEqual(read.config["gateway"].port, basePort)
     const written = await call("PUT", `/v0/agents/${agentId}/config`, { config: { ...read.config, messages: { ackReaction: "eyes" } }, baseHash: read.hash })
     assert.strictEqual(written.status, 200, JSON.stringify(written.body))
     assert.strictEqual((await call("GET", `/v0/agents/${agentId}/config`)).body.config.messages.ackReaction, "eyes")

@@ -7,7 +7,7 @@
  * short), else a simulated one; the cases about signals alone always run on the simulated engine.
  */
 import { afterAll, afterEach, assert, describe, it } from "@effect/vitest"
-import { processesUnder } from "@cairn/agent-engine-openclaw/testing"
+import { processesUnder, reserveGatewayPorts } from "@cairn/agent-engine-openclaw/testing"
 import { type ChildProcess, spawn } from "node:child_process"
 import { once } from "node:events"
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
@@ -24,7 +24,7 @@ const agentsDir = join(dataDir, "agents")
 const realEngine = {
     ENGINE: "openclaw",
     OPENCLAW_VERSIONS: "2026.9.6",
-    OPENCLAW_BASE_PORT: "24000",
+    OPENCLAW_BASE_PORT: real ? String(reserveGatewayPorts()) : "",
     ...(process.env["OPENCLAW_ENGINES_DIR"] === undefined ? {} : { OPENCLAW_ENGINES_DIR: process.env["OPENCLAW_ENGINES_DIR"] })
   }
 const simulatedEngine = { ENGINE: "simulated", SIMULATED_START_DELAY: "100 millis" }

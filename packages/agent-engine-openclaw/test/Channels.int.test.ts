@@ -13,13 +13,13 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { OpenClawAgentEngine } from "../src/index.ts"
-import { gatewayEnvironment } from "../src/testing/index.ts"
+import { gatewayEnvironment, reserveGatewayPorts } from "../src/testing/index.ts"
 
 const version = "2026.9.6"
 const enabled = process.env["ENGINE_IT"] === "openclaw" && process.env["DATABASE_URL"] === undefined
 const dataDir = enabled ? Fs.mkdtempSync(Path.join(Os.tmpdir(), "cairn-openclaw-channels-")) : ""
 const enginesDir = process.env["OPENCLAW_ENGINES_DIR"] ?? Path.join(dataDir, "engines")
-const basePort = 21000
+const basePort = enabled ? reserveGatewayPorts() : 0
 const tokens = [fakeChannelTokens.telegram, fakeChannelTokens.slackBot, fakeChannelTokens.slackApp]
 
 const walk = (dir: string): Array<string> =>

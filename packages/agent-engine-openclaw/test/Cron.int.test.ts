@@ -12,10 +12,11 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { connect, type GatewayClient } from "../src/GatewayRpc.ts"
 import { OpenClawAgentEngine } from "../src/index.ts"
+import { reserveGatewayPorts } from "../src/testing/index.ts"
 
 const version = "2026.9.6"
 const enabled = process.env["ENGINE_IT"] === "openclaw" && process.env["DATABASE_URL"] === undefined
-const basePort = 19000
+const basePort = enabled ? reserveGatewayPorts(1) : 0
 
 const dataDir = enabled ? Fs.mkdtempSync(Path.join(Os.tmpdir(), "cairn-openclaw-cron-")) : ""
 const enginesDir = process.env["OPENCLAW_ENGINES_DIR"] ?? Path.join(dataDir, "engines")

@@ -11,7 +11,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import * as EngineVersions from "../src/EngineVersions.ts"
 import { OpenClawAgentEngine } from "../src/index.ts"
-import { sandboxModeForTests, waitUntil } from "../src/testing/index.ts"
+import { reserveGatewayPorts, sandboxModeForTests, waitUntil } from "../src/testing/index.ts"
 
 const root = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cairn-engine-installs-"))
 afterAll(() => Fs.rmSync(root, { recursive: true, force: true }))
@@ -44,7 +44,7 @@ describe("engine installs", () => {
       assert.isTrue(lines.some((line) => /^Installed OpenClaw 2026\.10\.2: 3 MB in \d+ s$/.test(line)), lines.join("\n"))
       // Then the channel plugins, reported the same way.
       assert.isTrue(lines.some((line) => /^Installed the channel plugins of OpenClaw 2026\.10\.2: 3 MB in \d+ s$/.test(line)), lines.join("\n"))
-    }), 30_000)
+    }), 120_000)
 
   it.live("show on an agent being provisioned: installing_engine with the bytes on disk, then nothing once it runs", () =>
     Effect.gen(function*() {
@@ -68,9 +68,9 @@ describe("engine installs", () => {
       npmPath: heldNpm,
       sandbox: sandboxModeForTests,
       sandboxReadOnly: [repository],
-      basePort: 27200,
+      basePort: reserveGatewayPorts(1),
       startTimeout: "10 seconds",
       stopGrace: "2 seconds",
       installProgressEvery: "50 millis"
-    })), Effect.provideService(References.MinimumLogLevel, "Warn")), 30_000)
+    })), Effect.provideService(References.MinimumLogLevel, "Warn")), 120_000)
 })

@@ -13,11 +13,12 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { connect } from "../src/GatewayRpc.ts"
 import { OpenClawAgentEngine } from "../src/index.ts"
+import { reserveGatewayPorts } from "../src/testing/index.ts"
 
 const enabled = process.env["ENGINE_IT"] === "openclaw" && process.env["DATABASE_URL"] === undefined
 const versions = ["2026.9.5", "2026.9.6"]
 const newest = versions[versions.length - 1]!
-const basePort = 33000
+const basePort = enabled ? reserveGatewayPorts() : 0
 const timeout = 300_000
 
 const dataDir = enabled ? Fs.mkdtempSync(Path.join(Os.tmpdir(), "cairn-gateway-rpc-")) : ""

@@ -13,7 +13,7 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { OpenClawAgentEngine, OpenClawAgentHome } from "../src/index.ts"
-import { gatewayEnvironment, processesUnder } from "../src/testing/index.ts"
+import { gatewayEnvironment, processesUnder, reserveGatewayPorts } from "../src/testing/index.ts"
 
 /** Two recent stable releases, so the suite can upgrade and refuse a downgrade. */
 const versions = ["2026.9.5", "2026.9.6"]
@@ -34,6 +34,9 @@ const engineLayer = (basePort: number) =>
   })
 
 const agentHome = (basePort: number, agentId: string) => Path.join(dataDir, String(basePort), "agents", agentId)
+
+// Gateway ports no other test process on this machine holds: the contract's engine, and two more.
+const [contractPorts, upgradePorts, skillsPorts] = enabled ? [reserveGatewayPorts(32), reserveGatewayPorts(), reserveGatewayPorts()] : [0, 0, 0]
 
 /** Runs the agent's OpenClaw CLI as its gateway would: same engine, home and environment. */
 const openclawWith = (agentDir: string, version: string, env: NodeJS.ProcessEnv, args: ReadonlyArray<string>) =>
@@ -105,18 +108,18 @@ if (enabled) {
   // Runs after the layers below closed, which stopped their gateways.
   afterAll(() => Fs.rmSync(dataDir, { recursive: true, force: true }))
 
-  agentEngineContract("OpenClawAgentEngine", engineLayer(12000), {
+  agentEngineContract("OpenClawAgentEngine", engineLayer(contractPorts), {
     live: true,
     timeout,
-    environmentOf: (agentId) => Effect.sync(() => gatewayEnvironment(agentHome(12000, agentId))),
-    loadedSkills: (agentId) => loadedSkills(agentHome(12000, agentId)),
+    environmentOf: (agentId) => Effect.sync(() => gatewayEnvironment(agentHome(contractPorts, agentId))),
+    loadedSkills: (agentId) => loadedSkills(agentHome(contractPorts, agentId)),
     // The agent's gateway port itself (its slot's block of 120 from the base port).
     ownedAppPort: (agentId) =>
-      Effect.sync(() => 12000 + 120 * JSON.parse(Fs.readFileSync(Path.join(agentHome(12000, agentId), "cairn-agent.json"), "utf8")).slot)
+      Effect.sync(() => contractPorts + 120 * JSON.parse(Fs.readFileSync(Path.join(agentHome(contractPorts, agentId), "cairn-agent.json"), "utf8")).slot)
   })
 
   describe("OpenClawAgentEngine keeps the gateway token out of files", () => {
-    layer(Layer.fresh(engineLayer(16000)), { excludeTestServices: true, timeout })((it) => {
+    layer(Layer.fresh(engineLayer(upgradePorts)), { excludeTestServices: true, timeout })((it) => {
       it.effect("writes no token to the agent's config, and the gateway accepts only the current token", () =>
         Effect.gen(function*() {
           const engine = yield* AgentEngine
@@ -124,7 +127,7 @@ if (enabled) {
           const first = `first-${freshAgent()}`
           const second = `second-${freshAgent()}`
           yield* engine.provision(agentId, { version: versions[1]!, gatewayToken: Redacted.make(first) })
-          const agentDir = Path.join(dataDir, "16000", "agents", agentId)
+          const agentDir = agentHome(upgradePorts, agentId)
           const config = Fs.readFileSync(Path.join(agentDir, ".openclaw", "openclaw.json"), "utf8")
           assert.notInclude(config, first)
           assert.include(config, "${OPENCLAW_GATEWAY_TOKEN}")
@@ -153,13 +156,13 @@ if (enabled) {
   })
 
   describe("OpenClawAgentEngine hands provider keys to OpenClaw through the gateway's environment only", () => {
-    layer(Layer.fresh(engineLayer(18000)), { excludeTestServices: true, timeout })((it) => {
+    layer(Layer.fresh(engineLayer(skillsPorts)), { excludeTestServices: true, timeout })((it) => {
       it.effect("OpenClaw takes ANTHROPIC_API_KEY from the gateway's environment after a restart, and loses it after the next", () =>
         Effect.gen(function*() {
           const engine = yield* AgentEngine
           const version = versions[1]!
           const agentId = freshAgent("secrets")
-          const agentDir = agentHome(18000, agentId)
+          const agentDir = agentHome(skillsPorts, agentId)
           const key = `sk-ant-api03-${freshAgent("dummy")}`
           yield* engine.provision(agentId, { version, gatewayToken: Redacted.make(`token-${freshAgent()}`) })
           yield* engine.start(agentId)

@@ -14,7 +14,7 @@ import * as Path from "node:path"
 import * as Readline from "node:readline"
 import { pathToFileURL } from "node:url"
 import { OpenClawAgentEngine } from "../src/index.ts"
-import { gatewayEnvironment, sandboxModeForTests, waitUntil } from "../src/testing/index.ts"
+import { gatewayEnvironment, onGatewayPorts, reserveGatewayPorts, sandboxModeForTests, waitUntil } from "../src/testing/index.ts"
 
 const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cairn-openclaw-fake-"))
 afterAll(() => Fs.rmSync(dataDir, { recursive: true, force: true }))
@@ -25,8 +25,10 @@ const repository = Path.resolve(import.meta.dirname, "..", "..", "..")
 // Cairn's own configuration, which npm's install scripts (third-party code) must never see.
 process.env["SECRETS_MASTER_KEY"] = "master-key-that-must-not-reach-npm"
 process.env["CAIRN_GATEWAY_KEY"] = "gateway-key-that-must-not-reach-npm"
+// Set here, not only by CI's PostgreSQL pass: this package's tests run in the embedded pass only (vitest.config.ts).
+process.env["DATABASE_URL"] = "postgres://cairn:password-that-must-not-reach-npm@127.0.0.1/cairn"
 
-const engineLayer = (name: string, basePort: number, versions?: ReadonlyArray<string>, maxConcurrentStarts?: number) =>
+const engineAt = (name: string, basePort: number, versions?: ReadonlyArray<string>, maxConcurrentStarts?: number) =>
   OpenClawAgentEngine.layer({
     dataDir: Path.join(dataDir, name),
     npmPath: fakeNpm,
@@ -38,6 +40,10 @@ const engineLayer = (name: string, basePort: number, versions?: ReadonlyArray<st
     ...(versions === undefined ? {} : { versions }),
     ...(maxConcurrentStarts === undefined ? {} : { maxConcurrentStarts })
   })
+
+/** An engine on gateway ports no other test process holds while it lives (`slots`: agents it holds at once). */
+const engineLayer = (name: string, slots: number, versions?: ReadonlyArray<string>, maxConcurrentStarts?: number) =>
+  onGatewayPorts(slots, (basePort) => engineAt(name, basePort, versions, maxConcurrentStarts))
 
 /** Runs test/fixtures/run-engine.ts: an engine in a process of its own with one running agent. */
 const engineProcess = (name: string, basePort: number, agentId: string, token: string, stopGrace: string) =>
@@ -68,32 +74,35 @@ const isAlive = (pid: number) => {
 }
 
 
-agentEngineContract("OpenClawAgentEngine on a stand-in engine", engineLayer("contract", 22000, ["2026.9.1", "2026.9.5", "2026.10.2"]), {
+// Ports reserved for this process (a gateway listens on a fixed port): parallel test files and runs never share them.
+const contractPorts = reserveGatewayPorts(32)
+agentEngineContract("OpenClawAgentEngine on a stand-in engine", engineAt("contract", contractPorts, ["2026.9.1", "2026.9.5", "2026.10.2"]), {
   live: true,
   timeout: "30 seconds",
   environmentOf: (agentId) => Effect.sync(() => gatewayEnvironment(Path.join(dataDir, "contract", "agents", agentId))),
   // One of the ports OpenClaw derives from the agent's gateway port (its slot's block of 120 from the base port).
-  ownedAppPort: (agentId) => Effect.sync(() => 22000 + 120 * agentSlot(Path.join(dataDir, "contract", "agents", agentId)) + 7)
+  ownedAppPort: (agentId) => Effect.sync(() => contractPorts + 120 * agentSlot(Path.join(dataDir, "contract", "agents", agentId)) + 7)
 })
 
 describe("OpenClawAgentEngine", () => {
-  layer(Layer.fresh(engineLayer("default", 26000)), { excludeTestServices: true, timeout: "30 seconds" })((it) => {
+  layer(Layer.fresh(engineLayer("default", 4)), { excludeTestServices: true, timeout: "30 seconds" })((it) => {
     it.effect("offers only the latest stable release when no allowlist is given", () =>
       Effect.gen(function*() {
         assert.deepStrictEqual(yield* (yield* AgentEngine).listVersions, ["2026.10.2"])
       }))
   })
 
-  layer(Layer.fresh(engineLayer("one-at-a-time", 24000, undefined, 1)), { excludeTestServices: true, timeout: "30 seconds" })((it) => {
+  layer(Layer.fresh(engineLayer("one-at-a-time", 4, undefined, 1)), { excludeTestServices: true, timeout: "30 seconds" })((it) => {
     it.effect("starts one gateway at a time when asked to, queueing the others as starting", () =>
       Effect.gen(function*() {
         const engine = yield* AgentEngine
         const ids = [freshAgent(), freshAgent(), freshAgent()]
         for (const id of ids) yield* engine.provision(id, { version: "2026.10.2", gatewayToken: Redacted.make("t") })
         const starts = yield* Effect.forkChild(Effect.all(ids.map((id) => engine.start(id)), { concurrency: "unbounded" }))
-        yield* Effect.sleep("100 millis")
-        const states = yield* Effect.forEach(ids, (id) => Effect.map(engine.status(id), (s) => s.state))
-        assert.deepStrictEqual(states, ["starting", "starting", "starting"])
+        // All three are queued as soon as their starts run (the first gateway takes far longer to come up).
+        const states = () => ids.map((id) => Effect.runSync(Effect.map(Effect.orDie(engine.status(id)), (s) => s.state)))
+        yield* waitUntil(() => states().every((state) => state !== "stopped"), "the three starts have begun")
+        assert.deepStrictEqual(states(), ["starting", "starting", "starting"])
         yield* Fiber.join(starts)
         // Each gateway notes its events, with the time, in its own home (the only place its sandbox can write).
         const events = ids
@@ -112,7 +121,7 @@ describe("OpenClawAgentEngine", () => {
       const error = yield* Effect.flip((yield* AgentEngine).listVersions)
       assert.strictEqual(error._tag, "EngineUnavailable")
       assert.include(String(error.cause), "1999.1.1")
-    }).pipe(Effect.provide(engineLayer("nothing-allowed", 25600, ["1999.1.1"]))))
+    }).pipe(Effect.provide(engineLayer("nothing-allowed", 1, ["1999.1.1"]))))
 
   it.live("kills a running gateway that stops answering, and reports it crashed", () =>
     Effect.gen(function*() {
@@ -129,9 +138,9 @@ describe("OpenClawAgentEngine", () => {
       npmPath: fakeNpm,
       sandbox: sandboxModeForTests,
       sandboxReadOnly: [repository],
-      basePort: 25800,
+      basePort: reserveGatewayPorts(1),
       liveness: { interval: "100 millis", misses: 3 }
-    }))), 30_000)
+    }))), 120_000)
 
   describe("when the npm registry cannot be reached", () => {
     const offlineDir = Path.join(dataDir, "offline")
@@ -142,13 +151,14 @@ describe("OpenClawAgentEngine", () => {
     const fixture = pathToFileURL(Path.join(import.meta.dirname, "fixtures", "fake-openclaw.mjs")).href
     Fs.writeFileSync(Path.join(installed, "openclaw.mjs"), `import ${JSON.stringify(fixture)}\n`)
     Fs.mkdirSync(Path.join(offlineDir, "engines", "2026.9.6.installing-1-x"), { recursive: true })
+    const offlinePorts = reserveGatewayPorts()
     const offline = (versions?: ReadonlyArray<string>) =>
       OpenClawAgentEngine.layer({
         dataDir: offlineDir,
         npmPath: Path.join(import.meta.dirname, "fixtures", "offline-npm.mjs"),
         sandbox: sandboxModeForTests,
       sandboxReadOnly: [repository],
-        basePort: 25200,
+        basePort: offlinePorts,
         ...(versions === undefined ? {} : { versions })
       })
 
@@ -165,7 +175,7 @@ describe("OpenClawAgentEngine", () => {
         // Without the registry it says so, once for the versions and once for the channel plugins, and agents still run.
         assert.isTrue(warnings.some((w) => w.startsWith("The npm registry cannot be reached; offering the engine versions known here")), warnings.join("\n"))
         assert.isTrue(warnings.some((w) => w.includes("channel plugins of OpenClaw 2026.9.5 could not be installed")), warnings.join("\n"))
-      }), 30_000)
+      }), 120_000)
 
     it.live("fails with EngineUnavailable when nothing allowed is installed", () =>
       Effect.gen(function*() {
@@ -187,7 +197,7 @@ describe("OpenClawAgentEngine", () => {
     const mode = (path: string) => Fs.statSync(path).mode & 0o777
     const hidden = (dir: string) => Fs.readdirSync(dir).filter((name) => name.startsWith("."))
 
-    layer(Layer.fresh(engineLayer("workspace", 29000)), { excludeTestServices: true, timeout: "30 seconds" })((it) => {
+    layer(Layer.fresh(engineLayer("workspace", 8)), { excludeTestServices: true, timeout: "30 seconds" })((it) => {
       it.effect("writes a skill where OpenClaw looks, scripts executable and the rest 0644, and leaves no temporary folder", () =>
         Effect.gen(function*() {
           const engine = yield* AgentEngine
@@ -268,17 +278,18 @@ describe("OpenClawAgentEngine", () => {
   describe("when the process running the engine is killed", () => {
     it.live("its gateways stop themselves (no orphans)", () =>
       Effect.gen(function*() {
-        const { child, gatewayPid } = yield* engineProcess("killed", 24400, freshAgent(), "t", "2 seconds")
+        const { child, gatewayPid } = yield* engineProcess("killed", reserveGatewayPorts(1), freshAgent(), "t", "2 seconds")
         assert.isTrue(isAlive(gatewayPid))
         child.kill("SIGKILL")
         yield* waitUntil(() => !isAlive(gatewayPid), "the orphaned gateway is gone")
-      }), 30_000)
+      }), 120_000)
 
     it.live("a gateway stuck in its shutdown is reaped by the next engine on that data dir, which starts the agent again", () =>
       Effect.gen(function*() {
         const agentId = freshAgent()
+        const basePort = reserveGatewayPorts(1)
         // The stuck gateway ignores SIGTERM, and the dead engine gave it a minute before SIGKILL.
-        const { child, gatewayPid } = yield* engineProcess("stuck", 24800, agentId, "ignore-sigterm", "60 seconds")
+        const { child, gatewayPid } = yield* engineProcess("stuck", basePort, agentId, "ignore-sigterm", "60 seconds")
         child.kill("SIGKILL")
         yield* Effect.sleep("500 millis")
         assert.isTrue(isAlive(gatewayPid), "the stuck gateway outlived its engine")
@@ -288,11 +299,11 @@ describe("OpenClawAgentEngine", () => {
           yield* engine.start(agentId)
           assert.strictEqual((yield* engine.status(agentId)).state, "running")
           assert.isFalse(isAlive(gatewayPid), "the stale gateway was reaped")
-        }).pipe(Effect.provide(engineLayer("stuck", 24800)))
-      }), 30_000)
+        }).pipe(Effect.provide(engineAt("stuck", basePort)))
+      }), 120_000)
   })
 
-  layer(Layer.fresh(engineLayer("files", 28000, ["2026.9.5", "2026.10.2"])), {
+  layer(Layer.fresh(engineLayer("files", 24, ["2026.9.5", "2026.10.2"])), {
     excludeTestServices: true,
     timeout: "30 seconds"
   })((it) => {
@@ -360,7 +371,7 @@ describe("OpenClawAgentEngine", () => {
         const pid = pidListeningOn(port)
         assert.isDefined(pid)
         process.kill(pid!, "SIGKILL")
-        yield* Effect.sleep("500 millis")
+        yield* waitUntil(() => Effect.runSync(Effect.map(Effect.orDie(engine.status(agentId)), (s) => s.state !== "running")), "the kill is seen")
         assert.strictEqual((yield* engine.status(agentId)).state, "crashed")
         yield* engine.start(agentId)
         assert.strictEqual((yield* engine.status(agentId)).state, "running")

@@ -13,7 +13,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { OpenClawAgentEngine } from "../src/index.ts"
 import * as Sandbox from "../src/Sandbox.ts"
-import { bwrapRuns, processesUnder, sandboxSkipReason } from "../src/testing/index.ts"
+import { bwrapRuns, onGatewayPorts, processesUnder, sandboxSkipReason } from "../src/testing/index.ts"
 
 const root = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cairn-sandbox-"))
 afterAll(() => Fs.rmSync(root, { recursive: true, force: true }))
@@ -33,8 +33,9 @@ const dataDirOf = (name: string) => {
   return dir
 }
 
-const engineLayer = (name: string, basePort: number, extra: Partial<OpenClawAgentEngine.Options> = {}) =>
-  OpenClawAgentEngine.layer({ dataDir: dataDirOf(name), npmPath: fakeNpm, basePort, stopGrace: "2 seconds", ...extra })
+/** An engine on gateway ports no other test process holds while it lives. */
+const engineLayer = (name: string, extra: Partial<OpenClawAgentEngine.Options> = {}) =>
+  onGatewayPorts(4, (basePort) => OpenClawAgentEngine.layer({ dataDir: dataDirOf(name), npmPath: fakeNpm, basePort, stopGrace: "2 seconds", ...extra }))
 
 const provisioned = Effect.gen(function*() {
   const agentId = freshAgent("sandboxed")
@@ -57,7 +58,7 @@ const hostProcessCount = () => Fs.readdirSync("/proc").filter((name) => /^\d+$/.
 if (bwrapRuns) {
   describe("Sandbox: what a console command can see", () => {
     const dataDir = Path.join(root, "isolation")
-    layer(Layer.fresh(engineLayer("isolation", 34000)), { excludeTestServices: true, timeout: "60 seconds" })((it) => {
+    layer(Layer.fresh(engineLayer("isolation")), { excludeTestServices: true, timeout: "60 seconds" })((it) => {
       it.effect("cannot read or list another agent's workspace, Cairn's secrets key or its database files", () =>
         Effect.gen(function*() {
           const engine = yield* AgentEngine
@@ -150,14 +151,14 @@ if (bwrapRuns) {
           assert.match(limits, new RegExp(`Max processes\\s+${Sandbox.defaultLimits.processes}\\s+${Sandbox.defaultLimits.processes}`))
           assert.match(limits, new RegExp(`Max file size\\s+${Sandbox.defaultLimits.fileSizeBytes}\\s`))
           yield* engine.stop(agentId)
-        }).pipe(Effect.provide(Layer.fresh(engineLayer("isolation-gateway", 34400, { sandboxReadOnly: [repository] })))))
+        }).pipe(Effect.provide(Layer.fresh(engineLayer("isolation-gateway", { sandboxReadOnly: [repository] })))))
     })
   })
 
   describe("Sandbox: limits", () => {
     const limits = { processes: 64, fileSizeBytes: 16 * 1024 * 1024, memoryBytes: 256 * 1024 * 1024, tmpBytes: 8 * 1024 * 1024 }
     const dataDir = Path.join(root, "limits")
-    layer(Layer.fresh(engineLayer("limits", 34800, { sandboxLimits: limits })), { excludeTestServices: true, timeout: "60 seconds" })((it) => {
+    layer(Layer.fresh(engineLayer("limits", { sandboxLimits: limits })), { excludeTestServices: true, timeout: "60 seconds" })((it) => {
       it.effect("contains a fork bomb: the sandbox stops at its process limit, the host and this process keep answering", () =>
         Effect.gen(function*() {
           const agentId = yield* provisioned
@@ -232,7 +233,7 @@ if (bwrapRuns) {
         const logged = yield* withLogs(Effect.gen(function*() {
           const agentId = yield* provisioned
           return yield* exec(agentId, `cat ${Path.join(root, "off", "secrets.key")}`)
-        }).pipe(Effect.provide(Layer.fresh(engineLayer("off", 35200, { sandbox: "off" })))))
+        }).pipe(Effect.provide(Layer.fresh(engineLayer("off", { sandbox: "off" })))))
         assert.strictEqual(logged.value.stdout, "master-key-material\n")
         assert.isTrue(logged.messages.some((line) => line.startsWith("SANDBOX=off: agents run WITHOUT isolation")), logged.messages.join("\n"))
       }))
@@ -248,7 +249,7 @@ if (bwrapRuns) {
           const command = yield* Effect.flip(exec(agentId, "true"))
           return { start, command, state: (yield* engine.status(agentId)).state }
         }).pipe(
-          Effect.provide(Layer.fresh(engineLayer("missing", 35400, { nodePath: process.execPath }))),
+          Effect.provide(Layer.fresh(engineLayer("missing", { nodePath: process.execPath }))),
           Effect.ensuring(Effect.sync(() => void (process.env["PATH"] = path)))
         ))
         const built = logged.value
