@@ -13,7 +13,7 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { OpenClawAgentEngine } from "../src/index.ts"
-import { bwrapRuns, sandboxSkipReason, waitUntil } from "../src/testing/index.ts"
+import { bwrapRuns, onGatewayPorts, sandboxSkipReason, waitUntil } from "../src/testing/index.ts"
 
 const root = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cairn-console-"))
 afterAll(() => Fs.rmSync(root, { recursive: true, force: true }))
@@ -53,7 +53,7 @@ const uniqueSleep = (seconds: number) => `${seconds}.${process.pid}${(markers++)
 
 if (bwrapRuns) {
   describe("Console commands", () => {
-    layer(Layer.fresh(OpenClawAgentEngine.layer({ dataDir, npmPath: fakeNpm, basePort: 36000 })), {
+    layer(Layer.fresh(onGatewayPorts(4, (basePort) => OpenClawAgentEngine.layer({ dataDir, npmPath: fakeNpm, basePort }))), {
       excludeTestServices: true,
       timeout: "60 seconds"
     })((it) => {
@@ -72,7 +72,7 @@ if (bwrapRuns) {
           const result = yield* exec(agentId, `sleep ${first} & sleep ${second}`, { timeoutMs: 700 })
           assert.deepInclude(result, { exitCode: 137, timedOut: true })
           assert.isBelow(result.durationMs, 5_000)
-          yield* waitUntil(() => processesWith(first).length === 0 && processesWith(second).length === 0, "both sleeps are gone", 2_000)
+          yield* waitUntil(() => processesWith(first).length === 0 && processesWith(second).length === 0, "both sleeps are gone", 30_000)
         }))
 
       it.effect("ends what a command left running when it exits, even what left its process group", () =>
@@ -82,7 +82,7 @@ if (bwrapRuns) {
           const result = yield* exec(agentId, `sleep ${background} & setsid sleep ${detached} & echo left`)
           assert.deepInclude(result, { stdout: "left\n", exitCode: 0, timedOut: false })
           assert.isBelow(result.durationMs, 5_000)
-          yield* waitUntil(() => processesWith(background).length === 0 && processesWith(detached).length === 0, "nothing is left", 2_000)
+          yield* waitUntil(() => processesWith(background).length === 0 && processesWith(detached).length === 0, "nothing is left", 30_000)
         }))
 
       it.effect("kills a command whose caller gives up, and the commands of an agent being destroyed", () =>
@@ -93,7 +93,7 @@ if (bwrapRuns) {
           const fiber = yield* Effect.forkChild(exec(agentId, `sleep ${interrupted}`))
           yield* waitUntil(() => processesWith(interrupted).length > 0, "the command runs")
           yield* Fiber.interrupt(fiber)
-          yield* waitUntil(() => processesWith(interrupted).length === 0, "the interrupted command is gone", 2_000)
+          yield* waitUntil(() => processesWith(interrupted).length === 0, "the interrupted command is gone", 30_000)
 
           const destroyed = uniqueSleep(100)
           const running = yield* Effect.forkChild(exec(agentId, `sleep ${destroyed}`))
@@ -101,7 +101,7 @@ if (bwrapRuns) {
           const startedAt = Date.now()
           yield* engine.destroy(agentId)
           assert.isBelow(Date.now() - startedAt, 5_000)
-          yield* waitUntil(() => processesWith(destroyed).length === 0, "the command is gone with its agent", 2_000)
+          yield* waitUntil(() => processesWith(destroyed).length === 0, "the command is gone with its agent", 30_000)
           assert.deepInclude(yield* Fiber.join(running), { exitCode: 137 })
           assert.isFalse(Fs.existsSync(Path.join(dataDir, "agents", agentId)))
         }))
