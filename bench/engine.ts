@@ -2,7 +2,9 @@
  * `npm run bench:engine`: how long an agent takes from `POST /v0/agents` to `running` on a real Cairn server
  * (default engine: OpenClaw), median of BENCH_RUNS (3), and the resident memory of each idle gateway; against a raw
  * baseline in the same run: the same OpenClaw version started by hand (`node openclaw.mjs gateway run` with the same
- * offline config) and polled on /readyz. The ratio is Cairn's time over the raw time.
+ * offline config) and polled on /readyz. Paired rounds (Paired.ts): each round starts one agent through Cairn and
+ * one gateway by hand, the order rotating; it prints the median and min–max of the per-round ratios, raw time over
+ * Cairn's time. An agent is timed to `running`; its idle wait, memory reading and deletion are not timed.
  *
  * Engines are installed into OPENCLAW_ENGINES_DIR (the CI cache by default), once; the install is timed apart.
  * Linux only (memory is read from /proc).
@@ -13,8 +15,9 @@ import { homedir, tmpdir } from "node:os"
 import { join } from "node:path"
 import { OpenClawAgentHome } from "@cairn/agent-engine-openclaw"
 import { processesUnder } from "@cairn/agent-engine-openclaw/testing"
-import { Redacted } from "effect"
+import { Effect, Redacted } from "effect"
 import { newApiUser, startServer, waitUntilServing } from "@cairn/server-node/testing"
+import * as Paired from "./Paired.ts"
 
 const runs = Number(process.env["BENCH_RUNS"] ?? 3)
 const idleSeconds = Number(process.env["BENCH_IDLE_SECONDS"] ?? 10)
@@ -45,37 +48,32 @@ try {
   const api = newApiUser({ url: server.url, dataDir }, { workspace: "bench", agentLimit: 1, scopes: "org:agents" })
   const call = async (method: string, path: string, body?: unknown) => (await api.call(method, path, body)).body
   const cairnTimes: Array<number> = []
+  const rawTimes: Array<number> = []
   const memory: Array<{ rss: number; pss: number }> = []
   let version = ""
-  // Run 0 warms up: it installs the engine version if the cache does not have it yet.
-  for (let run = 0; run <= runs; run++) {
-    const startedAt = Date.now()
-    const { agent } = await call("POST", "/v0/agents", { name: `bench ${run}` })
+
+  /** One agent through Cairn, timed from the request to `running`; then left idle, measured and deleted, untimed. */
+  const cairnStart = async (label: string, idle: boolean) => {
+    const startedAt = performance.now()
+    const { agent } = await call("POST", "/v0/agents", { name: `bench ${label}` })
     await waitUntil(async () => (await call("GET", `/v0/agents/${agent.agentId}`)).agent.status === "running", "agent running")
-    const elapsed = Date.now() - startedAt
+    const elapsed = performance.now() - startedAt
     version = agent.engineVersion
-    if (run === 0) {
-      console.log(`warm-up (installs ${version} if not cached): ${seconds(elapsed)} to running`)
-    } else {
-      cairnTimes.push(elapsed)
+    if (idle) {
       await sleep(idleSeconds * 1000)
       memory.push(memoryUnder(join(dataDir, "agents", agent.agentId)))
-      console.log(`run ${run}: ${seconds(elapsed)} to running; idle after ${idleSeconds} s: RSS ${memory.at(-1)!.rss.toFixed(0)} MB, PSS ${memory.at(-1)!.pss.toFixed(0)} MB`)
     }
     await call("DELETE", `/v0/agents/${agent.agentId}`)
+    return elapsed
   }
-  server.child.kill("SIGTERM")
-  await server.exited
 
-  // The raw baseline: the same version, started by hand with the same offline config, polled on /readyz.
-  const rawTimes: Array<number> = []
-  const entry = join(enginesDir, version, "node_modules", "openclaw", "openclaw.mjs")
-  for (let run = 1; run <= runs; run++) {
-    const home = join(dataDir, "raw", String(run))
-    const port = 23000 + run * 120
+  /** The same version started by hand with the same offline config, timed from the spawn to /readyz; then stopped. */
+  const rawStart = async (label: string, port: number) => {
+    const home = join(dataDir, "raw", label)
+    const entry = join(enginesDir, version, "node_modules", "openclaw", "openclaw.mjs")
     mkdirSync(join(home, ".openclaw", "logs"), { recursive: true })
     writeFileSync(OpenClawAgentHome.configPath(home), JSON.stringify(OpenClawAgentHome.offlineConfig(home, port)))
-    const startedAt = Date.now()
+    const startedAt = performance.now()
     const child = spawn(process.execPath, [entry, "gateway", "run", "--port", String(port), "--bind", "loopback"], {
       cwd: home,
       stdio: "ignore",
@@ -89,19 +87,43 @@ try {
         return false
       }
     }, "raw gateway ready")
-    rawTimes.push(Date.now() - startedAt)
-    console.log(`raw ${run}: ${seconds(rawTimes.at(-1)!)} to ready`)
+    const elapsed = performance.now() - startedAt
     process.kill(-child.pid!, "SIGTERM")
     await new Promise((resolve) => child.once("exit", resolve))
+    return elapsed
   }
 
-  const cairn = median(cairnTimes)
-  const raw = median(rawTimes)
-  console.log(`\nOpenClaw ${version}, ${runs} runs each (medians):`)
-  console.log(`  POST /v0/agents -> running: ${seconds(cairn)}   (target < 15 s)`)
-  console.log(`  raw gateway spawn -> ready: ${seconds(raw)}`)
-  console.log(`  ratio raw/Cairn:             ${(raw / cairn).toFixed(2)}x`)
+  // Warm-up, one of each: installs the engine version if the cache does not have it yet, and fills the page cache.
+  console.log(`warm-up (installs the engine version if not cached): ${seconds(await cairnStart("warm-up", false))} to running (${version})`)
+  console.log(`raw warm-up: ${seconds(await rawStart("warm-up", 23000))} to ready`)
+
+  const paired = await Effect.runPromise(Paired.rounds({
+    rounds: runs,
+    measured: (round) =>
+      Effect.promise(async () => {
+        const elapsed = await cairnStart(String(round + 1), true)
+        cairnTimes.push(elapsed)
+        console.log(`run ${round + 1}: ${seconds(elapsed)} to running; idle after ${idleSeconds} s: RSS ${memory.at(-1)!.rss.toFixed(0)} MB, PSS ${memory.at(-1)!.pss.toFixed(0)} MB`)
+        return { operations: 1, milliseconds: elapsed }
+      }),
+    baselines: {
+      raw: (round) =>
+        Effect.promise(async () => {
+          const elapsed = await rawStart(String(round + 1), 23000 + (round + 1) * 120)
+          rawTimes.push(elapsed)
+          console.log(`raw ${round + 1}: ${seconds(elapsed)} to ready`)
+          return { operations: 1, milliseconds: elapsed }
+        })
+    }
+  }))
+
+  console.log(`\nOpenClaw ${version}, ${runs} paired rounds (medians):`)
+  console.log(`  POST /v0/agents -> running: ${seconds(median(cairnTimes))}   (target < 15 s)`)
+  console.log(`  raw gateway spawn -> ready: ${seconds(median(rawTimes))}`)
+  console.log(`  ratio raw/Cairn:             ${Paired.show(paired.ratios.raw)}`)
   console.log(`  idle gateway (after ${idleSeconds} s): RSS ${median(memory.map((m) => m.rss)).toFixed(0)} MB, PSS ${median(memory.map((m) => m.pss)).toFixed(0)} MB`)
+  server.child.kill("SIGTERM")
+  await server.exited
 } finally {
   if (server.child.exitCode === null) server.child.kill("SIGKILL")
   rmSync(dataDir, { recursive: true, force: true })

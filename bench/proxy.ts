@@ -3,22 +3,20 @@
  * proxying costs an app's. Three `node:http` servers in this process answering a small JSON body: one plain
  * ("no routing"), one with the proxy attached whose route lookup takes a real round trip through the event loop
  * each time it is asked (as a read-model query would), and the app itself. Load comes from autocannon in its own
- * process (bench/load.ts), 10 connections on loopback. Prints requests per second, p99 latency and the ratios.
- * BENCH_SECONDS (5) per run.
+ * process (bench/LoadGenerator.ts), 10 connections on loopback. Each comparison runs paired (Paired.ts): BENCH_ROUNDS
+ * (10) rounds of one block of BENCH_BLOCK (5,000) requests per side, the order rotating; it prints requests per
+ * second and the median and min–max of the per-round ratios.
  */
 import { AppProxy } from "@cairn/app-proxy"
-import { execFile } from "node:child_process"
+import { Effect } from "effect"
 import { once } from "node:events"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
-import { fileURLToPath } from "node:url"
-import type { LoadSpec } from "./LoadSpec.ts"
+import * as LoadGenerator from "./LoadGenerator.ts"
+import * as Paired from "./Paired.ts"
 
-const seconds = Number(process.env["BENCH_SECONDS"] ?? 5)
-const dataDir = mkdtempSync(join(tmpdir(), "cairn-bench-proxy-"))
+const rounds = Number(process.env["BENCH_ROUNDS"] ?? 10)
+const blockSize = Number(process.env["BENCH_BLOCK"] ?? 5000)
 
 const body = JSON.stringify({ ok: true, service: "cairn", items: [1, 2, 3] })
 const handler = (_request: unknown, response: import("node:http").ServerResponse) => {
@@ -33,10 +31,10 @@ const listen = async (server: Server) => {
 }
 
 const plain = createServer(handler)
-const app = createServer(handler)
+const appServer = createServer(handler)
 const routed = createServer(handler)
 let lookups = 0
-const appPort = await listen(app)
+const appPort = await listen(appServer)
 AppProxy.attach(routed, {
   route: async (host) => {
     lookups++
@@ -51,50 +49,43 @@ AppProxy.attach(routed, {
 const plainPort = await listen(plain)
 const routedPort = await listen(routed)
 
-/** Runs bench/load.ts in its own process: a load generator sharing the servers' event loop skews them. */
-const load = async (title: string, port: number, host: string, amount?: number) => {
-  const spec: LoadSpec = {
-    url: `http://127.0.0.1:${port}`,
-    method: "GET",
-    headers: { host },
-    items: [{ path: "/v0/agents" }],
-    ...(amount === undefined ? { seconds } : { amount })
-  }
-  const file = join(dataDir, `load-${title.replace(/\W+/g, "-")}.json`)
-  writeFileSync(file, JSON.stringify(spec))
-  const output = await new Promise<string>((resolve, reject) =>
-    execFile(process.execPath, [fileURLToPath(new URL("load.ts", import.meta.url)), file], { encoding: "utf8", maxBuffer: 1 << 20 }, (error, stdout) =>
-      error ? reject(error) : resolve(stdout))
-  )
-  const result = JSON.parse(output.trim().split("\n").at(-1)!) as { rps: number; p99: number; non2xx: number; errors: number }
-  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${title}: ${result.non2xx} non-2xx, ${result.errors} errors`)
-  return result
-}
+const generator = LoadGenerator.start()
+/** One block of `amount` requests to `port` with `host`, as a paired block. */
+const block = (title: string, port: number, host: string, amount = blockSize) =>
+  Effect.promise(() =>
+    generator.run(title, { url: `http://127.0.0.1:${port}`, method: "GET", headers: { host }, items: [{ path: "/v0/agents" }], amount })
+  ).pipe(Effect.map((result) => ({ operations: result.total, milliseconds: result.seconds * 1000 })))
 
 try {
   for (const [port, host] of [[plainPort, "api.cairn.bench"], [routedPort, "api.cairn.bench"], [routedPort, "app.apps.bench"], [appPort, "app.apps.bench"]] as const) {
-    await load("warm-up", port, host, 2000)
+    await Effect.runPromise(block("warm-up", port, host, 2000))
   }
   lookups = 0
-  const none = await load("no routing", plainPort, "api.cairn.bench")
-  const cairn = await load("routing, Cairn's host", routedPort, "api.cairn.bench")
+  const cairn = await Effect.runPromise(Paired.rounds({
+    rounds,
+    measured: () => block("routing, Cairn's host", routedPort, "api.cairn.bench"),
+    baselines: { none: () => block("no routing", plainPort, "api.cairn.bench") }
+  }))
   const cairnLookups = lookups
-  const direct = await load("app, direct", appPort, "app.apps.bench")
-  const proxied = await load("app, through the proxy", routedPort, "app.apps.bench")
-  console.log(`\nbench:proxy, Node ${process.version}, 10 connections, ${seconds} s per run\n`)
+  const app = await Effect.runPromise(Paired.rounds({
+    rounds,
+    measured: () => block("app, through the proxy", routedPort, "app.apps.bench"),
+    baselines: { direct: () => block("app, direct", appPort, "app.apps.bench") }
+  }))
+  console.log(`\nbench:proxy, Node ${process.version}, 10 connections, ${rounds} paired rounds of ${blockSize} requests per side\n`)
   console.table({
-    "Cairn's host, no routing": { rps: none.rps, "p99 ms": none.p99 },
-    "Cairn's host, proxy attached": { rps: cairn.rps, "p99 ms": cairn.p99 },
-    "app, direct": { rps: direct.rps, "p99 ms": direct.p99 },
-    "app, through the proxy": { rps: proxied.rps, "p99 ms": proxied.p99 }
+    "Cairn's host, no routing": { "req/s": cairn.rates.none },
+    "Cairn's host, proxy attached": { "req/s": cairn.rates.measured },
+    "app, direct": { "req/s": app.rates.direct },
+    "app, through the proxy": { "req/s": app.rates.measured }
   })
-  console.log(`Cairn's own requests with the proxy attached: ${(cairn.rps / none.rps).toFixed(2)}x the throughput of no routing ` +
-    `(${cairnLookups} route lookups for ${Math.round(cairn.rps * seconds)} requests: the host is remembered for 2 s)`)
-  console.log(`An app through the proxy: ${(proxied.rps / direct.rps).toFixed(2)}x the throughput of the app reached directly`)
+  console.log(`Cairn's own requests with the proxy attached: ${Paired.show(cairn.ratios.none)} the throughput of no routing ` +
+    `(${cairnLookups} route lookups for ${rounds * blockSize} requests: the host is remembered for 2 s)`)
+  console.log(`An app through the proxy: ${Paired.show(app.ratios.direct)} the throughput of the app reached directly`)
 } finally {
-  for (const server of [plain, app, routed]) {
+  generator.close()
+  for (const server of [plain, appServer, routed]) {
     server.closeAllConnections()
     server.close()
   }
-  rmSync(dataDir, { recursive: true, force: true })
 }
