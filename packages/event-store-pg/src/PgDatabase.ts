@@ -8,18 +8,30 @@ import { Config, Effect, Layer, Option, Redacted } from "effect"
 import type { SqlClient } from "effect/sql"
 import * as DataDirLock from "./DataDirLock.ts"
 import * as PgliteArtifacts from "./PgliteArtifacts.ts"
+import * as PgliteTemplate from "./PgliteTemplate.ts"
 import { makePgliteStream } from "./PgliteStream.ts"
 
 export type Database =
   | { readonly _tag: "Postgres"; readonly url: Redacted.Redacted<string>; readonly maxConnections?: number }
-  | { readonly _tag: "Pglite"; readonly dataDir: string | undefined }
+  | {
+    readonly _tag: "Pglite"
+    readonly dataDir: string | undefined
+    /** Where the empty database new data directories are copied from is kept (PgliteTemplate.ts); none when unset. */
+    readonly templates?: string | undefined
+  }
 
 /** PGlite serves one session, so the pool holds exactly one connection. `undefined` keeps it in memory. */
-export const layerPglite = (dataDir: string | undefined): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, unknown> =>
+export const layerPglite = (
+  dataDir: string | undefined,
+  templates?: string
+): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, unknown> =>
   Layer.unwrap(Effect.gen(function*() {
     if (dataDir !== undefined) yield* DataDirLock.acquire(dataDir, `${dataDir}.lock`)
     // Prefetched at the process's start by a server (PgliteArtifacts.ts), else read now.
     const artifacts = yield* Effect.promise(PgliteArtifacts.prefetch)
+    if (dataDir !== undefined && templates !== undefined) {
+      yield* Effect.promise(() => PgliteTemplate.initialise(dataDir, templates, { ...artifacts }))
+    }
     const db = yield* Effect.acquireRelease(
       Effect.tryPromise(() => PGlite.create(dataDir, { ...artifacts })),
       (db) => Effect.promise(() => db.close()).pipe(Effect.ignore)
@@ -31,17 +43,23 @@ export const layerPostgres = (url: Redacted.Redacted<string>, maxConnections = 1
   PgClient.layer({ url, maxConnections, applicationName: "cairn" })
 
 export const layer = (database: Database) =>
-  database._tag === "Postgres" ? layerPostgres(database.url, database.maxConnections) : layerPglite(database.dataDir)
+  database._tag === "Postgres"
+    ? layerPostgres(database.url, database.maxConnections)
+    : layerPglite(database.dataDir, database.templates)
 
-/** `DATABASE_URL` when set; otherwise PGlite in `<DATA_DIR>/pg` (DATA_DIR defaults to ./data). */
+/**
+ * `DATABASE_URL` when set; otherwise PGlite in `<DATA_DIR>/pg` (DATA_DIR defaults to ./data), a new one copied from
+ * the template in `PGLITE_TEMPLATE_DIR` (`~/.cache/cairn`; `off` for none).
+ */
 export const fromConfig = Config.all({
   url: Config.option(Config.Redacted("DATABASE_URL")),
-  dataDir: Config.String("DATA_DIR").pipe(Config.withDefault("./data"))
+  dataDir: Config.String("DATA_DIR").pipe(Config.withDefault("./data")),
+  templates: Config.String("PGLITE_TEMPLATE_DIR").pipe(Config.withDefault(PgliteTemplate.defaultDirectory()))
 }).pipe(
-  Config.map(({ url, dataDir }): Database =>
+  Config.map(({ url, dataDir, templates }): Database =>
     Option.match(url, {
       onSome: (url) => ({ _tag: "Postgres", url }),
-      onNone: () => ({ _tag: "Pglite", dataDir: `${dataDir}/pg` })
+      onNone: () => ({ _tag: "Pglite", dataDir: `${dataDir}/pg`, ...(templates === "off" ? {} : { templates }) })
     })
   )
 )
