@@ -1,0 +1,153 @@
+/**
+ * `npm run bench:startup`: time from starting the real Node server (`apps/server-node/src/main.ts`, as `npm start`
+ * runs it, the default engine included) to its first `200` on `/readyz`, beside raw baselines started and timed the
+ * same way in the same rounds (the order rotates from round to round, so load on the machine falls on all alike):
+ *
+ *   warm      the embedded database (PGlite) and IPFS in a data directory a previous start initialised
+ *             baselines: `node -e` answering 200 over node:http, and PGlite opening the same data directory alone
+ *             (then `SELECT 1`, then answering 200)
+ *   fresh     an empty data directory each time
+ *             baselines: node:http, and PGlite initialising an empty directory alone
+ *   postgres  with DATABASE_URL set (a fresh data directory for the keys each time; the database migrated by a
+ *             first start)
+ *             baselines: node:http, and `SELECT 1` through the same driver (@effect/sql-pg) before answering 200
+ *
+ * Each case prints min / median / max of the times, and of the per-round ratios server time / baseline time (lower
+ * is better). `BENCH_STARTS` rounds (5), `BENCH_CASES` (warm,fresh,postgres: those to run).
+ */
+import { freePort } from "@cairn/server-node/testing"
+import { type ChildProcess, spawn } from "node:child_process"
+import { once } from "node:events"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import * as Paired from "./Paired.ts"
+
+const rounds = Number(process.env["BENCH_STARTS"] ?? 5)
+const cases = (process.env["BENCH_CASES"] ?? "warm,fresh,postgres").split(",")
+const databaseUrl = process.env["DATABASE_URL"]
+const root = fileURLToPath(new URL("..", import.meta.url))
+const main = join(root, "apps/server-node/src/main.ts")
+const scratch = mkdtempSync(join(tmpdir(), "cairn-bench-startup-"))
+let dirs = 0
+const newDir = () => join(scratch, `d${dirs++}`)
+
+/** A process to start: its arguments after `node`, and its environment beside PORT and HOST. */
+interface Start {
+  readonly args: ReadonlyArray<string>
+  readonly env: Record<string, string | undefined>
+}
+
+const serving = (body: string) => `import { createServer } from "node:http"
+${body}
+createServer((_, res) => res.end("ok")).listen(Number(process.env.PORT), "127.0.0.1")`
+
+const nodeHttp: Start = { args: ["--input-type=module", "-e", serving("")], env: {} }
+
+const pgliteAlone = (dataDir: string): Start => ({
+  args: ["--input-type=module", "-e", serving(`import { PGlite } from "@electric-sql/pglite"
+const db = await PGlite.create(process.env.PG_DIR)
+await db.query("SELECT 1")`)],
+  env: { PG_DIR: dataDir }
+})
+
+const sqlPgAlone: Start = {
+  args: ["--input-type=module", "-e", serving(`import { PgClient } from "@effect/sql-pg"
+import { Effect, Layer, Redacted } from "effect"
+import { SqlClient } from "effect/sql"
+await Effect.runPromise(SqlClient.SqlClient.use((sql) => sql\`SELECT 1\`).pipe(
+  Effect.provide(PgClient.layer({ url: Redacted.make(process.env.DATABASE_URL) })), Effect.scoped))`)],
+  env: { DATABASE_URL: databaseUrl }
+}
+
+const server = (dataDir: string, env: Record<string, string | undefined> = {}): Start => ({
+  args: [main],
+  env: { DATA_DIR: dataDir, DATABASE_URL: undefined, ...env }
+})
+
+/** Milliseconds from spawning `start` to its first 200 on /readyz; the process is stopped (SIGTERM) after. */
+const timeToReady = async (start: Start): Promise<number> => {
+  const port = await freePort()
+  const env: Record<string, string | undefined> = { ...process.env, ...start.env, PORT: String(port), HOST: "127.0.0.1" }
+  for (const key of Object.keys(env)) if (env[key] === undefined) delete env[key]
+  let output = ""
+  const started = performance.now()
+  const child: ChildProcess = spawn(process.execPath, [...start.args], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] })
+  child.stdout!.on("data", (chunk) => (output += chunk))
+  child.stderr!.on("data", (chunk) => (output += chunk))
+  const exited = once(child, "exit")
+  try {
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`exited before it was ready:\n${output}`)
+      const status = await fetch(`http://127.0.0.1:${port}/readyz`, { signal: AbortSignal.timeout(2000) }).then(
+        (response) => response.status,
+        () => 0
+      )
+      if (status === 200) return performance.now() - started
+      if (performance.now() - started > 120_000) throw new Error(`not ready after 120 s:\n${output}`)
+      await new Promise((resolve) => setTimeout(resolve, 5))
+    }
+  } finally {
+    child.kill("SIGTERM")
+    await exited
+  }
+}
+
+/**
+ * `rounds` rounds of the server and its baselines, in an order that rotates; `prepare` gives each round's starts (a
+ * fresh directory, say).
+ */
+const measure = async <B extends string>(name: string, prepare: () => { server: Start; baselines: Record<B, Start> }) => {
+  const times: Record<string, Array<number>> = {}
+  const ratios: Record<string, Array<number>> = {}
+  for (let round = 0; round < rounds; round++) {
+    const { server, baselines } = prepare()
+    const sides: Array<[string, Start]> = [["server", server], ...Object.entries<Start>(baselines)]
+    const round_: Record<string, number> = {}
+    for (let k = 0; k < sides.length; k++) {
+      const [side, start] = sides[(round + k) % sides.length]!
+      round_[side] = await timeToReady(start)
+      ;(times[side] ??= []).push(round_[side])
+    }
+    for (const side of Object.keys(baselines)) (ratios[side] ??= []).push(round_["server"]! / round_[side]!)
+  }
+  const ms = (values: ReadonlyArray<number>) => {
+    const s = Paired.spread(values)
+    return `${s.median.toFixed(0)} ms (${s.min.toFixed(0)}–${s.max.toFixed(0)})`
+  }
+  console.log(`\n${name}: time to the first 200 on /readyz, median (min–max) of ${rounds}`)
+  for (const [side, values] of Object.entries(times)) console.log(`  ${side.padEnd(22)} ${ms(values)}`)
+  for (const [side, values] of Object.entries(ratios)) {
+    console.log(`  server / ${side.padEnd(13)} ${Paired.show(Paired.spread(values))}`)
+  }
+}
+
+try {
+  if (cases.includes("warm")) {
+    const dataDir = newDir()
+    await timeToReady(server(dataDir)) // initialises it
+    await measure("warm embedded data dir", () => ({
+      server: server(dataDir),
+      baselines: { "node:http": nodeHttp, "PGlite alone": pgliteAlone(join(dataDir, "pg")) }
+    }))
+  }
+  if (cases.includes("fresh")) {
+    await measure("fresh embedded data dir", () => ({
+      server: server(newDir()),
+      baselines: { "node:http": nodeHttp, "PGlite alone": pgliteAlone(newDir()) }
+    }))
+  }
+  if (cases.includes("postgres")) {
+    if (databaseUrl === undefined) console.log("\npostgres: skipped (DATABASE_URL is not set)")
+    else {
+      await timeToReady(server(newDir(), { DATABASE_URL: databaseUrl })) // migrates the database
+      await measure("Postgres (DATABASE_URL)", () => ({
+        server: server(newDir(), { DATABASE_URL: databaseUrl }),
+        baselines: { "node:http": nodeHttp, "sql-pg SELECT 1": sqlPgAlone }
+      }))
+    }
+  }
+} finally {
+  rmSync(scratch, { recursive: true, force: true })
+}
