@@ -7,7 +7,9 @@
  * registry sends a `category` (Cairn's RegistryServer does).
  */
 import { Schema } from "effect"
-import semver from "semver"
+// semver's functions one by one: its index loads ~45 modules at every start.
+import valid from "semver/functions/valid.js"
+import rcompare from "semver/functions/rcompare.js"
 import type { HubSkill, HubVersion } from "./SkillHub.ts"
 
 /** ClawHub sends epoch milliseconds; other registries may send ISO strings. */
@@ -157,4 +159,4 @@ export const searchResultToSkill = (result: typeof Search.Type["results"][number
 export const toVersions = (items: typeof Versions.Type["items"]): ReadonlyArray<HubVersion> =>
   items
     .map((item) => ({ version: item.version, createdAt: iso(item.createdAt, EPOCH), changelog: item.changelog ?? "" }))
-    .sort((a, b) => (semver.valid(a.version) && semver.valid(b.version) ? semver.rcompare(a.version, b.version) : 0))
+    .sort((a, b) => (valid(a.version) && valid(b.version) ? rcompare(a.version, b.version) : 0))

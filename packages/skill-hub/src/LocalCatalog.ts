@@ -18,7 +18,8 @@ import { constants, type Dirent, type Stats } from "node:fs"
 import * as fs from "node:fs/promises"
 import { join } from "node:path"
 import { pathToFileURL } from "node:url"
-import semver from "semver"
+import valid from "semver/functions/valid.js"
+import rsort from "semver/functions/rsort.js"
 import { parse as parseYaml } from "yaml"
 import * as BundleRules from "./BundleRules.ts"
 import {
@@ -147,10 +148,10 @@ export const make = (options: Options) =>
     const readSkill = (slug: string) =>
       Effect.gen(function*() {
         const names = (yield* entriesOf(join(options.dir, slug)))
-          .filter((entry) => entry.isDirectory() && semver.valid(entry.name) === entry.name)
+          .filter((entry) => entry.isDirectory() && valid(entry.name) === entry.name)
           .map((entry) => entry.name)
         if (names.length === 0) return undefined
-        const newestFirst = semver.rsort(names)
+        const newestFirst = rsort(names)
         const stats: ReadonlyArray<Stats> = yield* Effect.forEach(newestFirst, (version) =>
           io(() => fs.lstat(join(options.dir, slug, version))))
         const versions: ReadonlyArray<HubVersion> = newestFirst.map((version, index) => ({
