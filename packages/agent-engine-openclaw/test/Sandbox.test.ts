@@ -171,20 +171,23 @@ if (bwrapRuns) {
             last = now
             bombPeak = Math.max(bombPeak, bomb())
           }, 50)
-          // Each process forks two and waits for them, so the bomb grows until forks are refused and then stays at
-          // its limit (the classic `bomb | bomb &` dies out again, and how many of its processes a sampler saw
-          // depended on the scheduler). Only builtins after the bomb: a fork would fail. The shell counts the
-          // sandbox's processes until it has seen the bomb near its limit and a fork refused, however long that takes
-          // on a loaded machine (the command's timeout bounds it), then shows the first refusal and exits.
+          // Every process of the bomb forks in a loop, and when a fork is refused it says so once, with how many
+          // processes it sees, and sleeps: so the bomb grows to its limit and stays there. (With the classic
+          // `bomb | bomb &` a refused fork ends its shell, the bomb can die out again in a moment, and what a sampler
+          // saw of it depended on the scheduler: on a loaded machine it saw 7 processes.) The shell, with builtins
+          // only, waits until it has seen the bomb near its limit and a refusal, however long a loaded machine takes
+          // (the command's timeout bounds it), then shows the first refusal and exits, ending the sandbox.
           const full = Math.ceil(limits.processes * 0.75)
           const result = yield* exec(
             agentId,
-            "bomb() { bomb & bomb & wait; }; bomb 2>/tmp/refused & max=0; " +
+            "perl -e 'sub count { opendir(my $d, \"/proc\"); scalar grep { /^\\d+$/ } readdir($d) } " +
+              "while (1) { defined(fork()) or do { print STDERR \"Cannot fork ($!) with \" . count() . \" processes\\n\"; sleep } }' " +
+              "2>/tmp/refused & max=0; " +
               `until [ $max -ge ${full} ] && [ -s /tmp/refused ]; do set -- /proc/[0-9]*; [ $# -gt $max ] && max=$#; done; ` +
               "read -r refused < /tmp/refused; echo \"$refused\" >&2; echo $max",
             { timeoutMs: 40_000 }
           ).pipe(Effect.ensuring(Effect.sync(() => clearInterval(ticker))))
-          // Counted by globbing /proc while processes come and go: the dying and the new both show.
+          // The most processes the shell saw at once in the sandbox.
           const seenInside = Number(result.stdout.trim())
           if (process.env["TEST_LOGS"] === "print") {
             console.log(
@@ -193,8 +196,11 @@ if (bwrapRuns) {
             )
           }
           assert.isAtLeast(seenInside, full, `the bomb did not go off: ${result.stdout} ${result.stderr.slice(0, 500)}`)
-          // The limit held: forks failed, and no more of its processes than the limit were ever alive at once.
-          assert.include(result.stderr, "Cannot fork")
+          // The limit held: forks were refused there, not sooner, and no more of its processes than the limit were
+          // ever alive at once.
+          const refusedAt = Number(/Cannot fork \(.*\) with (\d+) processes/.exec(result.stderr)?.[1])
+          assert.isAtLeast(refusedAt, full, result.stderr)
+          assert.isAtMost(refusedAt, limits.processes)
           assert.isAtMost(bombPeak, limits.processes + 2)
           // Every process of the bomb is gone with the command (its PID namespace went).
           yield* waitUntil(() => bomb() === 0, "the bomb's processes are gone", 15_000)
