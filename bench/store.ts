@@ -16,6 +16,7 @@
  * with only a primary key; for A and D "anchor R" repeats the reference harness the targets came from
  * (shared/docs/reference/eventstore-anchors.md §1.8: BEGIN; INSERT into a 3-column table; COMMIT), for context.
  * `BENCH_GROWTH_SIZES=10000,100000` runs a shorter growth section; `BENCH_GROWTH_SIZES=` skips it.
+ * `BENCH_WORKLOADS=AD` runs only those workloads (C reads the stream B writes, so it needs B).
  */
 import { EventStore, ExpectedVersion, type Projection, Subscription } from "@cairn/event-store"
 import { PgDatabase, PgEventStore } from "@cairn/event-store-pg"
@@ -37,6 +38,9 @@ const database = url === undefined
 // xid8 has no text decoder in the driver, so every reader (the store too) casts it.
 const columns = "global_position, transaction_id::text AS transaction_id, stream_id, version, event_id, type, data, metadata, recorded_at"
 const payload = (i: number) => ({ id: i, description: "something weird" })
+
+const workloads = process.env["BENCH_WORKLOADS"]?.toUpperCase() ?? "ABCDE"
+const runs = (workload: string) => workloads.includes(workload) && (workload !== "C" || workloads.includes("B"))
 
 const rows: Array<Record<string, string>> = []
 const record = (workload: string, paired: Paired.Paired<string>, unit: string, target: string, met: (ratios: Record<string, Paired.Spread>) => boolean) => {
@@ -83,13 +87,15 @@ const program = Effect.gen(function*() {
     Effect.gen(function*() {
       for (let i = 0; i < 500; i++) yield* op(`${run}-${name}A-${round}-${i}`, i)
     })
-  const a = yield* Paired.throughput({
-    rounds: 20,
-    opsPerBlock: 500,
-    measured: sequential("store", appendNew),
-    baselines: { raw: sequential("raw", rawInsert), floor: sequential("floor", floorInsert), anchor: sequential("anchor", anchorInsert) }
-  })
-  record("A sequential appends", a, "ev/s", ">= 0.95x raw", (r) => r["raw"]!.median >= 0.95)
+  if (runs("A")) {
+    const a = yield* Paired.throughput({
+      rounds: 20,
+      opsPerBlock: 500,
+      measured: sequential("store", appendNew),
+      baselines: { raw: sequential("raw", rawInsert), floor: sequential("floor", floorInsert), anchor: sequential("anchor", anchorInsert) }
+    })
+    record("A sequential appends", a, "ev/s", ">= 0.95x raw", (r) => r["raw"]!.median >= 0.95)
+  }
 
   // B: 10 rounds of 10 appends of 100 events per side.
   const streamB = `${run}-B`
@@ -102,61 +108,69 @@ const program = Effect.gen(function*() {
         yield* sql`INSERT INTO ${sql(table)} ${sql.insert([rows[0]!, ...rows.slice(1)])}`
       }
     })
-  const b = yield* Paired.throughput({
-    rounds: 10,
-    opsPerBlock: 1000,
-    measured: (round) =>
-      Effect.gen(function*() {
-        for (let k = 0; k < 10; k++) {
-          const at = (round * 10 + k) * 100
-          yield* store.append([{ stream: streamB, expected: ExpectedVersion.Exact(at), events: batch(at) }])
-        }
-      }),
-    baselines: { raw: multiRow("bench_raw"), floor: multiRow("bench_floor") }
-  })
-  record("B 100-event appends to one stream", b, "ev/s", ">= 0.9x raw multi-row", (r) => r["raw"]!.median >= 0.9)
+  if (runs("B")) {
+    const b = yield* Paired.throughput({
+      rounds: 10,
+      opsPerBlock: 1000,
+      measured: (round) =>
+        Effect.gen(function*() {
+          for (let k = 0; k < 10; k++) {
+            const at = (round * 10 + k) * 100
+            yield* store.append([{ stream: streamB, expected: ExpectedVersion.Exact(at), events: batch(at) }])
+          }
+        }),
+      baselines: { raw: multiRow("bench_raw"), floor: multiRow("bench_floor") }
+    })
+    record("B 100-event appends to one stream", b, "ev/s", ">= 0.9x raw multi-row", (r) => r["raw"]!.median >= 0.9)
+  }
 
   // C: the 10,000-event stream B wrote, read whole, 10 rounds.
-  const c = yield* Paired.throughput({
-    rounds: 10,
-    opsPerBlock: 10_000,
-    measured: () => Effect.flatMap(store.readStream(streamB), (events) => events.length === 10_000 ? Effect.void : Effect.die(`read ${events.length} events`)),
-    baselines: { raw: () => sql`SELECT ${sql.literal(columns)} FROM cairn_events WHERE stream_id = ${streamB} ORDER BY version` }
-  })
-  record("C read a 10k-event stream", c, "ev/s", ">= 0.5x raw", (r) => r["raw"]!.median >= 0.5)
+  if (runs("C")) {
+    const c = yield* Paired.throughput({
+      rounds: 10,
+      opsPerBlock: 10_000,
+      measured: () => Effect.flatMap(store.readStream(streamB), (events) => events.length === 10_000 ? Effect.void : Effect.die(`read ${events.length} events`)),
+      baselines: { raw: () => sql`SELECT ${sql.literal(columns)} FROM cairn_events WHERE stream_id = ${streamB} ORDER BY version` }
+    })
+    record("C read a 10k-event stream", c, "ev/s", ">= 0.5x raw", (r) => r["raw"]!.median >= 0.5)
+  }
 
   // D: 10 rounds; in each, 8 concurrent callers append 125 events each per side.
   const concurrent = (name: string, op: (stream: string, i: number) => Effect.Effect<unknown, unknown>) => (round: number) =>
     Effect.forEach(Array.from({ length: 8 }, (_, caller) => caller), (caller) =>
       Effect.forEach(Array.from({ length: 125 }, (_, i) => i), (i) => op(`${run}-${name}D-${round}-${caller}-${i}`, i), { discard: true }),
       { concurrency: 8, discard: true })
-  const d = yield* Paired.throughput({
-    rounds: 10,
-    opsPerBlock: 1000,
-    measured: concurrent("store", appendNew),
-    baselines: { raw: concurrent("raw", rawInsert), floor: concurrent("floor", floorInsert), anchor: concurrent("anchor", anchorInsert) }
-  })
-  record("D 8 concurrent callers", d, "ev/s", ">= 1.5x raw", (r) => r["raw"]!.median >= 1.5)
+  if (runs("D")) {
+    const d = yield* Paired.throughput({
+      rounds: 10,
+      opsPerBlock: 1000,
+      measured: concurrent("store", appendNew),
+      baselines: { raw: concurrent("raw", rawInsert), floor: concurrent("floor", floorInsert), anchor: concurrent("anchor", anchorInsert) }
+    })
+    record("D 8 concurrent callers", d, "ev/s", ">= 1.5x raw", (r) => r["raw"]!.median >= 1.5)
+  }
 
   // E: the whole log so far through a new checkpointed consumer, against one plain scan of it, 4 rounds.
-  let consumer = 0
-  const e = yield* Paired.throughput({
-    rounds: 4,
-    opsPerBlock: 1,
-    measured: () => Subscription.catchUp({ name: `${run}-catch-up-${consumer++}`, apply: () => Effect.void, reset: Effect.void } satisfies Projection, 1000),
-    baselines: { raw: () => sql`SELECT ${sql.literal(columns)} FROM cairn_events ORDER BY cairn_events.transaction_id, cairn_events.global_position` }
-  })
-  const [{ count }] = yield* sql<{ count: string }>`SELECT count(*)::text AS count FROM cairn_events`
-  rows.push({
-    workload: `E catch-up of ${Number(count).toLocaleString("en")} events`,
-    store: "",
-    raw: "",
-    "vs raw": Paired.show(e.ratios.raw),
-    "vs floor": "",
-    "vs anchor R": "",
-    target: ">= 0.5x raw",
-    met: e.ratios.raw.median >= 0.5 ? "yes" : "NO"
-  })
+  if (runs("E")) {
+    let consumer = 0
+    const e = yield* Paired.throughput({
+      rounds: 4,
+      opsPerBlock: 1,
+      measured: () => Subscription.catchUp({ name: `${run}-catch-up-${consumer++}`, apply: () => Effect.void, reset: Effect.void } satisfies Projection, 1000),
+      baselines: { raw: () => sql`SELECT ${sql.literal(columns)} FROM cairn_events ORDER BY cairn_events.transaction_id, cairn_events.global_position` }
+    })
+    const [{ count }] = yield* sql<{ count: string }>`SELECT count(*)::text AS count FROM cairn_events`
+    rows.push({
+      workload: `E catch-up of ${Number(count).toLocaleString("en")} events`,
+      store: "",
+      raw: "",
+      "vs raw": Paired.show(e.ratios.raw),
+      "vs floor": "",
+      "vs anchor R": "",
+      target: ">= 0.5x raw",
+      met: e.ratios.raw.median >= 0.5 ? "yes" : "NO"
+    })
+  }
 
   const where = url === undefined ? "embedded PGlite (temporary directory)" : "PostgreSQL (fresh database)"
   const [{ version }] = yield* sql<{ version: string }>`SELECT version()`
