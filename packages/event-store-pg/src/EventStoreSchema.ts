@@ -8,6 +8,9 @@ import { Migrator, SqlClient } from "effect/sql"
 /** The event-id constraint: hitting it means a retried append (see PgEventStore's refusal handling). */
 export const EVENT_ID_CONSTRAINT = "cairn_events_event_id_key"
 
+/** The `(stream_id, version)` primary key: hitting it means another writer took the version first. */
+export const VERSION_CONSTRAINT = "cairn_events_pkey"
+
 /** Appends that run inline projections hold this advisory lock shared; a rebuild holds it exclusively. */
 export const INLINE_PROJECTIONS_LOCK = 7_305_424_613_337_001n
 
@@ -43,8 +46,16 @@ const tables = Effect.gen(function*() {
     )`
 })
 
+// A stream's version is now the highest version among its events (the primary key answers it), so the table
+// that kept it separately goes: one row less to write per append (decision 0029).
+const streamVersionsFromEvents = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`DROP TABLE IF EXISTS cairn_streams`
+})
+
 export const migrations = Migrator.fromRecord({
-  "0001_event_store_tables": tables
+  "0001_event_store_tables": tables,
+  "0002_stream_versions_from_events": streamVersionsFromEvents
 })
 
 /** Applies pending migrations; safe to run at every start and from several nodes at once. */

@@ -1,7 +1,7 @@
 /**
  * The EventStore port on PostgreSQL through `@effect/sql-pg`, for a Postgres server and for embedded PGlite alike.
- * An append is one call of the `cairn_append` function (EventStoreSchema.ts). The global log is read in
- * (transaction id, global position) order behind an xmin fence, so catch-up readers never skip nor repeat.
+ * An append writes through AppendStatement.ts. The global log is read in (transaction id, global position) order
+ * behind an xmin fence, so catch-up readers never skip nor repeat.
  */
 import {
   Append,
@@ -23,6 +23,8 @@ import {
 } from "@cairn/event-store"
 import { Data, Effect, Layer } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
+import * as AppendStatement from "./AppendStatement.ts"
+import * as GroupCommit from "./GroupCommit.ts"
 import { columns, type EventRow, toRecorded } from "./EventRows.ts"
 import * as Schema from "./EventStoreSchema.ts"
 import * as PgStoreMetrics from "./PgStoreMetrics.ts"
@@ -30,14 +32,6 @@ import * as PgStoreMetrics from "./PgStoreMetrics.ts"
 export interface Options {
   /** Updated inside every append's transaction; their `R` is the store's own SqlClient. */
   readonly inlineProjections?: ReadonlyArray<Projection<SqlClient.SqlClient>>
-}
-
-interface WriteRow {
-  readonly stream_version: bigint
-  readonly global_position: bigint | null
-  readonly transaction_id: bigint | null
-  readonly version: bigint | null
-  readonly recorded_at: Date | null
 }
 
 /** The stream's version guard refused a write; internal, it rolls a multi-stream append back. */
@@ -65,95 +59,107 @@ export const make = (options: Options = {}) =>
       }
     }
 
-    /**
-     * One statement per stream: bump the stream's version under its guard (the row lock this takes serialises
-     * writers of one stream, so `Any` never fails on contention), then insert the events at the versions it
-     * freed. A refused guard inserts nothing and returns no row.
-     */
-    const guardOf = (expected: ExpectedVersion.ExpectedVersion) => {
-      switch (expected._tag) {
-        case "Any":
-          return sql`true`
-        case "NoStream":
-          return sql`s.version = 0`
-        case "StreamExists":
-          return sql`s.version > 0`
-        case "Exact":
-          return sql`s.version = ${expected.version}`
-      }
-    }
+    // A refused guard inserts nothing: no row back (zero-event appends only check the guard).
+    const writeStream = (append: Append.PreparedStream) =>
+      append.events.length === 0
+        ? Effect.flatMap(AppendStatement.currentVersions(sql, [append.stream]), ([row]) =>
+          ExpectedVersion.isSatisfiedBy(append.expected, Number(row!.version))
+            ? Effect.succeed({ version: Number(row!.version), rows: [] as ReadonlyArray<AppendStatement.WrittenRow> })
+            : Effect.fail(new Refused({ stream: append.stream })))
+        : Effect.flatMap(AppendStatement.writeStream(sql, append), (rows) =>
+          rows.length === 0
+            ? Effect.fail(new Refused({ stream: append.stream }))
+            : Effect.succeed({ version: Number(rows[rows.length - 1]!.version), rows }))
 
-    const writeStream = ({ stream, expected, events }: Append.PreparedStream) => {
-      const count = events.length
-      // A stream that may not exist yet is created by the upsert; one that must exist is only ever updated.
-      const creates = expected._tag === "Any" || expected._tag === "NoStream" || (expected._tag === "Exact" && expected.version === 0)
-      const bump = creates
-        ? sql`INSERT INTO cairn_streams AS s (stream_id, version) VALUES (${stream}, ${count}::int8)
-            ON CONFLICT (stream_id) DO UPDATE SET version = s.version + ${count}::int8 WHERE ${guardOf(expected)}
-            RETURNING s.version`
-        : sql`UPDATE cairn_streams AS s SET version = s.version + ${count}::int8
-            WHERE s.stream_id = ${stream} AND ${guardOf(expected)}
-            RETURNING s.version`
-      return sql<WriteRow>`WITH bumped AS (${bump}),
-        inserted AS (
-          INSERT INTO cairn_events (stream_id, version, event_id, type, data, metadata)
-          SELECT ${stream}, b.version - ${count}::int8 + x.ord, x.event_id, x.type, x.data, x.metadata
-            FROM bumped b, unnest(
-              ${events.map((e) => e.eventId)}::uuid[],
-              ${events.map((e) => e.type)}::text[],
-              ${events.map((e) => e.dataJson)}::jsonb[],
-              ${events.map((e) => e.metadataJson)}::jsonb[]
-            ) WITH ORDINALITY AS x(event_id, type, data, metadata, ord)
-            ORDER BY x.ord
-          RETURNING global_position, transaction_id, version, recorded_at
-        )
-        SELECT b.version AS stream_version, i.global_position, i.transaction_id::text::int8 AS transaction_id, i.version, i.recorded_at
-          FROM bumped b LEFT JOIN inserted i ON true
-          ORDER BY i.version`.pipe(
-        Effect.flatMap((rows) => rows.length === 0 ? Effect.fail(new Refused({ stream })) : Effect.succeed(rows))
-      )
-    }
+    const recordedOf = (append: Append.PreparedStream, rows: ReadonlyArray<AppendStatement.WrittenRow>) =>
+      append.events.map((event, i): RecordedEvent => {
+        const row = rows[i]!
+        return {
+          eventId: event.eventId,
+          type: event.type,
+          stream: append.stream,
+          version: Number(row.version),
+          position: { transactionId: BigInt(row.transaction_id), globalPosition: BigInt(row.global_position) },
+          recordedAt: row.recorded_at,
+          data: event.data,
+          metadata: event.metadata
+        }
+      })
+
+    const project = (recorded: ReadonlyArray<RecordedEvent>) =>
+      Effect.forEach(inline, (projection) =>
+        projection.apply(recorded).pipe(
+          Effect.provideService(SqlClient.SqlClient, sql),
+          Effect.mapError((cause) => new ProjectionFailed({ projection: projection.name, cause }))
+        ), { discard: true })
 
     const write = (prepared: ReadonlyArray<Append.PreparedStream>) =>
       Effect.gen(function*() {
         const recorded: Array<RecordedEvent> = []
         const versions = new Map<string, number>()
         for (const append of prepared) {
-          const rows = yield* writeStream(append)
-          versions.set(append.stream, Number(rows[0]!.stream_version))
-          for (const [i, event] of append.events.entries()) {
-            const row = rows[i]!
-            recorded.push({
-              eventId: event.eventId,
-              type: event.type,
-              stream: append.stream,
-              version: Number(row.version),
-              position: { transactionId: row.transaction_id!, globalPosition: row.global_position! },
-              recordedAt: row.recorded_at!,
-              data: event.data,
-              metadata: event.metadata
-            })
-          }
+          const { version, rows } = yield* writeStream(append)
+          versions.set(append.stream, version)
+          recorded.push(...recordedOf(append, rows))
         }
-        for (const projection of inline) {
-          yield* projection.apply(recorded).pipe(
-            Effect.provideService(SqlClient.SqlClient, sql),
-            Effect.mapError((cause) => new ProjectionFailed({ projection: projection.name, cause }))
-          )
-        }
+        yield* project(recorded)
         return { events: recorded as ReadonlyArray<RecordedEvent>, versions, duplicate: false }
       })
+
+    // Appends that run inline projections hold this lock shared from their first statement (see rebuildInline).
+    const inTransactionWithProjections = <A, E, R>(work: Effect.Effect<A, E, R>) =>
+      sql.withTransaction(Effect.andThen(sql`SELECT pg_advisory_xact_lock_shared(${Schema.INLINE_PROJECTIONS_LOCK})`, work))
 
     // A lone statement commits by itself; several streams, or inline projections, need one transaction.
     const writeAtomically = (prepared: ReadonlyArray<Append.PreparedStream>) =>
       prepared.length === 1 && inline.length === 0
         ? write(prepared)
-        : sql.withTransaction(
-          Effect.andThen(
-            inline.length > 0 ? Effect.asVoid(sql`SELECT pg_advisory_xact_lock_shared(${Schema.INLINE_PROJECTIONS_LOCK})`) : Effect.void,
-            write(prepared)
-          )
+        : inline.length > 0
+        ? inTransactionWithProjections(write(prepared))
+        : sql.withTransaction(write(prepared))
+
+    /** What a group commit answers each of its appends. */
+    type Batched =
+      | { readonly _tag: "Written"; readonly written: AppendResult }
+      | { readonly _tag: "Refused" }
+      | { readonly _tag: "Failed"; readonly error: Refused | SqlError.SqlError | ProjectionFailed; readonly alone: boolean }
+
+    /**
+     * Several single-stream appends in one statement (and one transaction with the inline projections): each keeps
+     * its own guard, and one that is refused leaves the others written. When the statement fails as a whole (a
+     * clash with a writer outside the batch, an event id already stored, a projection failing), nothing is
+     * written and every append is tried again on its own, where its own error is found.
+     */
+    const writeBatch = (batch: ReadonlyArray<Append.PreparedStream>): Effect.Effect<ReadonlyArray<Batched>> => {
+      if (batch.length === 1) {
+        return writeAtomically(batch).pipe(
+          Effect.map((written): ReadonlyArray<Batched> => [{ _tag: "Written", written }]),
+          Effect.catch((error) => Effect.succeed<ReadonlyArray<Batched>>([{ _tag: "Failed", error, alone: true }]))
         )
+      }
+      const statement = Effect.gen(function*() {
+        const rows = yield* AppendStatement.writeStreams(sql, batch)
+        const byStream = new Map<string, Array<AppendStatement.WrittenRow>>()
+        for (const row of rows) byStream.set(row.stream_id, [...(byStream.get(row.stream_id) ?? []), row])
+        const outcomes = batch.map((append): Batched => {
+          const written = byStream.get(append.stream)?.sort((a, b) => Number(a.version - b.version))
+          if (written === undefined) return { _tag: "Refused" }
+          const version = Number(written[written.length - 1]!.version)
+          return { _tag: "Written", written: { events: recordedOf(append, written), versions: new Map([[append.stream, version]]), duplicate: false } }
+        })
+        yield* project(outcomes.flatMap((o) => o._tag === "Written" ? o.written.events : []))
+        return outcomes
+      })
+      return (inline.length > 0 ? inTransactionWithProjections(statement) : statement).pipe(
+        Effect.catch((error) => Effect.succeed(batch.map((): Batched => ({ _tag: "Failed", error, alone: false }))))
+      )
+    }
+
+    const groupCommit = yield* GroupCommit.make({
+      keyOf: (append: Append.PreparedStream) => append.stream,
+      maxBatch: 64,
+      write: writeBatch
+    })
 
     const readByIds = (ids: ReadonlyArray<string>) =>
       sql<EventRow>`SELECT ${sql.literal(columns)} FROM cairn_events WHERE event_id = ANY(${ids}::uuid[])`.pipe(
@@ -161,7 +167,7 @@ export const make = (options: Options = {}) =>
       )
 
     const currentVersions = (streams: ReadonlyArray<string>) =>
-      sql<{ stream_id: string; version: bigint }>`SELECT stream_id, version FROM cairn_streams WHERE stream_id = ANY(${streams}::text[])`.pipe(
+      AppendStatement.currentVersions(sql, streams).pipe(
         Effect.map((rows) => new Map(rows.map((row) => [row.stream_id, Number(row.version)])))
       )
 
@@ -198,7 +204,11 @@ export const make = (options: Options = {}) =>
         } as Classified
       }).pipe(Effect.mapError(unavailable("append")))
 
-    const isEventIdClash = (e: SqlError.SqlError): boolean => pgFields(e).constraint === Schema.EVENT_ID_CONSTRAINT
+    // An event id that exists already (a retry), or a version another writer took first (a lost race).
+    const isClash = (e: SqlError.SqlError): boolean => {
+      const constraint = pgFields(e).constraint
+      return constraint === Schema.EVENT_ID_CONSTRAINT || constraint === Schema.VERSION_CONSTRAINT
+    }
 
     const onFailedWrite = (
       prepared: ReadonlyArray<Append.PreparedStream>,
@@ -208,32 +218,70 @@ export const make = (options: Options = {}) =>
         case "Refused":
           return classify(prepared, error.stream)
         case "SqlError":
-          return isEventIdClash(error) ? classify(prepared, undefined) : Effect.fail(unavailable("append")(error))
+          return isClash(error) ? classify(prepared, undefined) : Effect.fail(unavailable("append")(error))
         default:
           return Effect.fail(error)
       }
     }
 
-    const append = (appends: ReadonlyArray<StreamAppend>) =>
+    type Outcome = Classified | { readonly _tag: "Written"; readonly written: AppendResult }
+
+    const settle = (outcome: Outcome) => {
+      switch (outcome._tag) {
+        case "Written":
+          return Effect.as(signal.notify, outcome.written)
+        case "Duplicate":
+          return Effect.succeed<AppendResult>({ events: outcome.events, versions: outcome.versions, duplicate: true })
+        case "Failed":
+          return Effect.fail(outcome.error)
+        case "Retry":
+          return Effect.succeed(undefined)
+      }
+    }
+
+    // Each lost race means another writer of the stream committed, so the store as a whole moves on; a short random
+    // pause spreads writers that keep colliding, and the bound keeps one caller from losing for ever.
+    const maxAttempts = 20
+    const pauseAfter = (attempt: number) => Effect.sleep(Math.random() * Math.min(2 ** attempt, 100))
+
+    const appendAlone = (prepared: ReadonlyArray<Append.PreparedStream>) =>
       Effect.gen(function*() {
-        const prepared = yield* Append.prepare(appends)
         for (let attempt = 1;; attempt++) {
-          const outcome: Classified | { readonly _tag: "Written"; readonly written: AppendResult } = yield* writeAtomically(prepared).pipe(
+          const outcome: Outcome = yield* writeAtomically(prepared).pipe(
             Effect.map((written) => ({ _tag: "Written" as const, written })),
             Effect.catch((e) => onFailedWrite(prepared, e))
           )
-          switch (outcome._tag) {
-            case "Written":
-              yield* signal.notify
-              return outcome.written
-            case "Duplicate":
-              return { events: outcome.events, versions: outcome.versions, duplicate: true }
-            case "Failed":
-              return yield* outcome.error
-            case "Retry":
-              if (attempt >= 3) return yield* new EventStoreUnavailable({ operation: "append", retryable: true, cause: "append kept losing races" })
-          }
+          const settled = yield* settle(outcome)
+          if (settled !== undefined) return settled
+          if (attempt >= maxAttempts) return yield* new EventStoreUnavailable({ operation: "append", retryable: true, cause: "append kept losing races" })
+          yield* pauseAfter(attempt)
         }
+      })
+
+    // Single-stream appends join a group commit, unless the caller holds a transaction the append must be part of.
+    const batchable = (prepared: ReadonlyArray<Append.PreparedStream>) =>
+      prepared.length === 1 && prepared[0]!.events.length > 0
+        ? Effect.map(Effect.serviceOption(sql.transactionService), (open) => open._tag === "None")
+        : Effect.succeed(false)
+
+    const appendInGroup = (prepared: ReadonlyArray<Append.PreparedStream>) =>
+      Effect.gen(function*() {
+        const batched = yield* groupCommit.submit(prepared[0]!)
+        const outcome: Outcome | undefined = batched._tag === "Written"
+          ? batched
+          : batched._tag === "Refused"
+          ? yield* classify(prepared, prepared[0]!.stream)
+          : batched.alone
+          ? yield* onFailedWrite(prepared, batched.error)
+          : undefined
+        const settled = outcome === undefined ? undefined : yield* settle(outcome)
+        return settled ?? (yield* appendAlone(prepared))
+      })
+
+    const append = (appends: ReadonlyArray<StreamAppend>) =>
+      Effect.gen(function*() {
+        const prepared = yield* Append.prepare(appends)
+        return yield* ((yield* batchable(prepared)) ? appendInGroup(prepared) : appendAlone(prepared))
       })
 
     const readStream = (stream: string, { fromVersion = 1, limit }: { fromVersion?: number; limit?: number } = {}) =>

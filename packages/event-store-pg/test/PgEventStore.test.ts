@@ -1,7 +1,9 @@
 import { openAppend, layerTest, serverUrl } from "@cairn/event-store-pg/testing"
 import { PgEventStore } from "@cairn/event-store-pg"
-import { eventStoreContract } from "@cairn/event-store/testing"
-import { Layer } from "effect"
+import { EventStore, ExpectedVersion } from "@cairn/event-store"
+import { eventStoreContract, freshStream } from "@cairn/event-store/testing"
+import { assert, describe, layer } from "@effect/vitest"
+import { Effect, Fiber, Layer } from "effect"
 
 const database = layerTest()
 const store = PgEventStore.layer().pipe(Layer.provideMerge(database))
@@ -13,3 +15,54 @@ eventStoreContract(
   store,
   serverUrl() === undefined ? {} : { openAppend }
 )
+
+// Concurrent single-stream appends share one statement and one commit (GroupCommit.ts); each keeps its own answer.
+describe("PgEventStore group commit", () =>
+  layer(store, { timeout: "120 seconds", excludeTestServices: true })((it) => {
+    const append = (stream: string, expected: ExpectedVersion.ExpectedVersion, eventId: string = crypto.randomUUID()) =>
+      EventStore.use((store) => store.append([{ stream, expected, events: [{ eventId, type: "Grouped", data: { stream } }] }]))
+    // Started at once: the first append is in flight before the others arrive, so they gather behind it.
+    const concurrently = <A, E, R>(effects: ReadonlyArray<Effect.Effect<A, E, R>>) =>
+      Effect.gen(function*() {
+        const fibers = yield* Effect.forEach(effects, (effect) => Effect.forkChild(Effect.result(effect), { startImmediately: true }))
+        return yield* Effect.forEach(fibers, Fiber.join)
+      })
+
+    it.effect("writes appends that arrive together in one transaction, refusing only the one whose expectation fails", () =>
+      Effect.gen(function*() {
+        const streams = Array.from({ length: 8 }, () => freshStream("group"))
+        const results = yield* concurrently(streams.map((stream, i) => append(stream, i === 5 ? ExpectedVersion.Exact(3) : ExpectedVersion.NoStream)))
+        const refused = results[5]!
+        assert.isTrue(refused._tag === "Failure" && refused.failure._tag === "WrongExpectedVersion")
+        assert.deepInclude(refused._tag === "Failure" ? refused.failure : {}, { stream: streams[5], expected: "3", actual: 0 })
+        const written = results.filter((r) => r._tag === "Success").map((r) => r.success)
+        assert.strictEqual(written.length, 7)
+        assert.isTrue(written.every((w) => w.versions.get(w.events[0]!.stream) === 1 && w.events[0]!.stream !== streams[5]))
+        const transactions = new Set(written.map((w) => w.events[0]!.position.transactionId))
+        assert.isBelow(transactions.size, 7, "the appends that arrived while the first was in flight shared a commit")
+        assert.deepStrictEqual(yield* EventStore.use((s) => s.readStream(streams[5]!)), [])
+      }))
+
+    it.effect("answers a retried append and a lost race among others that are written", () =>
+      Effect.gen(function*() {
+        const [retried, contested, ...fresh] = Array.from({ length: 6 }, () => freshStream("group"))
+        const eventId = crypto.randomUUID()
+        const first = yield* append(retried!, ExpectedVersion.NoStream, eventId)
+        yield* append(contested!, ExpectedVersion.NoStream)
+        // The retry passes its guard (Any) and clashes on its event id, which fails the shared statement as a whole:
+        // every append in it is then written on its own, and each gets its own answer.
+        const results = yield* concurrently([
+          append(retried!, ExpectedVersion.Any, eventId),
+          append(contested!, ExpectedVersion.NoStream),
+          ...fresh.map((stream) => append(stream, ExpectedVersion.Any))
+        ])
+        const [again, lost, ...others] = results
+        assert.isTrue(again!._tag === "Success" && again!.success.duplicate)
+        assert.deepStrictEqual(again!._tag === "Success" ? again!.success.events[0]!.position : undefined, first.events[0]!.position)
+        assert.isTrue(lost!._tag === "Failure" && lost!.failure._tag === "WrongExpectedVersion")
+        assert.isTrue(others.every((r) => r._tag === "Success" && !r.success.duplicate))
+        for (const stream of [retried!, contested!, ...fresh]) {
+          assert.strictEqual((yield* EventStore.use((s) => s.readStream(stream))).length, 1)
+        }
+      }))
+  }))

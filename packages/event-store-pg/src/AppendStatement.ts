@@ -1,0 +1,100 @@
+/**
+ * The SQL that writes appends (decision 0004, revised by 0029). A stream's version is the highest `version` of its
+ * events, read through the `(stream_id, version)` primary key (one backward index probe), and the events are
+ * inserted right after it, guarded by the expectation. No other row is written: the primary key is what refuses a
+ * second writer of the same version (it waits for the first to commit, then fails with a unique violation).
+ *
+ * A guard that refuses inserts nothing and returns no row; the caller classifies why afterwards.
+ */
+import type { Append, ExpectedVersion } from "@cairn/event-store"
+import type { SqlClient } from "effect/sql"
+
+export interface WrittenRow {
+  readonly stream_id: string
+  readonly version: bigint
+  readonly global_position: bigint
+  readonly transaction_id: bigint
+  readonly recorded_at: Date
+}
+
+/** The largest version a guard's range needs (Number.MAX_SAFE_INTEGER, far beyond any stream). */
+const unbounded = Number.MAX_SAFE_INTEGER
+
+/** An expectation as the range of current versions it accepts, so one statement text serves every kind. */
+export const acceptedRange = (expected: ExpectedVersion.ExpectedVersion): readonly [low: number, high: number] => {
+  switch (expected._tag) {
+    case "Any":
+      return [0, unbounded]
+    case "NoStream":
+      return [0, 0]
+    case "StreamExists":
+      return [1, unbounded]
+    case "Exact":
+      return [expected.version, expected.version]
+  }
+}
+
+const returning = "RETURNING stream_id, version, global_position, transaction_id::text::int8 AS transaction_id, recorded_at"
+
+/** One stream's events after its current version, or nothing when the guard refuses. */
+export const writeStream = (sql: SqlClient.SqlClient, { stream, expected, events }: Append.PreparedStream) => {
+  const [low, high] = acceptedRange(expected)
+  // The common single event goes without arrays: plain parameters, no unnest.
+  if (events.length === 1) {
+    const event = events[0]!
+    return sql<WrittenRow>`INSERT INTO cairn_events (stream_id, version, event_id, type, data, metadata)
+      SELECT ${stream}, coalesce(max(version), 0) + 1, ${event.eventId}::uuid, ${event.type}, ${event.dataJson}::jsonb, ${event.metadataJson}::jsonb
+        FROM cairn_events WHERE stream_id = ${stream}
+        HAVING coalesce(max(version), 0) BETWEEN ${low} AND ${high}
+      ${sql.literal(returning)}`
+  }
+  return sql<WrittenRow>`INSERT INTO cairn_events (stream_id, version, event_id, type, data, metadata)
+    SELECT ${stream}, c.version + x.ord, x.event_id, x.type, x.data, x.metadata
+      FROM (SELECT coalesce(max(version), 0) AS version FROM cairn_events WHERE stream_id = ${stream}) c,
+        unnest(
+          ${events.map((e) => e.eventId)}::uuid[],
+          ${events.map((e) => e.type)}::text[],
+          ${events.map((e) => e.dataJson)}::jsonb[],
+          ${events.map((e) => e.metadataJson)}::jsonb[]
+        ) WITH ORDINALITY AS x(event_id, type, data, metadata, ord)
+      WHERE c.version BETWEEN ${low} AND ${high}
+      ORDER BY x.ord
+    ${sql.literal(returning)}`
+}
+
+/**
+ * Several single-stream appends, to distinct streams, in one statement (group commit): each keeps its own guard,
+ * and a refused one inserts nothing while the others are written. Streams are written in name order, as
+ * multi-stream appends lock them, so two batches cannot deadlock on each other's versions.
+ */
+export const writeStreams = (sql: SqlClient.SqlClient, appends: ReadonlyArray<Append.PreparedStream>) => {
+  const sorted = [...appends].sort((a, b) => (a.stream < b.stream ? -1 : a.stream > b.stream ? 1 : 0))
+  const ranges = sorted.map((a) => acceptedRange(a.expected))
+  const events = sorted.flatMap((a, n) => a.events.map((e, k) => ({ n: n + 1, k: k + 1, e })))
+  return sql<WrittenRow>`WITH accepted AS (
+      SELECT a.n, a.stream_id, c.version
+        FROM unnest(${sorted.map((a) => a.stream)}::text[], ${ranges.map((r) => r[0])}::int8[], ${ranges.map((r) => r[1])}::int8[])
+          WITH ORDINALITY AS a(stream_id, low, high, n),
+        LATERAL (SELECT coalesce(max(e.version), 0) AS version FROM cairn_events e WHERE e.stream_id = a.stream_id) c
+       WHERE c.version BETWEEN a.low AND a.high
+    )
+    INSERT INTO cairn_events (stream_id, version, event_id, type, data, metadata)
+    SELECT s.stream_id, s.version + x.k, x.event_id, x.type, x.data, x.metadata
+      FROM unnest(
+          ${events.map((x) => x.n)}::int8[],
+          ${events.map((x) => x.k)}::int8[],
+          ${events.map((x) => x.e.eventId)}::uuid[],
+          ${events.map((x) => x.e.type)}::text[],
+          ${events.map((x) => x.e.dataJson)}::jsonb[],
+          ${events.map((x) => x.e.metadataJson)}::jsonb[]
+        ) AS x(n, k, event_id, type, data, metadata)
+      JOIN accepted s ON s.n = x.n
+      ORDER BY x.n, x.k
+    ${sql.literal(returning)}`
+}
+
+/** The current version of each stream (0 for one with no events), read through the primary key. */
+export const currentVersions = (sql: SqlClient.SqlClient, streams: ReadonlyArray<string>) =>
+  sql<{ stream_id: string; version: bigint }>`SELECT s.stream_id,
+      coalesce((SELECT max(e.version) FROM cairn_events e WHERE e.stream_id = s.stream_id), 0) AS version
+    FROM unnest(${streams}::text[]) AS s(stream_id)`
