@@ -4,9 +4,9 @@
  * keyset pagination, get, update and delete (the file and the release of its CID, together). Every file is scoped
  * to the caller's workspace and network; reads come from the files table.
  */
-import { ContentStore, type DirectoryFile, directoryPathProblem, type Staged } from "@cairn/content-store"
+import { ContentStore, type DirectoryFile, directoryPathProblem } from "@cairn/content-store"
 import { CidRecord, File, type Network, ValidationFailed } from "@cairn/domain"
-import { Context, Effect, Layer, Option, Stream } from "effect"
+import { Context, Effect, Layer, Option, type Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Principal } from "./Access.ts"
 import { CommandHandler, decision } from "./CommandHandler.ts"
@@ -22,8 +22,7 @@ export interface Upload {
   readonly groupId: string | null
   readonly keyvalues: File.KeyValues
   readonly cidVersion: 0 | 1
-  /** The bytes, or a file already staged in the content store while its fields were still on their way. */
-  readonly content: Stream.Stream<Uint8Array, unknown> | Staged
+  readonly content: Stream.Stream<Uint8Array, unknown>
 }
 
 /** The mime type a folder's file record carries, as Pinata reports it. */
@@ -133,15 +132,8 @@ export class Files extends Context.Service<Files>()("cairn/Files", {
       return toView(storedFile(state))
     })
 
-    /**
-     * Takes a file into the content store as it streams in, before the upload's settings are known; `upload` with
-     * it as the content stores it (see ContentStore's `stage`).
-     */
-    const stage = <E>(bytes: Stream.Stream<Uint8Array, E>) => content.stage(bytes)
-
     const upload = Effect.fn("Files.upload")(function*(principal: Principal, input: Upload) {
-      const options = { network: input.network, cidVersion: input.cidVersion }
-      const added = yield* (Stream.isStream(input.content) ? content.add(input.content, options) : input.content.commit(options))
+      const added = yield* content.add(input.content, { network: input.network, cidVersion: input.cidVersion })
       return yield* record(principal, {
         network: input.network,
         cid: added.cid,
@@ -249,7 +241,7 @@ export class Files extends Context.Service<Files>()("cairn/Files", {
     /** Whether any workspace holds a live file of this CID on the public network: what the gateway may serve. */
     const isPublic = (cid: string) => files.isPublic(cid)
 
-    return { stage, upload, uploadFolder, list, get, update, remove, isPublic }
+    return { upload, uploadFolder, list, get, update, remove, isPublic }
   })
 }) {
   static readonly layer = Layer.effect(this, this.make)

@@ -3,9 +3,7 @@
  * `<dataDir>/ipfs/public` and `<dataDir>/ipfs/private`, or memory) and no libp2p, so a block that is not stored
  * fails at once instead of being looked for on the network. Files and directories are imported with Kubo's
  * settings (ipfs-unixfs-importer), so a CID here is the CID `ipfs add` (`-r --wrap-with-directory` for a directory)
- * gives for the same content; directories are walked with ipfs-unixfs-exporter. An upload whose settings are not known
- * yet is staged: imported as it streams (CIDv1 settings) into a staging blockstore of its own, then its blocks are
- * moved into the network's store (a rename each on disk), or re-imported from the staged leaves for CIDv0.
+ * gives for the same content; directories are walked with ipfs-unixfs-exporter.
  */
 import {
   ContentNotFound,
@@ -14,22 +12,19 @@ import {
   type DirectoryEntry,
   directoryPathProblem,
   type Network,
-  NotADirectory,
-  type Staged
+  NotADirectory
 } from "@cairn/content-store"
 import { type UnixFSComponents, unixfs } from "@helia/unixfs"
 import { CarWriter } from "@ipld/car"
 import * as dagPb from "@ipld/dag-pb"
 import { MemoryBlockstore } from "blockstore-core"
 import { FsBlockstore } from "blockstore-fs"
-import { NextToLast } from "blockstore-fs/sharding"
-import { Effect, Layer, type Scope, Stream } from "effect"
+import { Effect, Layer, Stream } from "effect"
 import { exporter } from "ipfs-unixfs-exporter"
-import { importByteStream, importer } from "ipfs-unixfs-importer"
+import { importer } from "ipfs-unixfs-importer"
 import { fixedSize } from "ipfs-unixfs-importer/chunker"
 import { balanced } from "ipfs-unixfs-importer/layout"
 import { CID } from "multiformats/cid"
-import * as fs from "node:fs/promises"
 import * as path from "node:path"
 
 type Blockstore = UnixFSComponents["blockstore"]
@@ -120,37 +115,7 @@ const walkDirectory = async (store: Blockstore, root: CID, signal: AbortSignal):
   return found
 }
 
-/** Where one staged upload's blocks wait: a blockstore of its own, and how its blocks reach a network's store. */
-export interface StagingArea {
-  readonly blockstore: Blockstore
-  /** Moves these blocks (each once) into the network's store; they are gone from the staging area after. */
-  readonly moveTo: (network: Network, cids: ReadonlyArray<CID>) => Promise<void>
-}
-
-/** Staging in memory: blocks are copied over. For the memory stores. */
-const memoryStaging = (stores: Readonly<Record<Network, Blockstore>>): Effect.Effect<StagingArea> =>
-  Effect.sync(() => {
-    const blockstore = new MemoryBlockstore()
-    return {
-      blockstore,
-      moveTo: async (network, cids) => {
-        for (const cid of cids) await stores[network].put(cid, await getBlock(blockstore, cid, AbortSignal.timeout(60_000)))
-      }
-    }
-  })
-
-/** A failure of the content being staged, carried through the importer so it comes out as it went in. */
-class ContentFailed<E> {
-  readonly error: E
-  constructor(error: E) {
-    this.error = error
-  }
-}
-
-export const make = (
-  stores: Readonly<Record<Network, Blockstore>>,
-  openStaging: Effect.Effect<StagingArea, ContentStoreUnavailable, Scope.Scope> = memoryStaging(stores)
-) =>
+export const make = (stores: Readonly<Record<Network, Blockstore>>) =>
   Effect.sync(() => {
     const files = { public: unixfs({ blockstore: stores.public }), private: unixfs({ blockstore: stores.private }) }
 
@@ -179,59 +144,7 @@ export const make = (
         )
       }))
 
-    const unavailable = (operation: string) => (cause: unknown) => new ContentStoreUnavailable({ operation, cause })
-
-    const stage = <E>(content: Stream.Stream<Uint8Array, E>) =>
-      Effect.gen(function*() {
-        const area = yield* openStaging
-        // The importer only puts: recording its puts is how the blocks to move are known.
-        const written = new Map<string, CID>()
-        const recording = {
-          put: (cid: CID, bytes: Uint8Array, options?: { signal?: AbortSignal }) => {
-            written.set(cid.toString(), cid)
-            return area.blockstore.put(cid, bytes, options)
-          }
-        }
-        let size = 0
-        async function* counted() {
-          for await (const chunk of Stream.toAsyncIterable(Stream.mapError(content, (error) => new ContentFailed(error)))) {
-            size += chunk.byteLength
-            yield chunk
-          }
-        }
-        const root = yield* Effect.tryPromise({
-          try: async () => (await importByteStream(counted(), recording, kuboImport(1))).cid,
-          catch: (cause) => cause instanceof ContentFailed ? cause.error as E : unavailable("stage")(cause)
-        })
-        const staged = async function*(signal: AbortSignal) {
-          const entry = await exporter(root, area.blockstore, { signal, offline: true })
-          if (entry.type !== "file" && entry.type !== "raw") throw new Error("a staged file's root is no file")
-          yield* entry.content({ signal, offline: true })
-        }
-        let committed = false
-        const result: Staged = {
-          size,
-          content: Stream.fromAsyncIterable({ [Symbol.asyncIterator]: () => staged(new AbortController().signal) }, unavailable("stage")),
-          commit: ({ network, cidVersion = 1 }) =>
-            Effect.tryPromise({
-              try: async (signal) => {
-                if (committed) throw new Error("a staged file is committed once")
-                committed = true
-                if (cidVersion === 1) {
-                  await area.moveTo(network, [...written.values()])
-                  return root
-                }
-                // Other settings give other blocks: import again from the staged leaves (the file's 1 MiB pieces).
-                return (await importByteStream(staged(signal), stores[network], kuboImport(cidVersion))).cid
-              },
-              catch: unavailable("add")
-            }).pipe(Effect.map((cid) => ({ cid: cid.toString(), size })))
-        }
-        return result
-      })
-
     return ContentStore.of({
-      stage,
       add: (content, { network, cidVersion = 1 }) =>
         Effect.suspend(() => {
           let size = 0
@@ -305,53 +218,13 @@ const openFsBlockstore = (location: string) =>
     (store) => Effect.promise(() => store.close())
   )
 
-/**
- * Staging on disk: one blockstore per upload under `root` (beside the networks' stores, so on the same filesystem)
- * whose block files are renamed into a network's store, removed with everything left in it when the scope closes.
- */
-const fsStaging = (root: string, locations: Readonly<Record<Network, string>>) => {
-  const sharding = new NextToLast()
-  return Effect.acquireRelease(
-    Effect.tryPromise({
-      try: async () => {
-        const location = path.join(root, crypto.randomUUID())
-        const blockstore = new FsBlockstore(location)
-        await blockstore.open()
-        return { location, blockstore }
-      },
-      catch: (cause) => new ContentStoreUnavailable({ operation: "stage", cause })
-    }),
-    ({ location }) => Effect.promise(() => fs.rm(location, { recursive: true, force: true }))
-  ).pipe(Effect.map(({ location, blockstore }): StagingArea => ({
-    blockstore,
-    moveTo: async (network, cids) => {
-      const made = new Set<string>()
-      for (const cid of cids) {
-        const { dir, file } = sharding.encode(cid)
-        const target = path.join(locations[network], dir)
-        if (!made.has(dir)) {
-          await fs.mkdir(target, { recursive: true })
-          made.add(dir)
-        }
-        await fs.rename(path.join(location, dir, file), path.join(target, file))
-      }
-    }
-  })))
-}
-
-/**
- * Blocks kept as files under `<dataDir>/ipfs/<network>`, the directories created on first use; uploads staged under
- * `<dataDir>/ipfs/staging` (what a crash left there is removed at start: one node owns a data dir).
- */
+/** Blocks kept as files under `<dataDir>/ipfs/<network>`, the directories created on first use. */
 export const layer = (options: { readonly dataDir: string }) =>
   Layer.effect(ContentStore, Effect.gen(function*() {
-    const locations = { public: path.join(options.dataDir, "ipfs", "public"), private: path.join(options.dataDir, "ipfs", "private") }
-    const staging = path.join(options.dataDir, "ipfs", "staging")
-    yield* Effect.promise(() => fs.rm(staging, { recursive: true, force: true }))
     return yield* make({
-      public: yield* openFsBlockstore(locations.public),
-      private: yield* openFsBlockstore(locations.private)
-    }, fsStaging(staging, locations))
+      public: yield* openFsBlockstore(path.join(options.dataDir, "ipfs", "public")),
+      private: yield* openFsBlockstore(path.join(options.dataDir, "ipfs", "private"))
+    })
   }))
 
 /** Blocks kept in memory, a fresh pair of stores each time the layer is built: for tests and the simulated runtime. */

@@ -7,7 +7,6 @@ import { FsBlockstore } from "blockstore-fs"
 import { Effect, Layer, Stream } from "effect"
 import { importer } from "ipfs-unixfs-importer"
 import { CID } from "multiformats/cid"
-import { equals } from "multiformats/bytes"
 import * as raw from "multiformats/codecs/raw"
 import { sha256 } from "multiformats/hashes/sha2"
 import * as fs from "node:fs/promises"
@@ -56,25 +55,6 @@ describe("HeliaContentStore on the filesystem", () => {
         ]
         for (const failure of failures) assert.deepInclude(failure, { _tag: "ContentNotFound", cid, network: "public" })
       }).pipe(Effect.provide(HeliaContentStore.layer({ dataDir })), Effect.timeout("10 seconds"))
-    }))
-})
-
-describe("HeliaContentStore staging on the filesystem", () => {
-  it.effect("moves a staged file's blocks into the network's store and leaves no staging area behind, committed or not", () =>
-    Effect.gen(function*() {
-      const dataDir = yield* tempDataDir
-      const content = deterministicBytes(2 * 1_048_576 + 7)
-      const staging = path.join(dataDir, "ipfs", "staging")
-      yield* Effect.gen(function*() {
-        const store = yield* ContentStore
-        const { cid } = yield* Effect.scoped(Effect.flatMap(store.stage(Stream.make(content)), (staged) => staged.commit({ network: "public" })))
-        yield* Effect.scoped(store.stage(Stream.make(content)))
-        yield* Effect.flip(Effect.scoped(store.stage(Stream.concat(Stream.make(content), Stream.fail("aborted")))))
-        assert.deepStrictEqual(yield* Effect.promise(() => fs.readdir(staging)), [])
-        assert.isTrue(yield* store.has(cid, "public"))
-        assert.isFalse(yield* store.has(cid, "private"))
-        assert.isTrue(equals(yield* Stream.mkUint8Array(store.cat(cid, "public")), content))
-      }).pipe(Effect.provide(HeliaContentStore.layer({ dataDir })))
     }))
 })
 

@@ -16,16 +16,11 @@ import {
   type DirectoryFile,
   directoryPathProblem,
   type Network,
-  NotADirectory,
-  type Staged
+  NotADirectory
 } from "@cairn/content-store"
 import { Data, Duration, Effect, Layer, Option, Schema, Stream } from "effect"
 import { FetchHttpClient, HttpClient, HttpClientRequest, type HttpClientResponse } from "effect/http"
 import { CID } from "multiformats/cid"
-import { createReadStream } from "node:fs"
-import * as fs from "node:fs/promises"
-import * as os from "node:os"
-import * as path from "node:path"
 
 export interface Options {
   /** The RPC API of the node behind the public gateway, such as `http://127.0.0.1:5001`. */
@@ -175,7 +170,8 @@ export const make = (options: Options) =>
         Effect.map((response) => response.stream.pipe(Stream.mapError(unavailable(command))))
       ))
 
-    const add = (content: Stream.Stream<Uint8Array, unknown>, { network, cidVersion = 1 }: { readonly network: Network; readonly cidVersion?: 0 | 1 }) =>
+    return ContentStore.of({
+      add: (content, { network, cidVersion = 1 }) =>
         Effect.suspend(() => {
           let size = 0
           const counted = content.pipe(Stream.tap((chunk) => Effect.sync(() => (size += chunk.byteLength))))
@@ -189,36 +185,7 @@ export const make = (options: Options) =>
             Effect.map(({ Hash }) => ({ cid: Hash, size })),
             Effect.mapError((error) => error._tag === "ContentStoreUnavailable" ? error : unavailable("add")(error))
           )
-        })
-
-    /** Kubo adds in one request with its settings, so a staged file is spooled to a temporary file until they are known. */
-    const stage = <E>(content: Stream.Stream<Uint8Array, E>) =>
-      Effect.gen(function*() {
-        const directory = yield* Effect.acquireRelease(
-          Effect.tryPromise({ try: () => fs.mkdtemp(path.join(os.tmpdir(), "cairn-stage-")), catch: unavailable("stage") }),
-          (directory) => Effect.promise(() => fs.rm(directory, { recursive: true, force: true }))
-        )
-        const file = path.join(directory, "file")
-        const handle = yield* Effect.acquireRelease(
-          Effect.tryPromise({ try: () => fs.open(file, "w"), catch: unavailable("stage") }),
-          (handle) => Effect.promise(() => handle.close())
-        )
-        let size = 0
-        yield* Stream.runForEach(content, (chunk) =>
-          Effect.tryPromise({ try: () => handle.write(chunk), catch: unavailable("stage") }).pipe(
-            Effect.map(() => (size += chunk.byteLength))
-          ))
-        const spooled = Stream.fromAsyncIterable(
-          { [Symbol.asyncIterator]: () => createReadStream(file, { highWaterMark: 1024 * 1024 })[Symbol.asyncIterator]() },
-          unavailable("stage")
-        )
-        const staged: Staged = { size, content: spooled, commit: (options) => add(spooled, options) }
-        return staged
-      })
-
-    return ContentStore.of({
-      add,
-      stage,
+        }),
       cat: (cid, network) => streamed("cat", cid, network),
       addDirectory: (files, { network, cidVersion = 1 }) => {
         const invalid = directoryPathProblem(files.map((file) => file.path))

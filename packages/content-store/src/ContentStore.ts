@@ -4,7 +4,7 @@
  * before it calls `cat`). Adapters: HeliaContentStore (embedded @helia/unixfs on a filesystem blockstore, or in
  * memory with `layerMemory` for tests), KuboContentStore (a Kubo node's RPC API).
  */
-import { Context, type Effect, Schema, type Scope, type Stream } from "effect"
+import { Context, type Effect, Schema, type Stream } from "effect"
 
 export type Network = "public" | "private"
 
@@ -18,20 +18,6 @@ export interface Added {
   readonly cid: string
   /** Bytes of content added (the file's size, not the DAG's). */
   readonly size: number
-}
-
-/**
- * A file imported (or spooled) before its network and CID settings are known: the pinata SDK sends the `file` part
- * before the `network` and `cid_version` fields. Lives as long as the scope `stage` ran in; the staging area is
- * removed when the scope closes, committed or not.
- */
-export interface Staged {
-  /** Bytes staged. */
-  readonly size: number
-  /** The staged bytes, in order (for sniffing a type, or a folder's file). */
-  readonly content: Stream.Stream<Uint8Array, ContentStoreUnavailable>
-  /** Stores the file in the network's store with these settings; once per staged file. */
-  readonly commit: (options: AddOptions) => Effect.Effect<Added, ContentStoreUnavailable>
 }
 
 /** The CID is not in this network's store. */
@@ -147,11 +133,6 @@ export class ContentStore extends Context.Service<ContentStore, {
     content: Stream.Stream<Uint8Array, unknown>,
     options: AddOptions
   ) => Effect.Effect<Added, ContentStoreUnavailable>
-  /**
-   * Takes a file in as it streams, before the network and CID settings are known (see `Staged`). A failure of
-   * `content` is passed on as it is (a multipart limit stays a 413).
-   */
-  readonly stage: <E>(content: Stream.Stream<Uint8Array, E>) => Effect.Effect<Staged, E | ContentStoreUnavailable, Scope.Scope>
   /** The file's bytes. */
   readonly cat: (cid: string, network: Network) => Stream.Stream<Uint8Array, ContentStoreError>
   /**

@@ -175,26 +175,6 @@ export const contentStoreContract = <E>(
           }))
       }
 
-      for (const vector of kuboVectors) {
-        it.effect(`stages ${vector.name} before its settings are known, then commits it as ${vector.cid}`, () =>
-          Effect.gen(function*() {
-            const store = yield* ContentStore
-            const staged = yield* store.stage(inOddChunks(vector.content))
-            assert.strictEqual(staged.size, vector.content.length)
-            assert.isTrue(equals(yield* Stream.mkUint8Array(staged.content), vector.content), "the staged bytes differ")
-            const added = yield* staged.commit(vector.cidVersion === 1 ? { network: "private" } : { network: "private", cidVersion: 0 })
-            assert.deepStrictEqual(added, { cid: vector.cid, size: vector.content.length })
-            assert.isTrue(equals(yield* Stream.mkUint8Array(store.cat(added.cid, "private")), vector.content))
-          }).pipe(Effect.scoped))
-      }
-
-      it.effect("passes a staged stream's own failure on as it is", () =>
-        Effect.gen(function*() {
-          const store = yield* ContentStore
-          const failure = yield* Effect.flip(store.stage(Stream.concat(inOddChunks(multiChunk), Stream.fail("client went away" as const))))
-          assert.strictEqual(failure, "client went away")
-        }).pipe(Effect.scoped))
-
       it.effect.runIf(options.networksAreSeparate ?? true)("keeps each network's content out of the other", () =>
         Effect.gen(function*() {
           const store = yield* ContentStore

@@ -5,9 +5,8 @@
  * UnixFS directory. Pinata's legacy `POST /pinning/pinFileToIPFS` (the SDK's `fileArray`) is served here too.
  */
 import { ApiKeys, Files, type FolderUpload, type ListQuery, type Principal } from "@cairn/application"
-import type { Staged } from "@cairn/content-store"
 import { Cid, File, Network, ValidationFailed } from "@cairn/domain"
-import { ByteSize, Config, Effect, FileSystem, Path, Schema, Stream } from "effect"
+import { ByteSize, Config, Effect, FileSystem, Path, Schema } from "effect"
 import { HttpIncomingMessage, HttpRouter, type HttpServerRequest, Multipart } from "effect/http"
 import { requireScope } from "../Authenticate.ts"
 import * as Body from "../Body.ts"
@@ -36,33 +35,21 @@ const formOverheadBytes = 1024 * 1024
  */
 const partHeadersBytes = 64 * 1024
 
+/**
+ * A staged file is read back in chunks of the importer's size (1 MiB, Kubo's `size-1048576`): each chunk becomes a
+ * block as it is, without being copied together from 64 KiB reads, and the stream pays its per-chunk cost 16 times
+ * less often (docs/performance.md, "Uploads").
+ */
+const readBackChunkBytes = 1024 * 1024
+
 /** The files of one multipart upload come to more than `multipartLimitBytes`. */
 class UploadTooLarge extends Schema.TaggedError<UploadTooLarge>()("UploadTooLarge", {}) {
   readonly status = 413
   override readonly message = "File too large"
 }
 
-/**
- * One `file` part of a multipart upload, staged in the content store as it streamed in: the pinata SDK sends the
- * fields (network, cid_version) after it (docs/performance.md, "bench:upload").
- */
-interface Part {
-  readonly name: string
-  readonly contentType: string
-  readonly staged: Staged
-}
-
-/** A staged file's bytes in one array (a folder's files are imported together). */
-const collect = (staged: Staged) =>
-  Stream.runCollect(staged.content).pipe(Effect.map((chunks) => {
-    const bytes = new Uint8Array(staged.size)
-    let offset = 0
-    for (const chunk of chunks) {
-      bytes.set(chunk, offset)
-      offset += chunk.byteLength
-    }
-    return bytes
-  }))
+/** One `file` part of a multipart upload, staged on disk. */
+type Part = Multipart.PersistedFile
 
 /** Whether the parts are a folder: several files, or one whose filename is a path. */
 const isFolder = (parts: ReadonlyArray<Part>) => parts.length > 1 || parts[0]!.name.includes("/")
@@ -140,24 +127,22 @@ export const layer = HttpRouter.use((router) =>
       Effect.gen(function*() {
         // A body whose declared length already passes every cap is refused before a byte of it is read.
         if (Body.declaresMoreThan(request, multipartLimitBytes + formOverheadBytes)) return yield* new UploadTooLarge()
-        const fields: Record<string, string> = {}
-        const parts: Array<Part> = []
-        yield* Stream.runForEach(request.multipartStream, (part) => {
-          if (part._tag === "Field") {
-            // A field given twice counts once, as given first.
-            if (!(part.key in fields)) fields[part.key] = part.value
-            return Effect.void
-          }
-          if (part.key !== "file" || part.name === "") return Stream.runDrain(part.content)
-          return Effect.map(files.stage(part.content), (staged) => {
-            parts.push({ name: part.name, contentType: part.contentType, staged })
-          })
-        }).pipe(
+        const form = yield* request.multipart.pipe(
+          Effect.provideService(FileSystem.FileSystem, fs),
+          Effect.provideService(Path.Path, path),
           Effect.provideService(Multipart.MaxFileSize, ByteSize.bytes(multipartLimitBytes + partHeadersBytes)),
           Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(multipartLimitBytes + formOverheadBytes))
         )
+        const fields: Record<string, string> = {}
+        const parts: Array<Part> = []
+        for (const [key, value] of Object.entries(form)) {
+          if (typeof value === "string") fields[key] = value
+          else if (value.length > 0 && Multipart.isPersistedFile(value[0])) {
+            if (key === "file") parts.push(...(value as ReadonlyArray<Part>))
+          } else if (typeof value[0] === "string") fields[key] = value[0]
+        }
         let total = 0
-        for (const part of parts) total += part.staged.size
+        for (const part of parts) total += Number((yield* fs.stat(part.path)).size)
         if (total > multipartLimitBytes) return yield* new UploadTooLarge()
         return { fields, parts }
       })
@@ -169,11 +154,11 @@ export const layer = HttpRouter.use((router) =>
         return yield* files.upload(principal, {
           network: options.network,
           name: options.name,
-          mimeType: ContentType.isGeneric(given) ? yield* ContentType.sniffStream(part.staged.content) : given,
+          mimeType: ContentType.isGeneric(given) ? yield* ContentType.sniffStream(fs.stream(part.path)) : given,
           groupId: options.groupId,
           keyvalues: options.keyvalues,
           cidVersion: options.cidVersion,
-          content: part.staged
+          content: fs.stream(part.path, { chunkSize: readBackChunkBytes })
         })
       })
 
@@ -181,7 +166,7 @@ export const layer = HttpRouter.use((router) =>
     const uploadFolder = (principal: Principal, parts: ReadonlyArray<Part>, options: Omit<FolderUpload, "files">) =>
       Effect.gen(function*() {
         const folder = yield* Effect.forEach(parts, (part) =>
-          Effect.map(collect(part.staged), (content) => ({ path: part.name, content })))
+          Effect.map(fs.readFile(part.path), (content) => ({ path: part.name, content })))
         return yield* files.uploadFolder(principal, { ...options, files: folder })
       })
 
