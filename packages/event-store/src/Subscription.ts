@@ -18,6 +18,16 @@ export interface FollowOptions {
 
 const defaults = { batchSize: 500, pollMillis: 250 }
 
+/**
+ * A checkpointed consumer far behind doubles its batch while batches come back full, up to this many events: each
+ * batch pays a checkpoint commit and a few round trips, which a bigger batch spreads over more events. It starts
+ * again from the batch size it was given once it has caught up.
+ */
+const largestCatchUpBatch = 8_000
+
+const grown = (batchSize: number, step: Step, size: number) =>
+  step._tag === "Applied" && step.events === size ? Math.min(size * 2, Math.max(batchSize, largestCatchUpBatch)) : batchSize
+
 /** Every event after `after`, in log order, then new events as they commit. Never ends by itself. */
 export const subscribe = (
   after: LogPosition,
@@ -69,10 +79,11 @@ export const stepProjection = <R>(projection: Projection<R>, batchSize = default
 export const catchUp = <R>(projection: Projection<R>, batchSize = defaults.batchSize) =>
   Effect.gen(function*() {
     let total = 0
-    for (;;) {
-      const step = yield* stepProjection(projection, batchSize)
+    for (let size = batchSize;;) {
+      const step = yield* stepProjection(projection, size)
       if (step._tag === "CaughtUp") return total
       if (step._tag === "Applied") total += step.events
+      size = grown(batchSize, step, size)
     }
   })
 
@@ -87,10 +98,11 @@ export const runProjection = <R>(projection: Projection<R>, options: FollowOptio
     const store = yield* EventStore
     yield* setup(projection)
     const { batchSize, pollMillis } = { ...defaults, ...options }
-    for (;;) {
+    for (let size = batchSize;;) {
       const seen = yield* store.appendCount
-      const step = yield* stepProjection(projection, batchSize)
+      const step = yield* stepProjection(projection, size)
       if (step._tag === "CaughtUp") yield* store.awaitAppend(seen, pollMillis)
+      size = grown(batchSize, step, size)
     }
   })
 
