@@ -71,6 +71,32 @@ const startNode = async (name: string, env: Record<string, string>) => {
   return { server, dataDir, node: `${name}-${process.pid}` }
 }
 
+/**
+ * Two nodes on one fresh database, sharing a snapshot blockstore, with short leases so a failover is quick; node B
+ * gets the keys node A made (every node of one installation needs the same).
+ */
+const startTwoNodes = async (extra: Record<string, string> = {}) => {
+  const blocks = mkdtempSync(join(tmpdir(), "cairn-cluster-blocks-"))
+  cleanups.push(() => rmSync(blocks, { recursive: true, force: true }))
+  const shared = {
+    DATABASE_URL: freshDatabase(databaseUrl!),
+    ENGINE: "simulated",
+    SNAPSHOT_BLOCKS_DIR: blocks,
+    SNAPSHOT_INTERVAL: "0",
+    CAIRN_LEASE_TTL: "4 seconds",
+    CAIRN_HEARTBEAT_INTERVAL: "1 second",
+    ...extra
+  }
+  const a = await startNode("a", shared)
+  const keys = {
+    CAIRN_SIGNING_KEY: readFileSync(join(a.dataDir, "signing-key.json"), "utf8"),
+    CAIRN_GATEWAY_KEY: readFileSync(join(a.dataDir, "gateway-key"), "utf8").trim(),
+    ADMIN_TOKEN: readFileSync(join(a.dataDir, "admin-token"), "utf8").trim()
+  }
+  const b = await startNode("b", { ...shared, ...keys })
+  return { a, b }
+}
+
 /** A request to `server` with a Host of our choosing (fetch cannot set one). */
 const viaHost = (server: ServerProcess, host: string, path: string, body?: string) =>
   new Promise<{ status: number; text: string }>((resolve, reject) => {
@@ -99,26 +125,7 @@ const streamed = (text: string, pieceBytes = 64 * 1024) => {
 
 describe.runIf(databaseUrl !== undefined)("two nodes on one Postgres act as one", () => {
   it("forwards an agent's requests to its node, and fails over to the other node after kill -9", { timeout: 600_000 }, async () => {
-    const database = freshDatabase(databaseUrl!)
-    const blocks = mkdtempSync(join(tmpdir(), "cairn-cluster-blocks-"))
-    cleanups.push(() => rmSync(blocks, { recursive: true, force: true }))
-    const shared = {
-      DATABASE_URL: database,
-      ENGINE: "simulated",
-      APPS_DOMAIN: appsDomain,
-      SNAPSHOT_BLOCKS_DIR: blocks,
-      SNAPSHOT_INTERVAL: "0",
-      CAIRN_LEASE_TTL: "4 seconds",
-      CAIRN_HEARTBEAT_INTERVAL: "1 second"
-    }
-    const a = await startNode("a", shared)
-    // The keys node A made, given to node B: every node of one installation needs the same.
-    const keys = {
-      CAIRN_SIGNING_KEY: readFileSync(join(a.dataDir, "signing-key.json"), "utf8"),
-      CAIRN_GATEWAY_KEY: readFileSync(join(a.dataDir, "gateway-key"), "utf8").trim(),
-      ADMIN_TOKEN: readFileSync(join(a.dataDir, "admin-token"), "utf8").trim()
-    }
-    const b = await startNode("b", { ...shared, ...keys })
+    const { a, b } = await startTwoNodes({ APPS_DOMAIN: appsDomain })
     const servers = [a.server, b.server]
 
     const user = newApiUser({ url: a.server.url, dataDir: a.dataDir }, { workspace: "Cluster", scopes: "org:agents", agentLimit: 10 })
@@ -293,24 +300,7 @@ ${upstreams.map((u) => `    server ${u} max_fails=1 fail_timeout=5s;`).join("\n"
 
 describe.runIf(databaseUrl !== undefined && existsSync(nginx))("two nodes behind nginx", () => {
   it("an agent's whole life through round-robin, its node killed mid-way", { timeout: 600_000 }, async () => {
-    const database = freshDatabase(databaseUrl!)
-    const blocks = mkdtempSync(join(tmpdir(), "cairn-cluster-blocks-"))
-    cleanups.push(() => rmSync(blocks, { recursive: true, force: true }))
-    const shared = {
-      DATABASE_URL: database,
-      ENGINE: "simulated",
-      SNAPSHOT_BLOCKS_DIR: blocks,
-      SNAPSHOT_INTERVAL: "0",
-      CAIRN_LEASE_TTL: "4 seconds",
-      CAIRN_HEARTBEAT_INTERVAL: "1 second"
-    }
-    const a = await startNode("a", shared)
-    const keys = {
-      CAIRN_SIGNING_KEY: readFileSync(join(a.dataDir, "signing-key.json"), "utf8"),
-      CAIRN_GATEWAY_KEY: readFileSync(join(a.dataDir, "gateway-key"), "utf8").trim(),
-      ADMIN_TOKEN: readFileSync(join(a.dataDir, "admin-token"), "utf8").trim()
-    }
-    const b = await startNode("b", { ...shared, ...keys })
+    const { a, b } = await startTwoNodes()
     const nodes = [a, b]
     const servers = nodes.map((n) => n.server)
     const balancer = await startNginx(servers.map((s) => new URL(s.url).host))

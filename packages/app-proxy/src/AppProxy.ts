@@ -310,47 +310,13 @@ export const attach = (server: Http.Server, routing: AppRouting, options: ProxyO
     if (target === undefined) return answerSocket(socket, 502, "Bad gateway")
     if (socket.destroyed) return
     // An upgraded connection is the client's alone: never from, nor back into, the kept-open pool.
-    const upstream = requestTo(target, request, out, false)
-    let answered = false
-    socket.once("close", () => {
-      if (!answered) upstream.destroy()
-    })
-    upstream.on("upgrade", (incoming, upSocket, upHead) => {
-      answered = true
-      upSocket.on("error", () => socket.destroy())
-      const extra = out.fromQuery && out.token !== undefined ? [`Set-Cookie: ${tokenCookie(out.token, request)}`] : []
-      socket.write(rawHead(101, incoming.statusMessage ?? "Switching Protocols", incoming.rawHeaders, () => true, extra))
-      if (upHead.length > 0) socket.write(upHead)
-      if (head.length > 0) upSocket.write(head)
-      for (const side of [socket, upSocket]) {
-        ;(side as Socket).setNoDelay?.(true)
-        ;(side as Socket).setTimeout?.(0)
+    relayUpgrade(socket, head, requestTo(target, request, out, false), {
+      switchHeaders: out.fromQuery && out.token !== undefined ? [`Set-Cookie: ${tokenCookie(out.token, request)}`] : [],
+      onNoAnswer: (error) => {
+        onError(`App of agent ${route.agentId} on ${target.host}:${target.port} did not answer`, error)
+        answerSocket(socket, 502, "Bad gateway")
       }
-      upSocket.pipe(socket)
-      socket.pipe(upSocket)
-      upSocket.on("close", () => socket.destroy())
-      socket.on("close", () => upSocket.destroy())
     })
-    // The app answered without switching protocols: relay its answer, delimited by closing the connection.
-    upstream.on("response", (incoming) => {
-      answered = true
-      const passes = endToEnd(incoming.headers)
-      socket.write(rawHead(
-        incoming.statusCode ?? 502,
-        incoming.statusMessage ?? "",
-        incoming.rawHeaders,
-        (name) => passes(name) && name !== "content-length",
-        ["connection: close"]
-      ))
-      pipeline(incoming, socket, () => undefined)
-    })
-    upstream.on("error", (error) => {
-      if (answered) return socket.destroy()
-      answered = true
-      onError(`App of agent ${route.agentId} on ${target.host}:${target.port} did not answer`, error)
-      answerSocket(socket, 502, "Bad gateway")
-    })
-    upstream.end()
   }
 
   const failed = (host: string, error: unknown) => onError(`Route lookup for ${host} failed`, error)
@@ -403,4 +369,54 @@ export const attach = (server: Http.Server, routing: AppRouting, options: ProxyO
       agent.destroy()
     }
   }
+}
+
+/**
+ * Splices a client's upgrade `socket` with the `upstream` request made for it: on 101 the two connections are piped
+ * byte for byte (`switchHeaders` added to the client's 101); an upstream that answers without switching protocols
+ * (a 401, a 404) is relayed, delimited by closing the connection; one that does not answer at all is `onNoAnswer`'s.
+ */
+export const relayUpgrade = (
+  socket: Duplex,
+  head: Buffer,
+  upstream: Http.ClientRequest,
+  options: { readonly switchHeaders?: ReadonlyArray<string>; readonly onNoAnswer: (error: Error) => void }
+) => {
+  let answered = false
+  socket.once("close", () => {
+    if (!answered) upstream.destroy()
+  })
+  upstream.on("upgrade", (incoming, upSocket, upHead) => {
+    answered = true
+    upSocket.on("error", () => socket.destroy())
+    socket.write(rawHead(101, incoming.statusMessage ?? "Switching Protocols", incoming.rawHeaders, () => true, options.switchHeaders ?? []))
+    if (upHead.length > 0) socket.write(upHead)
+    if (head.length > 0) upSocket.write(head)
+    for (const side of [socket, upSocket]) {
+      ;(side as Socket).setNoDelay?.(true)
+      ;(side as Socket).setTimeout?.(0)
+    }
+    upSocket.pipe(socket)
+    socket.pipe(upSocket)
+    upSocket.on("close", () => socket.destroy())
+    socket.on("close", () => upSocket.destroy())
+  })
+  upstream.on("response", (incoming) => {
+    answered = true
+    const passes = endToEnd(incoming.headers)
+    socket.write(rawHead(
+      incoming.statusCode ?? 502,
+      incoming.statusMessage ?? "",
+      incoming.rawHeaders,
+      (name) => passes(name) && name !== "content-length",
+      ["connection: close"]
+    ))
+    pipeline(incoming, socket, () => undefined)
+  })
+  upstream.on("error", (error) => {
+    if (answered) return socket.destroy()
+    answered = true
+    options.onNoAnswer(error)
+  })
+  upstream.end()
 }

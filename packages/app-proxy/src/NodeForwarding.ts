@@ -11,8 +11,7 @@
 import * as Http from "node:http"
 import type { Socket } from "node:net"
 import type { Duplex } from "node:stream"
-import { pipeline } from "node:stream"
-import { answer, answerSocket, endToEnd, endToEndHeaders, rawHead } from "./AppProxy.ts"
+import { answer, answerSocket, endToEndHeaders, relayUpgrade } from "./AppProxy.ts"
 
 /** The header a forwarded request carries: its credential. */
 export const forwardedHeader = "x-cairn-forwarded"
@@ -105,41 +104,12 @@ export const attach = (server: Http.Server, forwarding: Forwarding) => {
     socket.on("error", () => socket.destroy())
     const headers = outgoingHeaders(request, forwarding.sign(request.method ?? "GET", request.url ?? "/"), true)
     // An upgraded connection is the client's alone: never from, nor back into, the kept-open pool.
-    const upstream = requestTo(owner, request, headers, false)
-    let answered = false
-    socket.once("close", () => {
-      if (!answered) upstream.destroy()
-    })
-    upstream.on("upgrade", (incoming, upSocket, upHead) => {
-      answered = true
-      upSocket.on("error", () => socket.destroy())
-      socket.write(rawHead(101, incoming.statusMessage ?? "Switching Protocols", incoming.rawHeaders, () => true, []))
-      if (upHead.length > 0) socket.write(upHead)
-      if (head.length > 0) upSocket.write(head)
-      for (const side of [socket, upSocket]) {
-        ;(side as Socket).setNoDelay?.(true)
-        ;(side as Socket).setTimeout?.(0)
+    relayUpgrade(socket, head, requestTo(owner, request, headers, false), {
+      onNoAnswer: (error) => {
+        onError(`Node ${owner.host}, which runs agent ${agentId}, did not answer`, error)
+        answerSocket(socket, 503, "Service unavailable")
       }
-      upSocket.pipe(socket)
-      socket.pipe(upSocket)
-      upSocket.on("close", () => socket.destroy())
-      socket.on("close", () => upSocket.destroy())
     })
-    // The owner answered without switching protocols (a 401, a 404): relay it, delimited by closing the connection.
-    upstream.on("response", (incoming) => {
-      answered = true
-      const passes = endToEnd(incoming.headers)
-      socket.write(rawHead(incoming.statusCode ?? 502, incoming.statusMessage ?? "", incoming.rawHeaders,
-        (name) => passes(name) && name !== "content-length", ["connection: close"]))
-      pipeline(incoming, socket, () => undefined)
-    })
-    upstream.on("error", (error) => {
-      if (answered) return socket.destroy()
-      answered = true
-      onError(`Node ${owner.host}, which runs agent ${agentId}, did not answer`, error)
-      answerSocket(socket, 503, "Service unavailable")
-    })
-    upstream.end()
   }
 
   const originalEmit = server.emit as (this: Http.Server, event: string | symbol, ...args: Array<any>) => boolean
