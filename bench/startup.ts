@@ -6,14 +6,16 @@
  *   warm      the embedded database (PGlite) and IPFS in a data directory a previous start initialised
  *             baselines: `node -e` answering 200 over node:http, and PGlite opening the same data directory alone
  *             (then `SELECT 1`, then answering 200)
- *   fresh     an empty data directory each time
- *             baselines: node:http, and PGlite initialising an empty directory alone
+ *   fresh     an empty data directory each time (its database copied from the template an earlier start kept in
+ *             PGLITE_TEMPLATE_DIR)
+ *   first     an empty data directory and no template yet: the first start on a machine
+ *             baselines (both): node:http, and PGlite initialising an empty directory alone
  *   postgres  with DATABASE_URL set (a fresh data directory for the keys each time; the database migrated by a
  *             first start)
  *             baselines: node:http, and `SELECT 1` through the same driver (@effect/sql-pg) before answering 200
  *
  * Each case prints min / median / max of the times, and of the per-round ratios server time / baseline time (lower
- * is better). `BENCH_STARTS` rounds (5), `BENCH_CASES` (warm,fresh,postgres: those to run).
+ * is better). `BENCH_STARTS` rounds (5), `BENCH_CASES` (warm,fresh,first,postgres: those to run).
  */
 import { freePort } from "@cairn/server-node/testing"
 import { type ChildProcess, spawn } from "node:child_process"
@@ -25,7 +27,7 @@ import { fileURLToPath } from "node:url"
 import * as Paired from "./Paired.ts"
 
 const rounds = Number(process.env["BENCH_STARTS"] ?? 5)
-const cases = (process.env["BENCH_CASES"] ?? "warm,fresh,postgres").split(",")
+const cases = (process.env["BENCH_CASES"] ?? "warm,fresh,first,postgres").split(",")
 const databaseUrl = process.env["DATABASE_URL"]
 const root = fileURLToPath(new URL("..", import.meta.url))
 const main = join(root, "apps/server-node/src/main.ts")
@@ -133,8 +135,15 @@ try {
     }))
   }
   if (cases.includes("fresh")) {
+    await timeToReady(server(newDir())) // keeps the template, if this machine has none
     await measure("fresh embedded data dir", () => ({
       server: server(newDir()),
+      baselines: { "node:http": nodeHttp, "PGlite alone": pgliteAlone(newDir()) }
+    }))
+  }
+  if (cases.includes("first")) {
+    await measure("first start on a machine (no PGlite template)", () => ({
+      server: server(newDir(), { PGLITE_TEMPLATE_DIR: newDir() }),
       baselines: { "node:http": nodeHttp, "PGlite alone": pgliteAlone(newDir()) }
     }))
   }
