@@ -147,6 +147,17 @@ export const conformance = (target: () => ConformanceTarget) => {
     assert.strictEqual(digest(new Uint8Array(await served.arrayBuffer())), digest(bytes))
   })
 
+  it("answers an upload it refuses before reading its body with the status, not a broken connection", async () => {
+    // fetch writes the whole body before it reads: a server that closes the socket under it makes it `fetch failed`.
+    const large = new Uint8Array(32 * 1024 * 1024)
+    for (const token of ["not-a-key", undefined]) {
+      const refused = await send(target(), "POST", "/v3/files", token, uploadForm(large, "large.bin"))
+      assert.strictEqual(refused.status, 401)
+      assert.strictEqual(refused.body.error, "Unauthorized")
+    }
+    assert.strictEqual((await call("GET", "/v3/data/testAuthentication")).status, 200)
+  })
+
   it("attaches an EIP-712 signature to the CID, serves it with the content, and removes it", async () => {
     const account = privateKeyToAccount(generatePrivateKey())
     const signature = await account.signTypedData({ domain, types, primaryType, message: { address: account.address, cid: state.cid, date: state.createdAt } })
