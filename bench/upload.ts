@@ -28,7 +28,10 @@ const mb = (bytes: number) => bytes / 1e6
 // The embedded database and IPFS whatever this shell points at.
 const env: Record<string, string | undefined> = { ...process.env, PORT: String(port), DATA_DIR: join(dataDir, "data"), ENGINE: "simulated", SANDBOX: "off" }
 for (const name of ["DATABASE_URL", "KUBO_API_URL", "KUBO_PUBLIC_API_URL", "KUBO_PRIVATE_API_URL"]) delete env[name]
-const server = spawn(process.execPath, [fileURLToPath(new URL("../apps/server-node/src/main.ts", import.meta.url))], {
+// BENCH_CPU_PROF=<dir>: the server writes a V8 CPU profile there when it exits (`--cpu-prof` is refused in NODE_OPTIONS).
+const cpuProfDir = process.env["BENCH_CPU_PROF"]
+const profiling = cpuProfDir ? ["--cpu-prof", `--cpu-prof-dir=${cpuProfDir}`] : []
+const server = spawn(process.execPath, [...profiling, fileURLToPath(new URL("../apps/server-node/src/main.ts", import.meta.url))], {
   env,
   stdio: ["ignore", "ignore", "inherit"]
 })
@@ -94,38 +97,52 @@ const program = Effect.gen(function*() {
   yield* upload(key, content(smallPath, smallRandom, counter++), "warm.bin")
   yield* upload(key, content(bigPath, bigRandom, counter++), "warm-big.bin")
 
-  const bigCpu: Array<number> = []
-  const big = yield* Paired.rounds({
-    rounds,
-    measured: () => Effect.gen(function*() {
-      content(bigPath, bigRandom, counter++)
-      const cpu = serverCpu()
-      const block = yield* Paired.timed(mb(bigBytes), upload(key, bigPath, "big.bin"))
-      bigCpu.push(serverCpu() - cpu)
-      return block
-    }),
-    baselines: { "openssl dgst -sha256": () => Paired.timed(mb(bigBytes), openssl(bigPath)) }
+  // BENCH_PARTS=small (or big) runs only that half, e.g. for a profile of one of them.
+  const parts = (process.env["BENCH_PARTS"] ?? "big,small").split(",")
+  if (parts.includes("big")) yield* bigRounds(key, bigPath, bigRandom, () => counter++)
+  if (parts.includes("small")) yield* smallBlocks(key, smallPath, smallRandom, () => counter++)
+})
+
+const bigRounds = (key: string, bigPath: string, bigRandom: Buffer, next: () => number) =>
+  Effect.gen(function*() {
+    const bigCpu: Array<number> = []
+    const big = yield* Paired.rounds({
+      rounds,
+      measured: () => Effect.gen(function*() {
+        content(bigPath, bigRandom, next())
+        const cpu = serverCpu()
+        const block = yield* Paired.timed(mb(bigBytes), upload(key, bigPath, "big.bin"))
+        bigCpu.push(serverCpu() - cpu)
+        return block
+      }),
+      baselines: { "openssl dgst -sha256": () => Paired.timed(mb(bigBytes), openssl(bigPath)) }
   })
   console.log(`99 MiB upload, ${rounds} paired rounds:`)
   console.log(`  POST /v3/files: ${big.rates.measured} MB/s; openssl dgst -sha256 on the same bytes: ${big.rates["openssl dgst -sha256"]} MB/s`)
   console.log(`  ratio to openssl sha256: ${Paired.show(big.ratios["openssl dgst -sha256"])}`)
   console.log(`  server CPU per upload: ${Paired.spread(bigCpu).median} ms (${Paired.spread(bigCpu).min}–${Paired.spread(bigCpu).max})`)
+  })
 
-  const smallRates: Array<number> = []
-  const smallCpu: Array<number> = []
-  for (let round = 0; round < rounds; round++) {
-    const cpu = serverCpu()
-    const block = yield* Paired.timed(smallPerBlock, Effect.gen(function*() {
-      for (let i = 0; i < smallPerBlock; i++) yield* upload(key, content(smallPath, smallRandom, counter++), `small-${counter}.bin`)
-    }))
-    smallCpu.push((serverCpu() - cpu) / smallPerBlock)
-    smallRates.push((block.operations / block.milliseconds) * 1000)
-  }
-  const rates = Paired.spread(smallRates)
-  const cpus = Paired.spread(smallCpu)
-  console.log(`1 MiB uploads, sequential, ${rounds} blocks of ${smallPerBlock}:`)
-  console.log(`  ${rates.median.toFixed(0)} req/s (${rates.min.toFixed(0)}–${rates.max.toFixed(0)}); server CPU per upload ${cpus.median.toFixed(1)} ms (${cpus.min.toFixed(1)}–${cpus.max.toFixed(1)})`)
-})
+const smallBlocks = (key: string, smallPath: string, smallRandom: Buffer, next: () => number) =>
+  Effect.gen(function*() {
+    const smallRates: Array<number> = []
+    const smallCpu: Array<number> = []
+    for (let round = 0; round < rounds; round++) {
+      const cpu = serverCpu()
+      const block = yield* Paired.timed(smallPerBlock, Effect.gen(function*() {
+        for (let i = 0; i < smallPerBlock; i++) {
+          const n = next()
+          yield* upload(key, content(smallPath, smallRandom, n), `small-${n}.bin`)
+        }
+      }))
+      smallCpu.push((serverCpu() - cpu) / smallPerBlock)
+      smallRates.push((block.operations / block.milliseconds) * 1000)
+    }
+    const rates = Paired.spread(smallRates)
+    const cpus = Paired.spread(smallCpu)
+    console.log(`1 MiB uploads, sequential, ${rounds} blocks of ${smallPerBlock}:`)
+    console.log(`  ${rates.median.toFixed(0)} req/s (${rates.min.toFixed(0)}–${rates.max.toFixed(0)}); server CPU per upload ${cpus.median.toFixed(1)} ms (${cpus.min.toFixed(1)}–${cpus.max.toFixed(1)})`)
+  })
 
 try {
   await Effect.runPromise(program)

@@ -6,7 +6,7 @@
  */
 import { ApiKeys, Files, type FolderUpload, type ListQuery, type Principal } from "@cairn/application"
 import { Cid, File, Network, ValidationFailed } from "@cairn/domain"
-import { ByteSize, Config, Effect, FileSystem, Path, Schema } from "effect"
+import { ByteSize, Config, Effect, FileSystem, Path, Schema, Stream } from "effect"
 import { HttpIncomingMessage, HttpRouter, type HttpServerRequest, Multipart } from "effect/http"
 import { requireScope } from "../Authenticate.ts"
 import * as Body from "../Body.ts"
@@ -42,14 +42,28 @@ const partHeadersBytes = 64 * 1024
  */
 const readBackChunkBytes = 1024 * 1024
 
+/**
+ * An upload's `file` parts are held in memory while together they come to no more than this; past it, a part is
+ * written to a temporary file as it streams in. Small uploads then cost no temporary directory, file, stat, read-back
+ * or removal (docs/performance.md, "bench:upload"), and a request never holds more than this in memory.
+ */
+const inMemoryBytes = 4 * 1024 * 1024
+
+/** The first bytes of a file whose type is sniffed: what the first read of a staged file gave before. */
+const sniffBytes = 64 * 1024
+
 /** The files of one multipart upload come to more than `multipartLimitBytes`. */
 class UploadTooLarge extends Schema.TaggedError<UploadTooLarge>()("UploadTooLarge", {}) {
   readonly status = 413
   override readonly message = "File too large"
 }
 
-/** One `file` part of a multipart upload, staged on disk. */
-type Part = Multipart.PersistedFile
+/** One `file` part of a multipart upload: its bytes in memory, or staged in a temporary file. */
+type Part = {
+  readonly name: string
+  readonly contentType: string
+  readonly size: number
+} & ({ readonly _tag: "Memory"; readonly bytes: Uint8Array } | { readonly _tag: "Disk"; readonly path: string })
 
 /** Whether the parts are a folder: several files, or one whose filename is a path. */
 const isFolder = (parts: ReadonlyArray<Part>) => parts.length > 1 || parts[0]!.name.includes("/")
@@ -127,25 +141,70 @@ export const layer = HttpRouter.use((router) =>
       Effect.gen(function*() {
         // A body whose declared length already passes every cap is refused before a byte of it is read.
         if (Body.declaresMoreThan(request, multipartLimitBytes + formOverheadBytes)) return yield* new UploadTooLarge()
-        const form = yield* request.multipart.pipe(
-          Effect.provideService(FileSystem.FileSystem, fs),
-          Effect.provideService(Path.Path, path),
+        const fields: Record<string, string> = {}
+        const parts: Array<Part> = []
+        const memory = { held: 0 }
+        yield* Stream.runForEach(request.multipartStream, (part) => {
+          if (part._tag === "Field") {
+            // A field given twice counts as given first.
+            if (!(part.key in fields)) fields[part.key] = part.value
+            return Effect.void
+          }
+          if (part.key !== "file" || part.name === "") return Stream.runDrain(part.content)
+          return Effect.map(stage(part, memory), (staged) => {
+            parts.push(staged)
+          })
+        }).pipe(
           Effect.provideService(Multipart.MaxFileSize, ByteSize.bytes(multipartLimitBytes + partHeadersBytes)),
           Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(multipartLimitBytes + formOverheadBytes))
         )
-        const fields: Record<string, string> = {}
-        const parts: Array<Part> = []
-        for (const [key, value] of Object.entries(form)) {
-          if (typeof value === "string") fields[key] = value
-          else if (value.length > 0 && Multipart.isPersistedFile(value[0])) {
-            if (key === "file") parts.push(...(value as ReadonlyArray<Part>))
-          } else if (typeof value[0] === "string") fields[key] = value[0]
-        }
         let total = 0
-        for (const part of parts) total += Number((yield* fs.stat(part.path)).size)
+        for (const part of parts) total += part.size
         if (total > multipartLimitBytes) return yield* new UploadTooLarge()
         return { fields, parts }
       })
+
+    /**
+     * A `file` part's bytes, in memory while the request's parts held so far stay within `inMemoryBytes`, else in a
+     * temporary file (removed with the request's scope) that the part is written to as it streams in.
+     */
+    const stage = (part: Multipart.File, memory: { held: number }) =>
+      Effect.gen(function*() {
+        const chunks: Array<Uint8Array> = []
+        let size = 0
+        let spill: { readonly file: FileSystem.File; readonly path: string } | undefined
+        yield* Stream.runForEach(part.content, (chunk) => {
+          size += chunk.byteLength
+          if (spill !== undefined) return spill.file.writeAll(chunk)
+          if (memory.held + chunk.byteLength <= inMemoryBytes) {
+            chunks.push(chunk)
+            memory.held += chunk.byteLength
+            return Effect.void
+          }
+          return Effect.gen(function*() {
+            const staged = yield* fs.makeTempFileScoped()
+            const file = yield* fs.open(staged, { flag: "w" })
+            for (const held of chunks) yield* file.writeAll(held)
+            memory.held -= size - chunk.byteLength
+            chunks.length = 0
+            yield* file.writeAll(chunk)
+            spill = { file, path: staged }
+          })
+        })
+        const { name, contentType } = part
+        if (spill !== undefined) return { _tag: "Disk", name, contentType, size, path: spill.path } as const
+        return { _tag: "Memory", name, contentType, size, bytes: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) } as const
+      })
+
+    /** A part's bytes as a stream: a staged file in chunks of the importer's size. */
+    const partContent = (part: Part) =>
+      part._tag === "Memory" ? Stream.succeed(part.bytes) : fs.stream(part.path, { chunkSize: readBackChunkBytes })
+
+    /** The start of a part, to sniff its type from. */
+    const partSample = (part: Part) =>
+      part._tag === "Memory"
+        ? Effect.succeed(part.bytes.subarray(0, sniffBytes))
+        : fs.stream(part.path).pipe(Stream.take(1), Stream.runCollect, Effect.map((first) => first[0] ?? new Uint8Array()))
 
     /** One file: its type as the client gave it, or sniffed when the client's says nothing. */
     const uploadFile = (principal: Principal, part: Part, options: Omit<UploadOptions.UploadOptions, "name"> & { readonly name: string }) =>
@@ -154,11 +213,11 @@ export const layer = HttpRouter.use((router) =>
         return yield* files.upload(principal, {
           network: options.network,
           name: options.name,
-          mimeType: ContentType.isGeneric(given) ? yield* ContentType.sniffStream(fs.stream(part.path)) : given,
+          mimeType: ContentType.isGeneric(given) ? yield* Effect.flatMap(partSample(part), ContentType.sniff) : given,
           groupId: options.groupId,
           keyvalues: options.keyvalues,
           cidVersion: options.cidVersion,
-          content: fs.stream(part.path, { chunkSize: readBackChunkBytes })
+          content: partContent(part)
         })
       })
 
@@ -166,7 +225,7 @@ export const layer = HttpRouter.use((router) =>
     const uploadFolder = (principal: Principal, parts: ReadonlyArray<Part>, options: Omit<FolderUpload, "files">) =>
       Effect.gen(function*() {
         const folder = yield* Effect.forEach(parts, (part) =>
-          Effect.map(fs.readFile(part.path), (content) => ({ path: part.name, content })))
+          Effect.map(part._tag === "Memory" ? Effect.succeed(part.bytes) : fs.readFile(part.path), (content) => ({ path: part.name, content })))
         return yield* files.uploadFolder(principal, { ...options, files: folder })
       })
 
