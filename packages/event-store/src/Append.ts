@@ -53,8 +53,9 @@ export const prepare = (
       }
       const events: Array<PreparedEvent> = []
       for (const event of append.events) {
-        const eventId = (event.eventId ?? crypto.randomUUID()).toLowerCase()
-        if (!uuid.test(eventId)) return invalid(`event id ${event.eventId} is not a UUID`)
+        // A generated id is a lowercase UUID already; only a caller's id needs checking.
+        const eventId = event.eventId === undefined ? crypto.randomUUID() : event.eventId.toLowerCase()
+        if (event.eventId !== undefined && !uuid.test(eventId)) return invalid(`event id ${event.eventId} is not a UUID`)
         if (seenIds.has(eventId)) return invalid(`event id ${eventId} appears twice`)
         if (event.type.length === 0) return invalid("an event type is empty")
         const dataJson = toJson(event.data)
@@ -65,6 +66,6 @@ export const prepare = (
       }
       prepared.push({ stream: append.stream, expected: append.expected, events })
     }
-    prepared.sort((a, b) => (a.stream < b.stream ? -1 : a.stream > b.stream ? 1 : 0))
+    if (prepared.length > 1) prepared.sort((a, b) => (a.stream < b.stream ? -1 : a.stream > b.stream ? 1 : 0))
     return Effect.succeed(prepared)
   })
