@@ -17,6 +17,8 @@
  * (shared/docs/reference/eventstore-anchors.md §1.8: BEGIN; INSERT into a 3-column table; COMMIT), for context.
  * `BENCH_GROWTH_SIZES=10000,100000` runs a shorter growth section; `BENCH_GROWTH_SIZES=` skips it.
  * `BENCH_WORKLOADS=AD` runs only those workloads (C reads the stream B writes, so it needs B).
+ * For A and D it also prints the Node process's CPU per append, store and raw, which a loaded machine disturbs
+ * far less than the wall-clock ratios.
  */
 import { EventStore, ExpectedVersion, type Projection, Subscription } from "@cairn/event-store"
 import { PgDatabase, PgEventStore } from "@cairn/event-store-pg"
@@ -57,6 +59,34 @@ const record = (workload: string, paired: Paired.Paired<string>, unit: string, t
   })
 }
 
+// Node's CPU per operation, per side and round (process.cpuUsage, user + system, all of the process's threads): on a
+// busy machine wall time swings with the load, while the CPU an append costs the process stays comparable.
+const cpuRows: Array<Record<string, string>> = []
+const cpuPerOp = () => {
+  const perRound: Record<string, Array<number>> = {}
+  const measure = <A, E, R>(side: string, operations: number, block: Effect.Effect<A, E, R>) =>
+    Effect.suspend(() => {
+      const before = process.cpuUsage()
+      return Effect.tap(block, () =>
+        Effect.sync(() => {
+          const used = process.cpuUsage(before)
+          ;(perRound[side] ??= []).push((used.user + used.system) / operations)
+        }))
+    })
+  const report = (workload: string) => {
+    const store = perRound["store"] ?? []
+    const raw = perRound["raw"] ?? []
+    const median = (values: ReadonlyArray<number>) => Paired.spread(values).median
+    cpuRows.push({
+      workload,
+      "store µs CPU/op": median(store).toFixed(0),
+      "raw µs CPU/op": median(raw).toFixed(0),
+      "store/raw CPU per round": Paired.show(Paired.spread(store.map((s, i) => s / raw[i]!)))
+    })
+  }
+  return { measure, report }
+}
+
 const program = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const store = yield* EventStore
@@ -88,13 +118,15 @@ const program = Effect.gen(function*() {
       for (let i = 0; i < 500; i++) yield* op(`${run}-${name}A-${round}-${i}`, i)
     })
   if (runs("A")) {
+    const cpu = cpuPerOp()
     const a = yield* Paired.throughput({
       rounds: 20,
       opsPerBlock: 500,
-      measured: sequential("store", appendNew),
-      baselines: { raw: sequential("raw", rawInsert), floor: sequential("floor", floorInsert), anchor: sequential("anchor", anchorInsert) }
+      measured: (round) => cpu.measure("store", 500, sequential("store", appendNew)(round)),
+      baselines: { raw: (round) => cpu.measure("raw", 500, sequential("raw", rawInsert)(round)), floor: sequential("floor", floorInsert), anchor: sequential("anchor", anchorInsert) }
     })
     record("A sequential appends", a, "ev/s", ">= 0.95x raw", (r) => r["raw"]!.median >= 0.95)
+    cpu.report("A sequential appends")
   }
 
   // B: 10 rounds of 10 appends of 100 events per side.
@@ -141,13 +173,15 @@ const program = Effect.gen(function*() {
       Effect.forEach(Array.from({ length: 125 }, (_, i) => i), (i) => op(`${run}-${name}D-${round}-${caller}-${i}`, i), { discard: true }),
       { concurrency: 8, discard: true })
   if (runs("D")) {
+    const cpu = cpuPerOp()
     const d = yield* Paired.throughput({
       rounds: 10,
       opsPerBlock: 1000,
-      measured: concurrent("store", appendNew),
-      baselines: { raw: concurrent("raw", rawInsert), floor: concurrent("floor", floorInsert), anchor: concurrent("anchor", anchorInsert) }
+      measured: (round) => cpu.measure("store", 1000, concurrent("store", appendNew)(round)),
+      baselines: { raw: (round) => cpu.measure("raw", 1000, concurrent("raw", rawInsert)(round)), floor: concurrent("floor", floorInsert), anchor: concurrent("anchor", anchorInsert) }
     })
     record("D 8 concurrent callers", d, "ev/s", ">= 1.5x raw", (r) => r["raw"]!.median >= 1.5)
+    cpu.report("D 8 concurrent callers")
   }
 
   // E: the whole log so far through a new checkpointed consumer, against one plain scan of it, 4 rounds.
@@ -176,6 +210,10 @@ const program = Effect.gen(function*() {
   const [{ version }] = yield* sql<{ version: string }>`SELECT version()`
   console.log(`\nbench:store on ${where}: ${version.split(" on ")[0]}, Node ${process.version}\n`)
   console.table(rows)
+  if (cpuRows.length > 0) {
+    console.log("\nNode CPU per append (medians over rounds; the ratio is paired per round, lower is better)\n")
+    console.table(cpuRows)
+  }
 })
 
 const growthDatabase = () => {
