@@ -18,7 +18,6 @@ import { type UnixFSComponents, unixfs } from "@helia/unixfs"
 import { CarWriter } from "@ipld/car"
 import * as dagPb from "@ipld/dag-pb"
 import { MemoryBlockstore } from "blockstore-core"
-import { FsBlockstore } from "blockstore-fs"
 import { Effect, Layer, Stream } from "effect"
 import { exporter } from "ipfs-unixfs-exporter"
 import { importer } from "ipfs-unixfs-importer"
@@ -26,6 +25,7 @@ import { fixedSize } from "ipfs-unixfs-importer/chunker"
 import { balanced } from "ipfs-unixfs-importer/layout"
 import { CID } from "multiformats/cid"
 import * as path from "node:path"
+import { FsBlocks } from "./FsBlocks.ts"
 
 type Blockstore = UnixFSComponents["blockstore"]
 
@@ -209,7 +209,7 @@ const openFsBlockstore = (location: string) =>
   Effect.acquireRelease(
     Effect.tryPromise({
       try: async () => {
-        const store = new FsBlockstore(location)
+        const store = new FsBlocks(location)
         await store.open()
         return store
       },

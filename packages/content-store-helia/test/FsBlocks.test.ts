@@ -1,0 +1,42 @@
+import { describe, expect, it } from "@effect/vitest"
+import { FsBlockstore } from "blockstore-fs"
+import { CID } from "multiformats/cid"
+import * as raw from "multiformats/codecs/raw"
+import { sha256 } from "multiformats/hashes/sha2"
+import * as fs from "node:fs/promises"
+import * as os from "node:os"
+import * as path from "node:path"
+import { FsBlocks } from "../src/FsBlocks.ts"
+
+const block = async (text: string) => {
+  const bytes = new TextEncoder().encode(text)
+  return { bytes, cid: CID.createV1(raw.code, await sha256.digest(bytes)) }
+}
+
+const files = async (directory: string): Promise<Array<string>> =>
+  (await fs.readdir(directory, { recursive: true, withFileTypes: true })).filter((entry) => entry.isFile()).map((entry) => entry.name)
+
+describe("FsBlocks", () => {
+  it("writes blocks where blockstore-fs reads them, making shard directories on demand, and leaves no temporary file", async () => {
+    const location = await fs.mkdtemp(path.join(os.tmpdir(), "cairn-fsblocks-"))
+    try {
+      const store = new FsBlocks(location)
+      await store.open()
+      const one = await block("one")
+      const two = await block("two")
+      await store.put(one.cid, one.bytes)
+      await store.put(one.cid, one.bytes) // a block written twice stays whole
+      await Promise.all([store.put(two.cid, two.bytes), store.put(two.cid, [two.bytes.subarray(0, 1), two.bytes.subarray(1)])])
+      const reader = new FsBlockstore(location)
+      for (const { cid, bytes } of [one, two]) {
+        const pieces: Array<Uint8Array> = []
+        for await (const piece of reader.get(cid)) pieces.push(piece)
+        expect(Buffer.concat(pieces)).toEqual(Buffer.from(bytes))
+      }
+      expect((await files(location)).filter((name) => name.endsWith(".tmp"))).toEqual([])
+      expect(await files(location)).toHaveLength(2)
+    } finally {
+      await fs.rm(location, { recursive: true, force: true })
+    }
+  })
+})
