@@ -131,7 +131,8 @@ export const probeReady = async (port: number): Promise<"ready" | "answering" | 
   }
 }
 
-const processExists = (pid: number) => {
+/** Whether a process `pid` exists (signal 0; EPERM: it does, someone else's). */
+export const processExists = (pid: number) => {
   try {
     process.kill(pid, 0)
     return true

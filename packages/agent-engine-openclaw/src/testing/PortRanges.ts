@@ -11,6 +11,7 @@ import { Effect, Layer } from "effect"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import { processExists } from "../GatewayProcess.ts"
 
 const first = 10_000
 /** One agent slot's ports. */
@@ -20,15 +21,6 @@ const lockDir = Path.join(Os.tmpdir(), "cairn-test-ports")
 
 const held: Array<string> = []
 let releaseOnExit = false
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM"
-  }
-}
 
 /** Takes one block's lock, or takes it over from a process that is gone; false when another process holds it. */
 const take = (block: number): boolean => {
@@ -42,7 +34,7 @@ const take = (block: number): boolean => {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error
     }
     const owner = Number(Fs.readFileSync(file, "utf8").trim())
-    if (owner > 0 && alive(owner)) return false
+    if (owner > 0 && processExists(owner)) return false
     // A stale lock: removed, then taken with O_EXCL again (a process racing for it finds it taken).
     Fs.rmSync(file, { force: true })
   }
