@@ -53,9 +53,21 @@ const streamVersionsFromEvents = Effect.gen(function*() {
   yield* sql`DROP TABLE IF EXISTS cairn_streams`
 })
 
+// The fingerprint of the inline projections' setup SQL last run here, so a start skips it when unchanged (InlineSetup.ts).
+const inlineSetupFingerprint = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`
+    CREATE TABLE cairn_inline_setup (
+      id boolean PRIMARY KEY DEFAULT true CHECK (id),
+      fingerprint text NOT NULL,
+      updated_at timestamptz NOT NULL DEFAULT now()
+    )`
+})
+
 export const migrations = Migrator.fromRecord({
   "0001_event_store_tables": tables,
-  "0002_stream_versions_from_events": streamVersionsFromEvents
+  "0002_stream_versions_from_events": streamVersionsFromEvents,
+  "0003_inline_setup_fingerprint": inlineSetupFingerprint
 })
 
 /** Applies pending migrations; safe to run at every start and from several nodes at once. */

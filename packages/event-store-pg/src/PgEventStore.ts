@@ -25,6 +25,7 @@ import { Data, Effect, Layer } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import * as AppendStatement from "./AppendStatement.ts"
 import * as GroupCommit from "./GroupCommit.ts"
+import * as InlineSetup from "./InlineSetup.ts"
 import { columns, type EventRow, toRecorded } from "./EventRows.ts"
 import * as Schema from "./EventStoreSchema.ts"
 import * as PgStoreMetrics from "./PgStoreMetrics.ts"
@@ -50,14 +51,8 @@ export const make = (options: Options = {}) =>
     yield* Schema.migrate.pipe(Effect.mapError((cause) => new EventStoreUnavailable({ operation: "migrate", retryable: false, cause })))
     const inline = options.inlineProjections ?? []
     const signal = yield* AppendSignal.make
-    for (const projection of inline) {
-      if (projection.setup) {
-        yield* projection.setup.pipe(
-          Effect.provideService(SqlClient.SqlClient, sql),
-          Effect.mapError((cause) => new ProjectionFailed({ projection: projection.name, cause }))
-        )
-      }
-    }
+    // Their tables, unless their SQL is unchanged since the last start here (InlineSetup.ts).
+    yield* InlineSetup.run(sql, inline)
 
     // A refused guard inserts nothing: no row back (zero-event appends only check the guard).
     const writeStream = (append: Append.PreparedStream) =>
