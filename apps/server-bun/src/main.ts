@@ -1,10 +1,9 @@
 /**
- * Cairn's server on Bun: the same layers and routes as the Node server, served by `Bun.serve` through Cairn's web
+ * Cairn's server on Bun: the same server as on Node (CairnServer), served by `Bun.serve` through Cairn's web
  * handler (`WebServer`). `node_modules/.bin/bun apps/server-bun/src/main.ts`; configuration as for the Node server
  * (docs/operations.md, "Running on Bun and Deno").
  */
-import { Main, WebServer } from "@cairn/runtime"
-import { NodeRuntime } from "@effect/platform-node"
+import { WebServer } from "@cairn/runtime"
 import { Effect } from "effect"
 
 /** The part of Bun's API this entry point uses (Bun's own types are not installed: `tsc` checks the tree for Node). */
@@ -23,7 +22,4 @@ WebServer.serve((handler, { hostname, port }) =>
     Effect.try(() => Bun.serve({ port, hostname, idleTimeout: 65, fetch: handler })),
     (server) => Effect.promise(() => server.stop())
   )
-).pipe(
-  Main.reportFailure,
-  NodeRuntime.runMain({ teardown: Main.serverTeardown })
 )

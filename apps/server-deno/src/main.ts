@@ -1,10 +1,9 @@
 /**
- * Cairn's server on Deno: the same layers and routes as the Node server, served by `Deno.serve` through Cairn's web
+ * Cairn's server on Deno: the same server as on Node (CairnServer), served by `Deno.serve` through Cairn's web
  * handler (`WebServer`). `node_modules/.bin/deno run -A apps/server-deno/src/main.ts` from the repository's root;
  * configuration as for the Node server (docs/operations.md, "Running on Bun and Deno").
  */
-import { Main, WebServer } from "@cairn/runtime"
-import { NodeRuntime } from "@effect/platform-node"
+import { WebServer } from "@cairn/runtime"
 import { Effect } from "effect"
 
 /** The part of Deno's API this entry point uses (Deno's own types are not installed: `tsc` checks the tree for Node). */
@@ -21,7 +20,4 @@ WebServer.serve((handler, { hostname, port }) =>
     Effect.try(() => Deno.serve({ port, hostname, onListen: () => {} }, handler)),
     (server) => Effect.promise(() => server.shutdown())
   )
-).pipe(
-  Main.reportFailure,
-  NodeRuntime.runMain({ teardown: Main.serverTeardown })
 )

@@ -22,7 +22,7 @@ import * as HealthRoutes from "./HealthRoutes.ts"
 import * as MetricsRoutes from "./MetricsRoutes.ts"
 import * as RejectNul from "./RejectNul.ts"
 import * as RequestObservability from "./RequestObservability.ts"
-import { RouteCatalog } from "./RouteCatalog.ts"
+import * as RouteCatalog from "./RouteCatalog.ts"
 import * as RouteFallback from "./RouteFallback.ts"
 import * as TlsAskRoutes from "./TlsAskRoutes.ts"
 import * as Tracing from "./Tracing.ts"
@@ -55,8 +55,9 @@ export const routes: Layer.Layer<never, Config.ConfigError, Requirements> = Laye
   V0Routes.layer,
   DocsRoutes.layer
 ).pipe(
-  Layer.provide(RouteCatalog.layer), // one catalog for these routes: /openapi.json describes exactly them
-  Layer.provide(RouteFallback.layer), // sees every route registered, for 404 Not found and 405 with Allow
+  Layer.provide(RouteFallback.layer), // 404 Not found and 405 with Allow, from the catalog's routes
+  // One record of every route registered: /openapi.json describes exactly the documented ones.
+  Layer.provide(RouteCatalog.layer),
   // Built first, so it is the outermost middleware: every response, even one refused before routing, has its id.
   Layer.provideMerge(RequestObservability.layer)
 )

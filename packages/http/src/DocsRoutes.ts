@@ -7,7 +7,7 @@ import { Effect, FileSystem } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
 import * as OpenApi from "./OpenApi.ts"
 import { json, standardHeaders } from "./Respond.ts"
-import { RouteCatalog } from "./RouteCatalog.ts"
+import * as RouteCatalog from "./RouteCatalog.ts"
 
 export const info = {
   title: "Cairn API",
@@ -36,11 +36,11 @@ const bundlePath = () => new URL("./browser/standalone.js", import.meta.resolve(
 
 export const layer = HttpRouter.use((router) =>
   Effect.gen(function*() {
-    const catalog = yield* RouteCatalog
+    const catalog = yield* RouteCatalog.RouteCatalog
     const fs = yield* FileSystem.FileSystem
     // Built at the first request, when every route module has registered its entries.
     let document: string | undefined
-    const documentText = () => (document ??= JSON.stringify(OpenApi.make(catalog.entries, info)))
+    const documentText = () => (document ??= JSON.stringify(OpenApi.make(RouteCatalog.entries(catalog), info)))
     // Read at the first request for it; a runtime that cannot resolve the package answers 500 there, not at start.
     const bundle = yield* Effect.cached(Effect.suspend(() => fs.readFile(bundlePath())))
 

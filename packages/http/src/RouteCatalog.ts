@@ -1,12 +1,15 @@
 /**
- * The route catalog: a route is registered through `add` with its entry (method, path, summary, who may call it,
- * the Schemas it decodes its body and query with and encodes its answer with, and the documented errors it may
- * answer), so no route is served without one. The entries of one set of routes are collected in the
- * `RouteCatalog` service while the router is built; OpenApi.ts turns them into the OpenAPI document.
+ * The route catalog: the one record of every route a set of route layers registers. `layer` stands in for the
+ * HttpRouter those layers register with and records each route (its method and path) before handing it on to the
+ * real router, so nothing is served without being in the catalog. A documented route is registered through `add`
+ * with its entry (summary, who may call it, the Schemas it decodes its body and query with and encodes its answer
+ * with, and the documented errors it may answer), which the catalog keeps beside the route: OpenApi.ts turns the
+ * entries into the OpenAPI document, and RouteFallback.ts answers 404 and 405 from the methods and paths.
+ * Routes added through `prefixed` are not recorded (none are).
  */
 import type { DocumentedError } from "@cairn/domain"
 import { Context, Effect, Layer, Schema } from "effect"
-import type { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { type FindMyWay, HttpRouter, type HttpServerRequest, type HttpServerResponse } from "effect/http"
 
 /** A documented failure, as the domain's typed errors carry it: its status and its exact string. */
 export type ErrorDoc = Pick<DocumentedError, "_tag" | "status" | "message">
@@ -60,12 +63,46 @@ export interface Entry {
   readonly headers?: ReadonlyArray<{ readonly name: string; readonly required?: boolean; readonly description?: string }>
 }
 
-/** The entries registered while one router was built. */
-export class RouteCatalog extends Context.Service<RouteCatalog, { readonly entries: Array<Entry> }>()("cairn/RouteCatalog") {
-  static readonly layer = Layer.sync(RouteCatalog, () => ({ entries: [] }))
+/** One route as registered: `*` is every method; `entry` is there for a documented route. */
+export interface Route {
+  readonly method: string
+  readonly path: FindMyWay.PathInput
+  readonly entry: Entry | undefined
 }
 
-/** Registers `handler` at the entry's method and path, and the entry in the catalog. */
+/** Every route registered while one router was built, in the order they were registered. */
+export class RouteCatalog extends Context.Service<RouteCatalog, { readonly routes: ReadonlyArray<Route> }>()("cairn/RouteCatalog") {}
+
+/** The documented routes' entries. */
+export const entries = (catalog: RouteCatalog["Service"]): Array<Entry> =>
+  catalog.routes.flatMap((route) => route.entry === undefined ? [] : [route.entry])
+
+/** The entry of the route being registered through `add`, for the recording router to keep with the route. */
+const Registering = Context.Reference<Entry | undefined>("cairn/RouteCatalog/Registering", { defaultValue: () => undefined })
+
+/**
+ * The catalog, and an HttpRouter over the real one that records every route registered through it. Provide both to
+ * the route layers (and to whatever reads the catalog), so they share one record.
+ */
+export const layer = Layer.effectContext(Effect.gen(function*() {
+  const router = yield* HttpRouter.HttpRouter
+  const routes: Array<Route> = []
+  const recording = HttpRouter.HttpRouter.of({
+    ...router,
+    add: (method, path, handler, options) =>
+      Effect.gen(function*() {
+        routes.push({ method, path, entry: yield* Registering })
+        return yield* router.add(method, path, handler, options)
+      }),
+    addAll: (added) => {
+      for (const route of added) routes.push({ method: route.method, path: route.path, entry: undefined })
+      return router.addAll(added)
+    }
+  })
+  return Context.make(RouteCatalog, RouteCatalog.of({ routes })).pipe(Context.add(HttpRouter.HttpRouter, recording))
+}))
+
+/** Registers `handler` at the entry's method and path, with the entry kept in the catalog beside the route. */
 export const add = <E, R>(
   router: HttpRouter.HttpRouter,
   entry: Entry,
@@ -73,11 +110,11 @@ export const add = <E, R>(
     | Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
     | ((request: HttpServerRequest.HttpServerRequest) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>)
 ) =>
+  // Asks for the catalog, so a route layer that documents its routes cannot be built without one.
   Effect.gen(function*() {
-    const catalog = yield* RouteCatalog
-    catalog.entries.push(entry)
+    yield* RouteCatalog
     return yield* router.add(entry.method, entry.path, handler)
-  })
+  }).pipe(Effect.provideService(Registering, entry))
 
 /**
  * Whether an answer with a field its response Schema does not describe is refused (a 500, as any answer that does

@@ -1,18 +1,15 @@
 /**
- * Cairn on a runtime that serves web requests itself (Bun's `Bun.serve`, Deno's `Deno.serve`): the server's layers
- * from configuration, built before anything listens (migrations done, read-model runners, supervision and automatic
- * snapshots started), and Cairn's routes over them as one `Request` → `Response` handler that the runtime's own
- * server calls. When the program is interrupted (SIGTERM, SIGINT) the runtime's server stops first, then the
- * handler, then the layers (the database closes). Apps' domains (`AppRouting`) are proxied on the Node server only.
+ * Cairn on a runtime that serves web requests itself (Bun's `Bun.serve`, Deno's `Deno.serve`): Cairn's routes over
+ * the server's services (CairnServer.ts) as one `Request` → `Response` handler that the runtime's own server calls.
+ * The services are built before anything listens (migrations done, read-model runners, supervision and automatic
+ * snapshots started). When the program is interrupted (SIGTERM, SIGINT) the runtime's server stops first, then the
+ * handler, then the services (the database closes). Apps' domains (`AppRouting`) and forwarding to other nodes
+ * (`NodeForwarding`) are on the Node server only.
  */
 import { CairnHttp, Tracing } from "@cairn/http"
-import * as NodeServices from "@effect/platform-node/NodeServices"
-import { Config, Effect, Layer, type Scope } from "effect"
+import { Effect, Layer, type Scope } from "effect"
 import { HttpRouter } from "effect/http"
-import * as CairnRuntime from "./CairnRuntime.ts"
-import * as Main from "./Main.ts"
-import * as Observability from "./Observability.ts"
-import * as Shutdown from "./Shutdown.ts"
+import * as CairnServer from "./CairnServer.ts"
 
 /** What a runtime's server is given: the handler, and where to listen (`PORT`, 3000; `HOST`, 0.0.0.0). */
 export interface Listen {
@@ -38,27 +35,15 @@ export const handler = <E>(layer: Layer.Layer<Exclude<CairnHttp.Requirements, Ht
     return (request: Request) => web.handler(request)
   })
 
-/**
- * Runs Cairn's server on `listen` until interrupted; one program for every runtime (`runMain` it). Composed as the
- * Node server is: the same stop on signals (`Shutdown`), log format and level, and metrics read before a scrape.
- */
-export const serve = (listen: Listen) =>
-  Effect.gen(function*() {
-    const port = yield* Config.Port("PORT").pipe(Config.withDefault(3000))
-    const hostname = yield* Config.String("HOST").pipe(Config.withDefault("0.0.0.0"))
-    // Before the application is built: a stop signal during a slow start is bounded too.
-    yield* Layer.build(Shutdown.layer)
-    const database = yield* CairnRuntime.databaseFromConfig
-    const context = yield* Layer.build(
-      Observability.layerMetrics.pipe(
-        Layer.provideMerge(CairnRuntime.layerServer(database)),
-        Layer.provideMerge(NodeServices.layer),
-        Layer.merge(Main.layerLogLevel),
-        Layer.merge(Observability.layerLogger)
-      )
-    )
-    const web = yield* handler(Layer.succeedContext(context))
+/** Cairn's handler served by `listen`, over the server's services: the platform part of a Bun or Deno entry point. */
+export const layer = (listen: Listen): Layer.Layer<never, unknown, CairnServer.Services> =>
+  Layer.effectDiscard(Effect.gen(function*() {
+    const { hostname, port } = yield* CairnServer.address
+    const services = yield* Effect.context<CairnServer.Services>()
+    const web = yield* handler(Layer.succeedContext(services))
     yield* listen(web, { port, hostname })
     yield* Effect.logInfo(`Listening on http://${hostname}:${port}`)
-    return yield* Effect.never
-  }).pipe(Effect.scoped, Effect.provide(Layer.merge(Main.layerLogLevel, Observability.layerLogger)))
+  }))
+
+/** Runs Cairn's server on `listen` until interrupted (CairnServer.run). */
+export const serve = (listen: Listen): void => CairnServer.run(layer(listen))
