@@ -4,10 +4,10 @@
  * files only, at most 1000 files and 20 MiB. `.git/` is not part of a template and is skipped. Every failure is one
  * readable string (`/agent/name: must NOT have more than 100 characters`), so clients can show them as a list.
  */
-import { Ajv2020, type ErrorObject } from "ajv/dist/2020.js"
-import * as AjvFormats from "ajv-formats"
+import type { ErrorObject } from "ajv"
 import type { Manifest } from "./Manifest.ts"
-import { schema } from "./ManifestSchema.ts"
+// ajv's compiled validator for ManifestSchema.ts, kept as code (ManifestValidatorCode.ts): no ajv to load or compile.
+import { validate as check } from "./ManifestValidator.generated.js"
 
 export const maxFiles = 1000
 export const maxTotalBytes = 20 * 1024 * 1024
@@ -32,13 +32,6 @@ export interface TemplateValidation extends ManifestValidation {
   /** The template's files, `.git/` left out: what is stored when it is valid. */
   readonly files: ReadonlyArray<TemplateFile>
 }
-
-const ajv = new Ajv2020({ allErrors: true, verbose: true, discriminator: true, strict: true, strictRequired: false })
-// ajv-formats is CommonJS: its plugin is the module itself under Node and `default` under bundlers.
-const addFormats = ((AjvFormats as unknown as { default?: unknown }).default ?? AjvFormats) as unknown as (a: Ajv2020) => void
-addFormats(ajv)
-ajv.addKeyword({ keyword: "errorHint", schemaType: "string" })
-const check = ajv.compile<Manifest>(schema)
 
 const pathOf = (instancePath: string) => (instancePath === "" ? "/" : instancePath)
 
@@ -77,7 +70,7 @@ const readable = (errors: ReadonlyArray<ErrorObject>): Array<string> => {
 /** Checks a parsed manifest against manifest v1. */
 export const validateManifest = (value: unknown): ManifestValidation =>
   check(value)
-    ? { valid: true, errors: [], manifest: value }
+    ? { valid: true, errors: [], manifest: value as Manifest }
     : { valid: false, errors: readable(check.errors ?? []), manifest: typeof value === "object" && value !== null ? (value as Manifest) : null }
 
 /** Whether a path could escape the folder or mean something else elsewhere: absolute, `..`, `\`, NUL, a drive. */
