@@ -36,31 +36,70 @@ export const acceptedRange = (expected: ExpectedVersion.ExpectedVersion): readon
 
 const returning = "RETURNING stream_id, version, global_position, transaction_id::text::int8 AS transaction_id, recorded_at"
 
-/** One stream's events after its current version, or nothing when the guard refuses. */
+/** What a one-stream append needs back: its first version and each event's position, in one row. */
+export interface WrittenStream {
+  /** The version of the append's first event; the others follow it one by one. */
+  readonly version: bigint
+  readonly transaction_id: bigint
+  readonly recorded_at: Date
+  /** The first event's global position, and */
+  readonly global_position: bigint
+  /** the positions of all the events in version order when they are not consecutive (null when they are). */
+  readonly positions: ReadonlyArray<bigint> | null
+}
+
+// Fixed text with numbered parameters (the stream is $1 twice): no template to compile per append, and the driver
+// prepares it once. A lone event goes without arrays: plain parameters, no unnest.
+const oneEvent = `INSERT INTO cairn_events (stream_id, version, event_id, type, data, metadata)
+  SELECT $1, coalesce(max(version), 0) + 1, $2::uuid, $3, $4::jsonb, $5::jsonb
+    FROM cairn_events WHERE stream_id = $1
+    HAVING coalesce(max(version), 0) BETWEEN $6 AND $7
+  RETURNING version, global_position, transaction_id::text::int8 AS transaction_id, recorded_at, NULL::int8[] AS positions`
+
+// Several events: ids and types as arrays, data and metadata each as one JSON array (joined texts, no array-literal
+// escaping per event), zipped by ROWS FROM. One row comes back, not one per event: the events share the
+// transaction and its timestamp, their versions follow each other, and so do their positions unless a concurrent
+// writer drew from the sequence meanwhile, which `positions` then spells out.
+const manyEvents = `WITH written AS (
+    INSERT INTO cairn_events (stream_id, version, event_id, type, data, metadata)
+    SELECT $1, c.version + x.ord, x.event_id, x.type, x.data, x.metadata
+      FROM (SELECT coalesce(max(version), 0) AS version FROM cairn_events WHERE stream_id = $1) c,
+        ROWS FROM (unnest($2::uuid[]), unnest($3::text[]), jsonb_array_elements($4::jsonb), jsonb_array_elements($5::jsonb))
+          WITH ORDINALITY AS x(event_id, type, data, metadata, ord)
+      WHERE c.version BETWEEN $6 AND $7
+      ORDER BY x.ord
+    RETURNING version, global_position, transaction_id, recorded_at
+  )
+  SELECT min(version) AS version, min(global_position) AS global_position,
+      min(transaction_id::text::int8) AS transaction_id, min(recorded_at) AS recorded_at,
+      CASE WHEN max(global_position) - min(global_position) = count(*) - 1 THEN NULL
+        ELSE array_agg(global_position ORDER BY version) END AS positions
+    FROM written HAVING count(*) > 0`
+
+/** One stream's events after its current version, as one row, or no row when the guard refuses. */
 export const writeStream = (sql: SqlClient.SqlClient, { stream, expected, events }: Append.PreparedStream) => {
   const [low, high] = acceptedRange(expected)
-  // The common single event goes without arrays: plain parameters, no unnest.
   if (events.length === 1) {
     const event = events[0]!
-    return sql<WrittenRow>`INSERT INTO cairn_events (stream_id, version, event_id, type, data, metadata)
-      SELECT ${stream}, coalesce(max(version), 0) + 1, ${event.eventId}::uuid, ${event.type}, ${event.dataJson}::jsonb, ${event.metadataJson}::jsonb
-        FROM cairn_events WHERE stream_id = ${stream}
-        HAVING coalesce(max(version), 0) BETWEEN ${low} AND ${high}
-      ${sql.literal(returning)}`
+    return sql.unsafe<WrittenStream>(oneEvent, [stream, event.eventId, event.type, event.dataJson, event.metadataJson, low, high])
   }
-  return sql<WrittenRow>`INSERT INTO cairn_events (stream_id, version, event_id, type, data, metadata)
-    SELECT ${stream}, c.version + x.ord, x.event_id, x.type, x.data, x.metadata
-      FROM (SELECT coalesce(max(version), 0) AS version FROM cairn_events WHERE stream_id = ${stream}) c,
-        unnest(
-          ${events.map((e) => e.eventId)}::uuid[],
-          ${events.map((e) => e.type)}::text[],
-          ${events.map((e) => e.dataJson)}::jsonb[],
-          ${events.map((e) => e.metadataJson)}::jsonb[]
-        ) WITH ORDINALITY AS x(event_id, type, data, metadata, ord)
-      WHERE c.version BETWEEN ${low} AND ${high}
-      ORDER BY x.ord
-    ${sql.literal(returning)}`
+  const ids = new Array<string>(events.length)
+  const types = new Array<string>(events.length)
+  const data = new Array<string>(events.length)
+  const metadata = new Array<string>(events.length)
+  for (let i = 0; i < events.length; i++) {
+    const event = events[i]!
+    ids[i] = event.eventId
+    types[i] = event.type
+    data[i] = event.dataJson
+    metadata[i] = event.metadataJson
+  }
+  return sql.unsafe<WrittenStream>(manyEvents, [stream, ids, types, `[${data.join(",")}]`, `[${metadata.join(",")}]`, low, high])
 }
+
+/** The global position of a stream's `i`th event in an append written as `row`. */
+export const positionOf = (row: WrittenStream, i: number): bigint =>
+  row.positions === null ? row.global_position + BigInt(i) : row.positions[i]!
 
 /**
  * Several single-stream appends, to distinct streams, in one statement (group commit): each keeps its own guard,

@@ -1,20 +1,26 @@
 /**
  * Group commit: work that arrives while a write is in flight joins the next one, so concurrent callers share a
- * transaction (and its one fsync) instead of paying one commit each. At most one write is in flight, so a key is
- * never in two writes at once, and items with the same key never share a batch (a later one waits for the next,
- * in arrival order). One write in flight gathered the largest batches and measured best (decision 0029).
+ * transaction (and its one fsync) instead of paying one commit each. A key is never in two writes at once, and
+ * items with the same key never share a batch (a later one waits for the next, in arrival order).
  *
  * A caller that finds nothing in flight and nobody waiting writes alone in its own fiber: a lone writer pays no
- * hand-off. Everyone else queues, and the writer fiber takes whatever has gathered as the next batch.
+ * hand-off. Everyone else queues, and the writer fiber takes whatever has gathered as the next batch. With
+ * `maxInFlight` above 1 the writer sends the next batch while earlier ones are still in flight (pipelining), so
+ * Node prepares one batch while the database commits another.
  *
  * `write` answers every item of its batch, in order, with that item's own outcome: one item's refusal is not the
  * others'. A defect in `write` reaches every caller of that batch.
+ *
+ * The bookkeeping is plain counters and arrays rather than a Semaphore, a Queue and a Deferred per caller: this runs
+ * once per append, and those primitives (an uninterruptible mask, an exit hook, a waiter list each) were measurable
+ * CPU per append (docs/performance.md, issue 17).
  */
-import { Deferred, Effect, Exit, Option, Queue, type Scope, Semaphore } from "effect"
+import { Effect, Exit, type Scope } from "effect"
 
 interface Pending<A, B> {
   readonly item: A
-  readonly done: Deferred.Deferred<B>
+  readonly key: string
+  readonly resume: (exit: Exit.Exit<B>) => void
 }
 
 export interface GroupCommit<A, B> {
@@ -24,69 +30,113 @@ export interface GroupCommit<A, B> {
 export interface Options<A, B> {
   readonly keyOf: (item: A) => string
   readonly maxBatch: number
+  /** Writes in flight at once, lone writes included; 1 by default. */
+  readonly maxInFlight?: number
   readonly write: (batch: ReadonlyArray<A>) => Effect.Effect<ReadonlyArray<B>>
 }
 
 export const make = <A, B>(options: Options<A, B>): Effect.Effect<GroupCommit<A, B>, never, Scope.Scope> =>
-  Effect.gen(function*() {
-    const queue = yield* Queue.unbounded<Pending<A, B>>()
-    const inFlight = yield* Semaphore.make(1)
-    // Queued, or taken and not yet written: while any wait, a newcomer queues behind them instead of writing alone.
-    let waiting = 0
-    // Taken from the queue but left for a later batch, because their key is in the current one.
-    let held: Array<Pending<A, B>> = []
+  Effect.suspend(() => {
+    const maxInFlight = options.maxInFlight ?? 1
+    // Arrived and not yet taken into a batch, in arrival order.
+    let queue: Array<Pending<A, B>> = []
+    // Writes in flight (lone or batch), and the keys they hold.
+    let inFlight = 0
+    const inFlightKeys = new Set<string>()
+    // The writer fiber's wake-up while it waits for work or for a free slot.
+    let wakeWriter: (() => void) | undefined
 
-    const nextBatch = Effect.gen(function*() {
-      const arrived = held.length === 0 ? yield* Queue.takeAll(queue) : yield* Queue.clear(queue)
-      const candidates = [...held, ...arrived]
-      const batch: Array<Pending<A, B>> = []
-      const keys = new Set<string>()
-      held = []
-      for (const pending of candidates) {
-        const key = options.keyOf(pending.item)
-        if (batch.length < options.maxBatch && !keys.has(key)) {
-          batch.push(pending)
-          keys.add(key)
-        } else {
-          held.push(pending)
-        }
+    const canWrite = () => queue.length > 0 && inFlight < maxInFlight
+    // Only when there is a batch to take: a lone write's end must not cost the writer fiber a scheduler hop.
+    const notifyWriter = () => {
+      const wake = wakeWriter
+      if (wake !== undefined && canWrite()) {
+        wakeWriter = undefined
+        wake()
       }
-      return batch
+    }
+    // Re-checked at registration: the writer may have been scheduled out between deciding to wait and waiting.
+    const idle = Effect.callback<void>((resume) => {
+      if (canWrite()) resume(Effect.void)
+      else wakeWriter = () => resume(Effect.void)
     })
 
-    // A batch, once taken, is written and answered even if the store is closing meanwhile.
+    /** The next batch: the oldest item of each key not in flight, up to maxBatch; the rest stay queued in order. */
+    const takeBatch = (): Array<Pending<A, B>> => {
+      const batch: Array<Pending<A, B>> = []
+      const left: Array<Pending<A, B>> = []
+      const keys = new Set<string>()
+      for (const pending of queue) {
+        if (batch.length < options.maxBatch && !keys.has(pending.key) && !inFlightKeys.has(pending.key)) {
+          batch.push(pending)
+          keys.add(pending.key)
+        } else {
+          left.push(pending)
+        }
+      }
+      queue = left
+      return batch
+    }
+
+    const started = (key: string) => {
+      inFlight++
+      inFlightKeys.add(key)
+    }
+    const finished = (key: string) => {
+      inFlight--
+      inFlightKeys.delete(key)
+    }
+
+    // A batch, once taken, is written and answered even if the store is closing meanwhile. Its callers are answered
+    // while it still counts as in flight, so those that append again at once queue for the next batch together
+    // instead of the first of them writing alone.
     const writeBatch = (batch: ReadonlyArray<Pending<A, B>>) =>
-      Effect.suspend(() => {
-        waiting -= batch.length
-        return Effect.exit(options.write(batch.map((p) => p.item)))
-      }).pipe(
-        Effect.flatMap((exit) =>
-          Effect.forEach(batch, (pending, i) =>
-            Deferred.done(pending.done, Exit.isSuccess(exit) ? Exit.succeed(exit.value[i]!) : exit as Exit.Exit<never>), { discard: true })
-        ),
-        Semaphore.withPermit(inFlight),
-        Effect.uninterruptible
-      )
+      Effect.uninterruptible(Effect.map(Effect.exit(options.write(batch.map((p) => p.item))), (exit) => {
+        for (let i = 0; i < batch.length; i++) {
+          batch[i]!.resume(Exit.isSuccess(exit) ? Exit.succeed(exit.value[i]!) : exit as Exit.Exit<never>)
+        }
+        for (const pending of batch) finished(pending.key)
+        notifyWriter()
+      }))
 
-    yield* Effect.forkScoped(Effect.forever(Effect.flatMap(nextBatch, writeBatch)))
+    // Woken by an arrival or a finished write; it yields once first so that callers runnable now (those a batch
+    // just answered) join the batch it takes.
+    const step = Effect.flatMap(Effect.andThen(idle, Effect.yieldNow), () => {
+      if (!canWrite()) return Effect.void
+      const batch = takeBatch()
+      // Every queued key is in flight: wait for a write to finish.
+      if (batch.length === 0) return Effect.void
+      for (const pending of batch) started(pending.key)
+      return maxInFlight === 1 ? writeBatch(batch) : Effect.asVoid(Effect.forkDetach(writeBatch(batch)))
+    })
 
-    const queued = (item: A) =>
-      Effect.gen(function*() {
-        const done = yield* Deferred.make<B>()
-        waiting++
-        yield* Queue.offer(queue, { item, done })
-        return yield* Deferred.await(done)
+    const queued = (item: A, key: string) =>
+      Effect.callback<B>((resume) => {
+        queue.push({ item, key, resume })
+        notifyWriter()
       })
 
-    const alone = (item: A) =>
-      Effect.map(options.write([item]), (results) => results[0]!).pipe(Semaphore.withPermitsIfAvailable(inFlight, 1))
-
-    return {
-      submit: (item: A) =>
-        Effect.suspend(() =>
-          waiting > 0
-            ? queued(item)
-            : Effect.flatMap(alone(item), (written) => Option.isSome(written) ? Effect.succeed(written.value) : queued(item))
-        )
+    // The lone write holds its slot from the moment it is taken to its exit, whatever that exit is; `taken` tells
+    // the exit hook whether this caller took the slot or queued instead.
+    const submit = (item: A): Effect.Effect<B> => {
+      const key = options.keyOf(item)
+      let taken = false
+      return Effect.onExit(
+        Effect.suspend(() => {
+          if (inFlight > 0 || queue.length > 0) return queued(item, key)
+          taken = true
+          started(key)
+          return Effect.map(options.write([item]), (results) => results[0]!)
+        }),
+        () => {
+          if (taken) {
+            finished(key)
+            notifyWriter()
+          }
+          return Effect.void
+        }
+      )
     }
+
+    return Effect.as(Effect.forkScoped(Effect.forever(step)), { submit })
   })

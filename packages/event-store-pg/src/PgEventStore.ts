@@ -19,9 +19,11 @@ import {
   UnknownProjection,
   WrongExpectedVersion,
   ExpectedVersion,
+  InvalidAppend,
+  type AppendError,
   start
 } from "@cairn/event-store"
-import { Data, Effect, Layer } from "effect"
+import { Context, Data, Effect, Layer } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import * as AppendStatement from "./AppendStatement.ts"
 import * as GroupCommit from "./GroupCommit.ts"
@@ -59,13 +61,35 @@ export const make = (options: Options = {}) =>
       append.events.length === 0
         ? Effect.flatMap(AppendStatement.currentVersions(sql, [append.stream]), ([row]) =>
           ExpectedVersion.isSatisfiedBy(append.expected, Number(row!.version))
-            ? Effect.succeed({ version: Number(row!.version), rows: [] as ReadonlyArray<AppendStatement.WrittenRow> })
+            ? Effect.succeed({ version: Number(row!.version), recorded: [] as ReadonlyArray<RecordedEvent> })
             : Effect.fail(new Refused({ stream: append.stream })))
-        : Effect.flatMap(AppendStatement.writeStream(sql, append), (rows) =>
-          rows.length === 0
+        : Effect.flatMap(AppendStatement.writeStream(sql, append), ([row]) =>
+          row === undefined
             ? Effect.fail(new Refused({ stream: append.stream }))
-            : Effect.succeed({ version: Number(rows[rows.length - 1]!.version), rows }))
+            : Effect.succeed({ version: Number(row.version) + append.events.length - 1, recorded: recordedOfStream(append, row) }))
 
+    /** The events of a one-stream append as stored, from the one row its statement returns. */
+    const recordedOfStream = (append: Append.PreparedStream, row: AppendStatement.WrittenStream): Array<RecordedEvent> => {
+      const first = Number(row.version)
+      const transactionId = BigInt(row.transaction_id)
+      const recorded = new Array<RecordedEvent>(append.events.length)
+      for (let i = 0; i < recorded.length; i++) {
+        const event = append.events[i]!
+        recorded[i] = {
+          eventId: event.eventId,
+          type: event.type,
+          stream: append.stream,
+          version: first + i,
+          position: { transactionId, globalPosition: AppendStatement.positionOf(row, i) },
+          recordedAt: row.recorded_at,
+          data: event.data,
+          metadata: event.metadata
+        }
+      }
+      return recorded
+    }
+
+    /** The events of one append of a batch, from its rows (one per event, in version order). */
     const recordedOf = (append: Append.PreparedStream, rows: ReadonlyArray<AppendStatement.WrittenRow>) =>
       append.events.map((event, i): RecordedEvent => {
         const row = rows[i]!
@@ -93,9 +117,9 @@ export const make = (options: Options = {}) =>
         const recorded: Array<RecordedEvent> = []
         const versions = new Map<string, number>()
         for (const append of prepared) {
-          const { version, rows } = yield* writeStream(append)
+          const { version, recorded: written } = yield* writeStream(append)
           versions.set(append.stream, version)
-          recorded.push(...recordedOf(append, rows))
+          recorded.push(...written)
         }
         yield* project(recorded)
         return { events: recorded as ReadonlyArray<RecordedEvent>, versions, duplicate: false }
@@ -125,21 +149,20 @@ export const make = (options: Options = {}) =>
      * and no projection step (profiled: the layers around one statement cost more CPU than the statement).
      */
     const writeLone = (append: Append.PreparedStream): Effect.Effect<ReadonlyArray<Batched>> =>
-      AppendStatement.writeStream(sql, append).pipe(
-        Effect.map((rows): ReadonlyArray<Batched> =>
-          rows.length === 0
+      Effect.match(AppendStatement.writeStream(sql, append), {
+        onSuccess: ([row]): ReadonlyArray<Batched> =>
+          row === undefined
             ? [{ _tag: "Refused" }]
             : [{
               _tag: "Written",
               written: {
-                events: recordedOf(append, rows),
-                versions: new Map([[append.stream, Number(rows[rows.length - 1]!.version)]]),
+                events: recordedOfStream(append, row),
+                versions: new Map([[append.stream, Number(row.version) + append.events.length - 1]]),
                 duplicate: false
               }
-            }]
-        ),
-        Effect.catch((error) => Effect.succeed<ReadonlyArray<Batched>>([{ _tag: "Failed", error, alone: true }]))
-      )
+            }],
+        onFailure: (error): ReadonlyArray<Batched> => [{ _tag: "Failed", error, alone: true }]
+      })
 
     /**
      * Several single-stream appends in one statement (and one transaction with the inline projections): each keeps
@@ -276,17 +299,13 @@ export const make = (options: Options = {}) =>
         }
       })
 
-    // Single-stream appends join a group commit, unless the caller holds a transaction the append must be part of.
-    const appendPrepared = (prepared: ReadonlyArray<Append.PreparedStream>) =>
-      prepared.length === 1 && prepared[0]!.events.length > 0
-        ? Effect.flatMap(Effect.serviceOption(sql.transactionService), (open) =>
-          open._tag === "None" ? appendInGroup(prepared) : appendAlone(prepared))
-        : appendAlone(prepared)
-
     // Written is the common answer and settles without a generator; the rest find out why (classify) first.
     const appendInGroup = (prepared: ReadonlyArray<Append.PreparedStream>) =>
-      Effect.flatMap(groupCommit.submit(prepared[0]!), (batched) =>
-        batched._tag === "Written" ? Effect.as(signal.notify, batched.written) : afterBatchRefusal(prepared, batched))
+      Effect.flatMap(groupCommit.submit(prepared[0]!), (batched) => {
+        if (batched._tag !== "Written") return afterBatchRefusal(prepared, batched)
+        signal.notifyUnsafe()
+        return Effect.succeed(batched.written)
+      })
 
     const afterBatchRefusal = (prepared: ReadonlyArray<Append.PreparedStream>, batched: Exclude<Batched, { _tag: "Written" }>) =>
       Effect.gen(function*() {
@@ -299,7 +318,18 @@ export const make = (options: Options = {}) =>
         return settled ?? (yield* appendAlone(prepared))
       })
 
-    const append = (appends: ReadonlyArray<StreamAppend>) => Effect.flatMap(Append.prepare(appends), appendPrepared)
+    // One step from the call to the write: the appends are prepared, and a single-stream append joins the group
+    // commit unless the caller holds a transaction the append must be part of (profiled: each Effect layer around
+    // one statement was measurable CPU per append).
+    const append = (appends: ReadonlyArray<StreamAppend>) =>
+      Effect.withFiber<AppendResult, AppendError | ProjectionFailed>((fiber) => {
+        const prepared = Append.prepareUnsafe(appends)
+        if (prepared instanceof InvalidAppend) return Effect.fail(prepared)
+        return prepared.length === 1 && prepared[0]!.events.length > 0 &&
+            Context.getOrUndefined(fiber.context, sql.transactionService) === undefined
+          ? appendInGroup(prepared)
+          : appendAlone(prepared)
+      })
 
     const readStream = (stream: string, { fromVersion = 1, limit }: { fromVersion?: number; limit?: number } = {}) =>
       sql<EventRow>`SELECT ${sql.literal(columns)} FROM cairn_events

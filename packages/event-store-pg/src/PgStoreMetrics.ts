@@ -15,14 +15,16 @@ export const appendDuration = {
   error: Metric.histogram("cairn_event_store_append_duration_seconds", { description: appendDescription, boundaries: appendBoundaries, attributes: { outcome: "error" } })
 }
 
-/** `append`, timed into `appendDuration`. */
+/** `append`, timed into `appendDuration` (the histogram updated in the exit hook itself: this runs per append). */
 export const timed = <Args extends ReadonlyArray<unknown>, A, E, R>(append: (...args: Args) => Effect.Effect<A, E, R>) =>
 (...args: Args): Effect.Effect<A, E, R> =>
-  Effect.suspend(() => {
+  Effect.withFiber((fiber) => {
     const started = performance.now()
-    return append(...args).pipe(Effect.onExit((exit) =>
-      Metric.update(exit._tag === "Success" ? appendDuration.ok : appendDuration.error, (performance.now() - started) / 1000)
-    ))
+    return Effect.onExit(append(...args), (exit) => {
+      const histogram = exit._tag === "Success" ? appendDuration.ok : appendDuration.error
+      histogram.updateUnsafe((performance.now() - started) / 1000, fiber.context)
+      return Effect.void
+    })
   })
 
 const lagDescription = "Events in the log after the projection's checkpoint: how far it is behind the head of the log"

@@ -4,6 +4,7 @@ import { EventStore, ExpectedVersion } from "@cairn/event-store"
 import { eventStoreContract, freshStream } from "@cairn/event-store/testing"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Fiber, Layer } from "effect"
+import { SqlClient } from "effect/sql"
 
 const database = layerTest()
 const store = PgEventStore.layer().pipe(Layer.provideMerge(database))
@@ -64,5 +65,46 @@ describe("PgEventStore group commit", () =>
         for (const stream of [retried!, contested!, ...fresh]) {
           assert.strictEqual((yield* EventStore.use((s) => s.readStream(stream))).length, 1)
         }
+      }))
+  }))
+
+// A one-stream append gets one row back (its first version and position); the rest is derived, and the positions are
+// spelled out when a concurrent writer drew from the sequence in between, which a sequence stepping by 3 forces here.
+describe("PgEventStore append answers", () =>
+  layer(store, { timeout: "120 seconds", excludeTestServices: true })((it) => {
+    const appendAndRead = (events: number) =>
+      Effect.gen(function*() {
+        const store = yield* EventStore
+        const stream = freshStream("answer")
+        yield* store.append([{ stream, expected: ExpectedVersion.NoStream, events: [{ type: "First", data: { n: 0 } }] }])
+        const result = yield* store.append([{
+          stream,
+          expected: ExpectedVersion.Exact(1),
+          events: Array.from({ length: events }, (_, i) => ({ type: "Next", data: { n: i + 1, text: `"quoted" \\ ${i}`, nested: [i, { deep: null }] }, metadata: { actor: `a${i}` } }))
+        }])
+        return { result, read: yield* store.readStream(stream, { fromVersion: 2 }) }
+      })
+
+    const check = (events: number) =>
+      Effect.gen(function*() {
+        const { result, read } = yield* appendAndRead(events)
+        assert.deepStrictEqual(result.events, read)
+        assert.strictEqual(result.versions.values().next().value, events + 1)
+      })
+
+    it.effect("hold what a reader reads back, for one event and for many", () =>
+      Effect.gen(function*() {
+        yield* check(1)
+        yield* check(100)
+      }))
+
+    it.effect("hold each event's own position when the positions are not consecutive", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`ALTER TABLE cairn_events ALTER COLUMN global_position SET INCREMENT BY 3`
+        yield* Effect.gen(function*() {
+          yield* check(1)
+          yield* check(7)
+        }).pipe(Effect.ensuring(Effect.orDie(sql`ALTER TABLE cairn_events ALTER COLUMN global_position SET INCREMENT BY 1`)))
       }))
   }))

@@ -35,37 +35,49 @@ const toJson = (value: unknown): string | undefined => {
   }
 }
 
-const invalid = (reason: string) => Effect.fail(new InvalidAppend({ reason }))
+const invalid = (reason: string) => new InvalidAppend({ reason })
+
+/**
+ * The appends checked and normalised, or why they are refused: synchronous, so an adapter can run it inside the
+ * one Effect step that starts its write (this runs once per append).
+ */
+export const prepareUnsafe = (appends: ReadonlyArray<StreamAppend>): ReadonlyArray<PreparedStream> | InvalidAppend => {
+  const single = appends.length === 1
+  const seenStreams = single ? undefined : new Set<string>()
+  const seenIds = new Set<string>()
+  const prepared: Array<PreparedStream> = []
+  for (const append of appends) {
+    if (append.stream.length === 0) return invalid("a stream name is empty")
+    if (seenStreams !== undefined) {
+      if (seenStreams.has(append.stream)) return invalid(`stream ${append.stream} is named twice`)
+      seenStreams.add(append.stream)
+    }
+    if (append.expected._tag === "Exact" && !(Number.isSafeInteger(append.expected.version) && append.expected.version >= 0)) {
+      return invalid(`expected version ${append.expected.version} is not a whole number >= 0`)
+    }
+    const events: Array<PreparedEvent> = []
+    for (const event of append.events) {
+      // A generated id is a lowercase UUID already; only a caller's id needs checking.
+      const eventId = event.eventId === undefined ? crypto.randomUUID() : event.eventId.toLowerCase()
+      if (event.eventId !== undefined && !uuid.test(eventId)) return invalid(`event id ${event.eventId} is not a UUID`)
+      if (seenIds.has(eventId)) return invalid(`event id ${eventId} appears twice`)
+      if (event.type.length === 0) return invalid("an event type is empty")
+      const dataJson = toJson(event.data)
+      if (dataJson === undefined) return invalid(`event ${eventId} data is not JSON`)
+      const metadata = event.metadata ?? {}
+      seenIds.add(eventId)
+      events.push({ eventId, type: event.type, data: JSON.parse(dataJson), metadata, dataJson, metadataJson: metadata === event.metadata ? JSON.stringify(metadata) : "{}" })
+    }
+    prepared.push({ stream: append.stream, expected: append.expected, events })
+  }
+  if (prepared.length > 1) prepared.sort((a, b) => (a.stream < b.stream ? -1 : a.stream > b.stream ? 1 : 0))
+  return prepared
+}
 
 export const prepare = (
   appends: ReadonlyArray<StreamAppend>
 ): Effect.Effect<ReadonlyArray<PreparedStream>, InvalidAppend> =>
   Effect.suspend(() => {
-    const seenStreams = new Set<string>()
-    const seenIds = new Set<string>()
-    const prepared: Array<PreparedStream> = []
-    for (const append of appends) {
-      if (append.stream.length === 0) return invalid("a stream name is empty")
-      if (seenStreams.has(append.stream)) return invalid(`stream ${append.stream} is named twice`)
-      seenStreams.add(append.stream)
-      if (append.expected._tag === "Exact" && !(Number.isSafeInteger(append.expected.version) && append.expected.version >= 0)) {
-        return invalid(`expected version ${append.expected.version} is not a whole number >= 0`)
-      }
-      const events: Array<PreparedEvent> = []
-      for (const event of append.events) {
-        // A generated id is a lowercase UUID already; only a caller's id needs checking.
-        const eventId = event.eventId === undefined ? crypto.randomUUID() : event.eventId.toLowerCase()
-        if (event.eventId !== undefined && !uuid.test(eventId)) return invalid(`event id ${event.eventId} is not a UUID`)
-        if (seenIds.has(eventId)) return invalid(`event id ${eventId} appears twice`)
-        if (event.type.length === 0) return invalid("an event type is empty")
-        const dataJson = toJson(event.data)
-        if (dataJson === undefined) return invalid(`event ${eventId} data is not JSON`)
-        const metadata = event.metadata ?? {}
-        seenIds.add(eventId)
-        events.push({ eventId, type: event.type, data: JSON.parse(dataJson), metadata, dataJson, metadataJson: JSON.stringify(metadata) })
-      }
-      prepared.push({ stream: append.stream, expected: append.expected, events })
-    }
-    if (prepared.length > 1) prepared.sort((a, b) => (a.stream < b.stream ? -1 : a.stream > b.stream ? 1 : 0))
-    return Effect.succeed(prepared)
+    const prepared = prepareUnsafe(appends)
+    return prepared instanceof InvalidAppend ? Effect.fail(prepared) : Effect.succeed(prepared)
   })
