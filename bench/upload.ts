@@ -10,7 +10,7 @@
 import { Effect } from "effect"
 import { execFile, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { existsSync, mkdtempSync, openAsBlob, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdtempSync, openAsBlob, openSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -31,9 +31,12 @@ for (const name of ["DATABASE_URL", "KUBO_API_URL", "KUBO_PUBLIC_API_URL", "KUBO
 // BENCH_CPU_PROF=<dir>: the server writes a V8 CPU profile there when it exits (`--cpu-prof` is refused in NODE_OPTIONS).
 const cpuProfDir = process.env["BENCH_CPU_PROF"]
 const profiling = cpuProfDir ? ["--cpu-prof", `--cpu-prof-dir=${cpuProfDir}`] : []
-const server = spawn(process.execPath, [...profiling, fileURLToPath(new URL("../apps/server-node/src/main.ts", import.meta.url))], {
+// BENCH_SERVER_FLAGS: more node flags for the server (e.g. `--trace-gc`), its stdout then going to BENCH_SERVER_LOG.
+const serverFlags = (process.env["BENCH_SERVER_FLAGS"] ?? "").split(" ").filter((flag) => flag !== "")
+const serverLog = process.env["BENCH_SERVER_LOG"]
+const server = spawn(process.execPath, [...profiling, ...serverFlags, fileURLToPath(new URL("../apps/server-node/src/main.ts", import.meta.url))], {
   env,
-  stdio: ["ignore", "ignore", "inherit"]
+  stdio: ["ignore", serverLog ? openSync(serverLog, "w") : "ignore", "inherit"]
 })
 
 /** The server's CPU time so far, in milliseconds (Linux; NaN elsewhere). */

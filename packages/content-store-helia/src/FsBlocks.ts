@@ -46,4 +46,18 @@ export class FsBlocks extends FsBlockstore {
     }
     return key
   }
+
+  /**
+   * Moves a file holding the block's bytes into place by rename (same filesystem): a staged raw leaf becomes a block
+   * without being read or written again. The caller vouches that the bytes hash to `key`.
+   */
+  async adopt(key: CID, file: string): Promise<void> {
+    const { dir, file: name } = this.#sharding.encode(key)
+    const target = path.join(this.path, dir, name)
+    await rename(file, target).catch(async (cause: NodeJS.ErrnoException) => {
+      if (cause.code !== "ENOENT") throw cause
+      await mkdir(path.dirname(target), { recursive: true })
+      await rename(file, target)
+    })
+  }
 }

@@ -12,7 +12,8 @@ import {
   type DirectoryEntry,
   directoryPathProblem,
   type Network,
-  NotADirectory
+  NotADirectory,
+  stagedLeavesOf
 } from "@cairn/content-store"
 import { type UnixFSComponents, unixfs } from "@helia/unixfs"
 import { CarWriter } from "@ipld/car"
@@ -26,6 +27,7 @@ import { balanced } from "ipfs-unixfs-importer/layout"
 import { CID } from "multiformats/cid"
 import * as path from "node:path"
 import { FsBlocks } from "./FsBlocks.ts"
+import { importStagedLeaves, takesStagedLeaves } from "./StagedImport.ts"
 
 type Blockstore = UnixFSComponents["blockstore"]
 
@@ -34,10 +36,12 @@ type Blockstore = UnixFSComponents["blockstore"]
  * the importer's defaults, which are Kubo's: a directory whose links pass 256 KiB (estimated from names and CIDs)
  * becomes a HAMT shard.
  */
+const chunkBytes = 1_048_576
+
 const kuboImport = (cidVersion: 0 | 1) => ({
   cidVersion,
   rawLeaves: cidVersion === 1,
-  chunker: fixedSize({ chunkSize: 1_048_576 }),
+  chunker: fixedSize({ chunkSize: chunkBytes }),
   layout: balanced({ maxChildrenPerNode: 1024 })
 })
 
@@ -147,6 +151,13 @@ export const make = (stores: Readonly<Record<Network, Blockstore>>) =>
     return ContentStore.of({
       add: (content, { network, cidVersion = 1 }) =>
         Effect.suspend(() => {
+          const staged = stagedLeavesOf(content)
+          if (staged !== undefined && takesStagedLeaves(staged, cidVersion, chunkBytes)) {
+            return Effect.tryPromise({
+              try: (signal) => importStagedLeaves(staged, stores[network], kuboImport(1), signal),
+              catch: (cause) => new ContentStoreUnavailable({ operation: "add", cause })
+            }).pipe(Effect.map((cid) => ({ cid: cid.toString(), size: staged.size })))
+          }
           let size = 0
           // Counted in the importer's loop rather than with a Stream.tap: no effect run per chunk.
           async function* counted() {

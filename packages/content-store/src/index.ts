@@ -1,3 +1,4 @@
 /** The content store port and the errors its callers may handle. Adapters live in their own packages. */
 export * from "./ContentStore.ts"
 export * from "./SnapshotStore.ts"
+export * from "./StagedLeaves.ts"

@@ -13,7 +13,11 @@ import { equals } from "multiformats/bytes"
 import { CID } from "multiformats/cid"
 import * as raw from "multiformats/codecs/raw"
 import { sha256 } from "multiformats/hashes/sha2"
+import * as fs from "node:fs/promises"
+import * as os from "node:os"
+import * as path from "node:path"
 import { ContentStore, type DirectoryEntry, type DirectoryFile, type Network } from "../ContentStore.ts"
+import { LeafWriter, stagedContent, type StagedLeaves } from "../StagedLeaves.ts"
 
 /** `length` pseudo-random bytes (xorshift32): the same on every run and machine, and no two 1 MiB chunks alike. */
 export const deterministicBytes = (length: number): Uint8Array => {
@@ -120,6 +124,25 @@ const add = (network: Network, vector: KuboVector) =>
     store.add(inOddChunks(vector.content), vector.cidVersion === 1 ? { network } : { network, cidVersion: 0 })
   )
 
+/** The bytes staged as raw leaves in a temporary directory (removed with the scope), given in uneven pieces. */
+const staged = (bytes: Uint8Array) =>
+  Effect.gen(function*() {
+    const directory = yield* Effect.acquireRelease(
+      Effect.promise(() => fs.mkdtemp(path.join(os.tmpdir(), "cairn-staged-"))),
+      (directory) => Effect.promise(() => fs.rm(directory, { recursive: true, force: true }))
+    )
+    return yield* Effect.promise(async (): Promise<StagedLeaves> => {
+      const writer = new LeafWriter(directory)
+      const sizes = [65_536, 1, 300_000, 7]
+      for (let at = 0, i = 0; at < bytes.length; i++) {
+        const piece = bytes.subarray(at, at + sizes[i % sizes.length]!)
+        at += piece.length
+        await writer.write(piece)
+      }
+      return writer.end()
+    })
+  })
+
 const hashesTo = (bytes: Uint8Array, cid: CID) =>
   Effect.promise(async () => equals((await sha256.digest(bytes)).bytes, cid.multihash.bytes))
 
@@ -173,6 +196,18 @@ export const contentStoreContract = <E>(
             const read = yield* Stream.mkUint8Array(store.cat(added.cid, "public"))
             assert.isTrue(equals(read, vector.content), `cat ${added.cid} gave ${read.length} other bytes`)
           }))
+      }
+
+      for (const vector of kuboVectors) {
+        it.effect(`adds ${vector.name} staged as raw leaves (LeafWriter) as ${vector.cid}`, () =>
+          Effect.gen(function*() {
+            const store = yield* ContentStore
+            const content = stagedContent(yield* staged(vector.content))
+            const added = yield* store.add(content, vector.cidVersion === 1 ? { network: "public" } : { network: "public", cidVersion: 0 })
+            assert.deepStrictEqual(added, { cid: vector.cid, size: vector.content.length })
+            const read = yield* Stream.mkUint8Array(store.cat(added.cid, "public"))
+            assert.isTrue(equals(read, vector.content), `cat ${added.cid} gave ${read.length} other bytes`)
+          }).pipe(Effect.scoped))
       }
 
       it.effect.runIf(options.networksAreSeparate ?? true)("keeps each network's content out of the other", () =>

@@ -5,6 +5,7 @@
  * UnixFS directory. Pinata's legacy `POST /pinning/pinFileToIPFS` (the SDK's `fileArray`) is served here too.
  */
 import { ApiKeys, Files, type FolderUpload, type ListQuery, type Principal } from "@cairn/application"
+import { ContentStoreUnavailable, LeafWriter, readStaged, readStagedStart, stagedContent, type StagedLeaves } from "@cairn/content-store"
 import { Cid, File, Network, ValidationFailed } from "@cairn/domain"
 import { ByteSize, Config, Effect, FileSystem, Path, Schema, Stream } from "effect"
 import { HttpIncomingMessage, HttpRouter, type HttpServerRequest, Multipart } from "effect/http"
@@ -36,15 +37,9 @@ const formOverheadBytes = 1024 * 1024
 const partHeadersBytes = 64 * 1024
 
 /**
- * A staged file is read back in chunks of the importer's size (1 MiB, Kubo's `size-1048576`): each chunk becomes a
- * block as it is, without being copied together from 64 KiB reads, and the stream pays its per-chunk cost 16 times
- * less often (docs/performance.md, "Uploads").
- */
-const readBackChunkBytes = 1024 * 1024
-
-/**
  * An upload's `file` parts are held in memory while together they come to no more than this; past it, a part is
- * written to a temporary file as it streams in. Small uploads then cost no temporary directory, file, stat, read-back
+ * staged on disk as raw leaves as it streams in (`LeafWriter`: hashed and written a 1 MiB leaf at a time, in a
+ * temporary directory under `DATA_DIR/staging`, so the embedded store can rename them into its blockstore). Small uploads then cost no temporary directory, file, stat, read-back
  * or removal (docs/performance.md, "bench:upload"), and a request never holds more than this in memory.
  */
 const inMemoryBytes = 4 * 1024 * 1024
@@ -58,12 +53,12 @@ class UploadTooLarge extends Schema.TaggedError<UploadTooLarge>()("UploadTooLarg
   override readonly message = "File too large"
 }
 
-/** One `file` part of a multipart upload: its bytes in memory, or staged in a temporary file. */
+/** One `file` part of a multipart upload: its bytes in memory, or staged on disk as raw leaves. */
 type Part = {
   readonly name: string
   readonly contentType: string
   readonly size: number
-} & ({ readonly _tag: "Memory"; readonly bytes: Uint8Array } | { readonly _tag: "Disk"; readonly path: string })
+} & ({ readonly _tag: "Memory"; readonly bytes: Uint8Array } | { readonly _tag: "Staged"; readonly staged: StagedLeaves })
 
 /** Whether the parts are a folder: several files, or one whose filename is a path. */
 const isFolder = (parts: ReadonlyArray<Part>) => parts.length > 1 || parts[0]!.name.includes("/")
@@ -132,6 +127,9 @@ export const layer = HttpRouter.use((router) =>
     const path = yield* Path.Path
     const dataDir = yield* Config.String("DATA_DIR").pipe(Config.withDefault("./data"))
     const resumable = yield* ResumableUploads.make({ directory: path.join(dataDir, "uploads"), files, fs })
+    // Beside the blockstores (same filesystem: staged leaves are renamed into them). What a crash left is dropped.
+    const stagingRoot = path.join(dataDir, "staging")
+    yield* fs.remove(stagingRoot, { recursive: true, force: true }).pipe(Effect.ignore)
 
     /**
      * The form's string fields and its `file` parts. Each file, and the whole body, is capped while it streams in
@@ -164,47 +162,61 @@ export const layer = HttpRouter.use((router) =>
         return { fields, parts }
       })
 
+    const staging = (cause: unknown) => new ContentStoreUnavailable({ operation: "stage", cause })
+
+    /** A leaf writer in a temporary directory of its own, removed with the request's scope. */
+    const leafWriter = Effect.gen(function*() {
+      yield* fs.makeDirectory(stagingRoot, { recursive: true })
+      return new LeafWriter(yield* fs.makeTempDirectoryScoped({ directory: stagingRoot }))
+    }).pipe(Effect.mapError(staging))
+
     /**
-     * A `file` part's bytes, in memory while the request's parts held so far stay within `inMemoryBytes`, else in a
-     * temporary file (removed with the request's scope) that the part is written to as it streams in.
+     * A `file` part's bytes, in memory while the request's parts held so far stay within `inMemoryBytes`, else staged
+     * as raw leaves as it streams in. The parser hands pieces over in arrays: each array is one step, and a step
+     * waits only when a leaf is complete and the one before it is still being written.
      */
     const stage = (part: Multipart.File, memory: { held: number }) =>
       Effect.gen(function*() {
         const chunks: Array<Uint8Array> = []
         let size = 0
-        let spill: { readonly file: FileSystem.File; readonly path: string } | undefined
-        yield* Stream.runForEach(part.content, (chunk) => {
-          size += chunk.byteLength
-          if (spill !== undefined) return spill.file.writeAll(chunk)
-          if (memory.held + chunk.byteLength <= inMemoryBytes) {
-            chunks.push(chunk)
-            memory.held += chunk.byteLength
-            return Effect.void
-          }
-          return Effect.gen(function*() {
-            const staged = yield* fs.makeTempFileScoped()
-            const file = yield* fs.open(staged, { flag: "w" })
-            for (const held of chunks) yield* file.writeAll(held)
-            memory.held -= size - chunk.byteLength
-            chunks.length = 0
-            yield* file.writeAll(chunk)
-            spill = { file, path: staged }
-          })
-        })
+        let writer: LeafWriter | undefined
+        yield* Stream.runForEachArray(part.content, (pieces) =>
+          Effect.gen(function*() {
+            for (const piece of pieces) {
+              size += piece.byteLength
+              if (writer === undefined && memory.held + piece.byteLength <= inMemoryBytes) {
+                chunks.push(piece)
+                memory.held += piece.byteLength
+                continue
+              }
+              if (writer === undefined) {
+                writer = yield* leafWriter
+                memory.held -= size - piece.byteLength
+                for (const held of chunks.splice(0)) yield* written(writer.write(held))
+              }
+              yield* written(writer.write(piece))
+            }
+          }))
         const { name, contentType } = part
-        if (spill !== undefined) return { _tag: "Disk", name, contentType, size, path: spill.path } as const
+        if (writer !== undefined) {
+          const done = writer
+          return { _tag: "Staged", name, contentType, size, staged: yield* Effect.tryPromise({ try: () => done.end(), catch: staging }) } as const
+        }
         return { _tag: "Memory", name, contentType, size, bytes: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) } as const
       })
 
-    /** A part's bytes as a stream: a staged file in chunks of the importer's size. */
-    const partContent = (part: Part) =>
-      part._tag === "Memory" ? Stream.succeed(part.bytes) : fs.stream(part.path, { chunkSize: readBackChunkBytes })
+    /** Waits for a leaf write the writer asked to wait for (most pieces ask nothing). */
+    const written = (wait: Promise<void> | undefined) =>
+      wait === undefined ? Effect.void : Effect.tryPromise({ try: () => wait, catch: staging })
+
+    /** A part's bytes as a stream (staged leaves say where they are, so the embedded store takes them as they are). */
+    const partContent = (part: Part) => part._tag === "Memory" ? Stream.succeed(part.bytes) : stagedContent(part.staged)
 
     /** The start of a part, to sniff its type from. */
     const partSample = (part: Part) =>
       part._tag === "Memory"
         ? Effect.succeed(part.bytes.subarray(0, sniffBytes))
-        : fs.stream(part.path).pipe(Stream.take(1), Stream.runCollect, Effect.map((first) => first[0] ?? new Uint8Array()))
+        : Effect.tryPromise({ try: () => readStagedStart(part.staged, sniffBytes), catch: staging })
 
     /** One file: its type as the client gave it, or sniffed when the client's says nothing. */
     const uploadFile = (principal: Principal, part: Part, options: Omit<UploadOptions.UploadOptions, "name"> & { readonly name: string }) =>
@@ -225,7 +237,10 @@ export const layer = HttpRouter.use((router) =>
     const uploadFolder = (principal: Principal, parts: ReadonlyArray<Part>, options: Omit<FolderUpload, "files">) =>
       Effect.gen(function*() {
         const folder = yield* Effect.forEach(parts, (part) =>
-          Effect.map(part._tag === "Memory" ? Effect.succeed(part.bytes) : fs.readFile(part.path), (content) => ({ path: part.name, content })))
+          Effect.map(
+            part._tag === "Memory" ? Effect.succeed(part.bytes) : Effect.tryPromise({ try: () => readStaged(part.staged), catch: staging }),
+            (content) => ({ path: part.name, content })
+          ))
         return yield* files.uploadFolder(principal, { ...options, files: folder })
       })
 

@@ -1,0 +1,157 @@
+/**
+ * A file staged as the raw leaves an import would cut it into: each 1 MiB piece (Kubo's `size-1048576` chunker)
+ * hashed with SHA-256 as its bytes arrive and written to a file of its own, without joining the pieces it came in.
+ * An upload's file part arrives before the fields that say which network and CID version it is for, so it is staged
+ * first; an adapter that keeps raw leaves as files (the embedded store) then moves the leaves into its blockstore by
+ * rename and builds only the root, and any other adapter reads the bytes back as a stream (docs/performance.md,
+ * "bench:upload"). Leaves are filled in reused buffers, so staging allocates nothing per byte: the allocations of a
+ * join, a read-back and a chunker's copy, and pieces kept alive too long, are what made large uploads spend half
+ * their CPU in the garbage collector.
+ */
+import { Effect, Stream } from "effect"
+import { createHash } from "node:crypto"
+import { open, readFile, writeFile } from "node:fs/promises"
+import * as path from "node:path"
+
+/** The chunk size of every adapter's import (`ipfs add --chunker=size-1048576`). */
+export const leafBytes = 1024 * 1024
+
+/** One staged leaf: a file holding the leaf's bytes, and their SHA-256. */
+export interface StagedLeaf {
+  readonly file: string
+  readonly size: number
+  readonly sha256: Uint8Array
+}
+
+/** A whole staged file: its leaves in order (one empty leaf for an empty file, as the importer cuts it). */
+export interface StagedLeaves {
+  readonly leaves: ReadonlyArray<StagedLeaf>
+  readonly size: number
+  readonly leafBytes: number
+}
+
+/**
+ * Leaf buffers reused from one leaf (and one upload) to the next. The parser's pieces are copied in (a memcpy, ~1%
+ * of hashing's cost) and dropped at once, so they die young; a piece kept until its whole leaf is written would
+ * outlive a few scavenges, and every such piece's memory is freed only by a mark-compact of the old generation.
+ */
+const pool: Array<Buffer> = []
+const poolLimit = 8
+
+const take = (size: number) => {
+  const reused = pool.pop()
+  return reused !== undefined && reused.byteLength === size ? reused : Buffer.allocUnsafeSlow(size)
+}
+
+const giveBack = (buffer: Buffer) => {
+  if (buffer.byteLength > 0 && pool.length < poolLimit) pool.push(buffer)
+}
+
+/**
+ * Cuts a file's bytes, given in pieces of any size, into leaves of `size` bytes under `directory` (which must exist
+ * and be the writer's alone). At most two leaves are in memory: the one being filled and the one being written.
+ */
+export class LeafWriter {
+  readonly #directory: string
+  readonly #leafBytes: number
+  readonly #leaves: Array<StagedLeaf> = []
+  #buffer: Buffer | undefined
+  #filled = 0
+  #size = 0
+  #writing: Promise<void> = Promise.resolve()
+  #failure: { readonly cause: unknown } | undefined
+
+  constructor(directory: string, size: number = leafBytes) {
+    this.#directory = directory
+    this.#leafBytes = size
+  }
+
+  /** Bytes given so far. */
+  get size() {
+    return this.#size
+  }
+
+  /**
+   * Takes the next piece (copied: the caller may reuse it). When a leaf is complete and the one before it is still
+   * being written, returns that write: wait for it before the next piece.
+   */
+  write(piece: Uint8Array): Promise<void> | undefined {
+    if (this.#failure !== undefined) throw this.#failure.cause
+    this.#size += piece.byteLength
+    let wait: Promise<void> | undefined
+    for (let at = 0; at < piece.byteLength;) {
+      this.#buffer ??= take(this.#leafBytes)
+      const copied = Math.min(this.#leafBytes - this.#filled, piece.byteLength - at)
+      this.#buffer.set(piece.subarray(at, at + copied), this.#filled)
+      this.#filled += copied
+      at += copied
+      if (this.#filled === this.#leafBytes) wait = this.#flush()
+    }
+    return wait
+  }
+
+  /** Writes the last leaf and waits for every write: the staged file. */
+  async end(): Promise<StagedLeaves> {
+    if (this.#filled > 0 || this.#leaves.length === 0) this.#flush()
+    await this.#writing
+    if (this.#failure !== undefined) throw this.#failure.cause
+    return { leaves: this.#leaves, size: this.#size, leafBytes: this.#leafBytes }
+  }
+
+  /** Hashes the filled leaf and starts writing it once the previous write is done; returns the previous write. */
+  #flush(): Promise<void> {
+    const file = path.join(this.#directory, String(this.#leaves.length))
+    const buffer = this.#buffer ?? Buffer.alloc(0)
+    const leaf = buffer.subarray(0, this.#filled)
+    this.#leaves.push({ file, size: leaf.byteLength, sha256: createHash("sha256").update(leaf).digest() })
+    this.#buffer = undefined
+    this.#filled = 0
+    const previous = this.#writing
+    // A failed write is kept and thrown by the next write or end, never left as an unhandled rejection. The
+    // buffer goes back to the pool only once written, whatever happened.
+    this.#writing = previous
+      .then(() => writeFile(file, leaf, { flag: "wx" }))
+      .catch((cause: unknown) => {
+        this.#failure ??= { cause }
+      })
+      .finally(() => giveBack(buffer))
+    return previous
+  }
+}
+
+const stagedKey = Symbol.for("@cairn/content-store/StagedLeaves")
+
+/**
+ * The staged file as content for `ContentStore.add`: a stream of its leaves' bytes (read one leaf at a time) that
+ * also says where they are, so an adapter that can take the leaves as they are (`stagedLeavesOf`) skips reading
+ * them. The leaves must stay until the add is done.
+ */
+export const stagedContent = (staged: StagedLeaves): Stream.Stream<Uint8Array, unknown> =>
+  Object.assign(
+    Stream.fromIterable(staged.leaves).pipe(
+      Stream.mapEffect((leaf) => Effect.tryPromise(() => readFile(leaf.file)))
+    ),
+    { [stagedKey]: staged }
+  )
+
+/** The staged leaves behind a stream `stagedContent` made, or undefined for any other stream. */
+export const stagedLeavesOf = (content: Stream.Stream<Uint8Array, unknown>): StagedLeaves | undefined =>
+  (content as { readonly [stagedKey]?: StagedLeaves })[stagedKey]
+
+/** The staged file's first bytes (up to `bytes`), to sniff its type from. */
+export const readStagedStart = async (staged: StagedLeaves, bytes: number): Promise<Uint8Array> => {
+  const first = staged.leaves[0]
+  if (first === undefined) return new Uint8Array()
+  const handle = await open(first.file, "r")
+  try {
+    const buffer = Buffer.alloc(Math.min(bytes, first.size))
+    const { bytesRead } = await handle.read(buffer, 0, buffer.byteLength, 0)
+    return buffer.subarray(0, bytesRead)
+  } finally {
+    await handle.close()
+  }
+}
+
+/** The staged file's bytes in one buffer (folders are imported from memory). */
+export const readStaged = async (staged: StagedLeaves): Promise<Uint8Array> =>
+  Buffer.concat(await Promise.all(staged.leaves.map((leaf) => readFile(leaf.file))))
