@@ -9,14 +9,6 @@
 import type { Append, ExpectedVersion } from "@cairn/event-store"
 import type { SqlClient } from "effect/sql"
 
-export interface WrittenRow {
-  readonly stream_id: string
-  readonly version: bigint
-  readonly global_position: bigint
-  readonly transaction_id: bigint
-  readonly recorded_at: Date
-}
-
 /** The largest version a guard's range needs (Number.MAX_SAFE_INTEGER, far beyond any stream). */
 const unbounded = Number.MAX_SAFE_INTEGER
 
@@ -33,8 +25,6 @@ export const acceptedRange = (expected: ExpectedVersion.ExpectedVersion): readon
       return [expected.version, expected.version]
   }
 }
-
-const returning = "RETURNING stream_id, version, global_position, transaction_id::text::int8 AS transaction_id, recorded_at"
 
 /** What a one-stream append needs back: its first version and each event's position, in one row. */
 export interface WrittenStream {
@@ -101,35 +91,65 @@ export const writeStream = (sql: SqlClient.SqlClient, { stream, expected, events
 export const positionOf = (row: WrittenStream, i: number): bigint =>
   row.positions === null ? row.global_position + BigInt(i) : row.positions[i]!
 
-/**
- * Several single-stream appends, to distinct streams, in one statement (group commit): each keeps its own guard,
- * and a refused one inserts nothing while the others are written. Streams are written in name order, as
- * multi-stream appends lock them, so two batches cannot deadlock on each other's versions.
- */
-export const writeStreams = (sql: SqlClient.SqlClient, appends: ReadonlyArray<Append.PreparedStream>) => {
-  const sorted = [...appends].sort((a, b) => (a.stream < b.stream ? -1 : a.stream > b.stream ? 1 : 0))
-  const ranges = sorted.map((a) => acceptedRange(a.expected))
-  const events = sorted.flatMap((a, n) => a.events.map((e, k) => ({ n: n + 1, k: k + 1, e })))
-  return sql<WrittenRow>`WITH accepted AS (
-      SELECT a.n, a.stream_id, c.version
-        FROM unnest(${sorted.map((a) => a.stream)}::text[], ${ranges.map((r) => r[0])}::int8[], ${ranges.map((r) => r[1])}::int8[])
-          WITH ORDINALITY AS a(stream_id, low, high, n),
+// The batch's appends (in stream order) as arrays, their events as arrays zipped by ROWS FROM, data and metadata as
+// one JSON array each. One row comes back per written append, shaped like a lone append's.
+const batch = `WITH accepted AS (
+    SELECT a.n, a.stream_id, c.version
+      FROM unnest($1::text[], $2::int8[], $3::int8[]) WITH ORDINALITY AS a(stream_id, low, high, n),
         LATERAL (SELECT coalesce(max(e.version), 0) AS version FROM cairn_events e WHERE e.stream_id = a.stream_id) c
-       WHERE c.version BETWEEN a.low AND a.high
-    )
+     WHERE c.version BETWEEN a.low AND a.high
+  ), written AS (
     INSERT INTO cairn_events (stream_id, version, event_id, type, data, metadata)
     SELECT s.stream_id, s.version + x.k, x.event_id, x.type, x.data, x.metadata
-      FROM unnest(
-          ${events.map((x) => x.n)}::int8[],
-          ${events.map((x) => x.k)}::int8[],
-          ${events.map((x) => x.e.eventId)}::uuid[],
-          ${events.map((x) => x.e.type)}::text[],
-          ${events.map((x) => x.e.dataJson)}::jsonb[],
-          ${events.map((x) => x.e.metadataJson)}::jsonb[]
-        ) AS x(n, k, event_id, type, data, metadata)
+      FROM ROWS FROM (unnest($4::int8[]), unnest($5::int8[]), unnest($6::uuid[]), unnest($7::text[]),
+          jsonb_array_elements($8::jsonb), jsonb_array_elements($9::jsonb)) AS x(n, k, event_id, type, data, metadata)
       JOIN accepted s ON s.n = x.n
       ORDER BY x.n, x.k
-    ${sql.literal(returning)}`
+    RETURNING stream_id, version, global_position, transaction_id, recorded_at
+  )
+  SELECT stream_id, min(version) AS version, min(global_position) AS global_position,
+      min(transaction_id::text::int8) AS transaction_id, min(recorded_at) AS recorded_at,
+      CASE WHEN max(global_position) - min(global_position) = count(*) - 1 THEN NULL
+        ELSE array_agg(global_position ORDER BY version) END AS positions
+    FROM written GROUP BY stream_id`
+
+const byStream = (a: Append.PreparedStream, b: Append.PreparedStream) => (a.stream < b.stream ? -1 : a.stream > b.stream ? 1 : 0)
+
+/**
+ * Several single-stream appends, to distinct streams, in one statement (group commit): each keeps its own guard,
+ * and a refused one inserts nothing (and gets no row) while the others are written. Streams are written in name
+ * order, as multi-stream appends lock them, so two batches cannot deadlock on each other's versions.
+ */
+export const writeStreams = (sql: SqlClient.SqlClient, appends: ReadonlyArray<Append.PreparedStream>) => {
+  const sorted = [...appends].sort(byStream)
+  const streams: Array<string> = []
+  const lows: Array<number> = []
+  const highs: Array<number> = []
+  const ns: Array<number> = []
+  const ks: Array<number> = []
+  const ids: Array<string> = []
+  const types: Array<string> = []
+  const data: Array<string> = []
+  const metadata: Array<string> = []
+  for (let n = 0; n < sorted.length; n++) {
+    const append = sorted[n]!
+    const [low, high] = acceptedRange(append.expected)
+    streams.push(append.stream)
+    lows.push(low)
+    highs.push(high)
+    for (let k = 0; k < append.events.length; k++) {
+      const event = append.events[k]!
+      ns.push(n + 1)
+      ks.push(k + 1)
+      ids.push(event.eventId)
+      types.push(event.type)
+      data.push(event.dataJson)
+      metadata.push(event.metadataJson)
+    }
+  }
+  return sql.unsafe<WrittenStream & { readonly stream_id: string }>(batch, [
+    streams, lows, highs, ns, ks, ids, types, `[${data.join(",")}]`, `[${metadata.join(",")}]`
+  ])
 }
 
 /** The current version of each stream (0 for one with no events), read through the primary key. */

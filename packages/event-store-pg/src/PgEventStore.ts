@@ -89,21 +89,11 @@ export const make = (options: Options = {}) =>
       return recorded
     }
 
-    /** The events of one append of a batch, from its rows (one per event, in version order). */
-    const recordedOf = (append: Append.PreparedStream, rows: ReadonlyArray<AppendStatement.WrittenRow>) =>
-      append.events.map((event, i): RecordedEvent => {
-        const row = rows[i]!
-        return {
-          eventId: event.eventId,
-          type: event.type,
-          stream: append.stream,
-          version: Number(row.version),
-          position: { transactionId: BigInt(row.transaction_id), globalPosition: BigInt(row.global_position) },
-          recordedAt: row.recorded_at,
-          data: event.data,
-          metadata: event.metadata
-        }
-      })
+    const writtenOf = (append: Append.PreparedStream, row: AppendStatement.WrittenStream): AppendResult => ({
+      events: recordedOfStream(append, row),
+      versions: new Map([[append.stream, Number(row.version) + append.events.length - 1]]),
+      duplicate: false
+    })
 
     const project = (recorded: ReadonlyArray<RecordedEvent>) =>
       Effect.forEach(inline, (projection) =>
@@ -151,16 +141,7 @@ export const make = (options: Options = {}) =>
     const writeLone = (append: Append.PreparedStream): Effect.Effect<ReadonlyArray<Batched>> =>
       Effect.match(AppendStatement.writeStream(sql, append), {
         onSuccess: ([row]): ReadonlyArray<Batched> =>
-          row === undefined
-            ? [{ _tag: "Refused" }]
-            : [{
-              _tag: "Written",
-              written: {
-                events: recordedOfStream(append, row),
-                versions: new Map([[append.stream, Number(row.version) + append.events.length - 1]]),
-                duplicate: false
-              }
-            }],
+          row === undefined ? [{ _tag: "Refused" }] : [{ _tag: "Written", written: writtenOf(append, row) }],
         onFailure: (error): ReadonlyArray<Batched> => [{ _tag: "Failed", error, alone: true }]
       })
 
@@ -178,22 +159,20 @@ export const make = (options: Options = {}) =>
           Effect.catch((error) => Effect.succeed<ReadonlyArray<Batched>>([{ _tag: "Failed", error, alone: true }]))
         )
       }
-      const statement = Effect.gen(function*() {
-        const rows = yield* AppendStatement.writeStreams(sql, batch)
-        const byStream = new Map<string, Array<AppendStatement.WrittenRow>>()
-        for (const row of rows) byStream.set(row.stream_id, [...(byStream.get(row.stream_id) ?? []), row])
-        const outcomes = batch.map((append): Batched => {
-          const written = byStream.get(append.stream)?.sort((a, b) => Number(a.version - b.version))
-          if (written === undefined) return { _tag: "Refused" }
-          const version = Number(written[written.length - 1]!.version)
-          return { _tag: "Written", written: { events: recordedOf(append, written), versions: new Map([[append.stream, version]]), duplicate: false } }
+      const outcomesOf = (rows: ReadonlyArray<AppendStatement.WrittenStream & { readonly stream_id: string }>) => {
+        const byStream = new Map<string, AppendStatement.WrittenStream>()
+        for (const row of rows) byStream.set(row.stream_id, row)
+        return batch.map((append): Batched => {
+          const row = byStream.get(append.stream)
+          return row === undefined ? { _tag: "Refused" } : { _tag: "Written", written: writtenOf(append, row) }
         })
-        yield* project(outcomes.flatMap((o) => o._tag === "Written" ? o.written.events : []))
-        return outcomes
-      })
-      return (inline.length > 0 ? inTransactionWithProjections(statement) : statement).pipe(
-        Effect.catch((error) => Effect.succeed(batch.map((): Batched => ({ _tag: "Failed", error, alone: false }))))
-      )
+      }
+      const statement = Effect.map(AppendStatement.writeStreams(sql, batch), outcomesOf)
+      return (inline.length > 0
+        ? inTransactionWithProjections(Effect.tap(statement, (outcomes) => project(outcomes.flatMap((o) => o._tag === "Written" ? o.written.events : []))))
+        : statement).pipe(
+          Effect.catch((error) => Effect.succeed(batch.map((): Batched => ({ _tag: "Failed", error, alone: false }))))
+        )
     }
 
     const groupCommit = yield* GroupCommit.make({

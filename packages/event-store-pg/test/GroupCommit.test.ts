@@ -47,4 +47,20 @@ describe("GroupCommit", () => {
       assert.isTrue(failed._tag === "Failure")
       assert.strictEqual(yield* commit.submit("y"), "y")
     })))
+
+  it.effect("does not keep later callers waiting when a lone writer is interrupted", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const never = yield* Deferred.make<void>()
+      let calls = 0
+      const commit = yield* GroupCommit.make({
+        keyOf: (item: string) => item,
+        maxBatch: 10,
+        write: (batch) => Effect.as(++calls === 1 ? Deferred.await(never) : Effect.void, batch)
+      })
+      const first = yield* Effect.forkChild(commit.submit("a"), { startImmediately: true })
+      yield* Fiber.interrupt(first)
+      assert.strictEqual(yield* commit.submit("b"), "b")
+      const [c, d] = yield* Effect.all([commit.submit("c"), commit.submit("d")], { concurrency: 2 })
+      assert.deepStrictEqual([c, d], ["c", "d"])
+    })))
 })

@@ -92,10 +92,19 @@ describe("PgEventStore append answers", () =>
         assert.strictEqual(result.versions.values().next().value, events + 1)
       })
 
-    it.effect("hold what a reader reads back, for one event and for many", () =>
+    // Started together, so all but the first gather into one group-commit statement.
+    const checkBatched = (events: number) =>
+      Effect.gen(function*() {
+        const fibers = yield* Effect.forEach([1, 2, 3, 4, 5], () => Effect.forkChild(appendAndRead(events), { startImmediately: true }))
+        for (const { result, read } of yield* Effect.forEach(fibers, Fiber.join)) assert.deepStrictEqual(result.events, read)
+      })
+
+    it.effect("hold what a reader reads back, for one event and for many, alone and batched", () =>
       Effect.gen(function*() {
         yield* check(1)
         yield* check(100)
+        yield* checkBatched(1)
+        yield* checkBatched(3)
       }))
 
     it.effect("hold each event's own position when the positions are not consecutive", () =>
@@ -105,6 +114,8 @@ describe("PgEventStore append answers", () =>
         yield* Effect.gen(function*() {
           yield* check(1)
           yield* check(7)
+          yield* checkBatched(1)
+          yield* checkBatched(3)
         }).pipe(Effect.ensuring(Effect.orDie(sql`ALTER TABLE cairn_events ALTER COLUMN global_position SET INCREMENT BY 1`)))
       }))
   }))
