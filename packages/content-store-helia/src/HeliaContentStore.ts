@@ -15,19 +15,16 @@ import {
   NotADirectory,
   stagedLeavesOf
 } from "@cairn/content-store"
-import { type UnixFSComponents, unixfs } from "@helia/unixfs"
+import type { UnixFS, UnixFSComponents } from "@helia/unixfs"
 import { CarWriter } from "@ipld/car"
 import * as dagPb from "@ipld/dag-pb"
 import { MemoryBlockstore } from "blockstore-core"
 import { Effect, Layer, Stream } from "effect"
-import { exporter } from "ipfs-unixfs-exporter"
-import { importer } from "ipfs-unixfs-importer"
-import { fixedSize } from "ipfs-unixfs-importer/chunker"
-import { balanced } from "ipfs-unixfs-importer/layout"
 import { CID } from "multiformats/cid"
 import * as path from "node:path"
 import { FsBlocks } from "./FsBlocks.ts"
 import { importStagedLeaves, takesStagedLeaves } from "./StagedImport.ts"
+import { type UnixfsModules, unixfsModules } from "./UnixfsModules.ts"
 
 type Blockstore = UnixFSComponents["blockstore"]
 
@@ -38,7 +35,7 @@ type Blockstore = UnixFSComponents["blockstore"]
  */
 const chunkBytes = 1_048_576
 
-const kuboImport = (cidVersion: 0 | 1) => ({
+const kuboImport = ({ balanced, fixedSize }: UnixfsModules, cidVersion: 0 | 1) => ({
   cidVersion,
   rawLeaves: cidVersion === 1,
   chunker: fixedSize({ chunkSize: chunkBytes }),
@@ -94,6 +91,7 @@ const byName = (a: { readonly name: string }, b: { readonly name: string }) => {
  * shard hands its links out in hash order).
  */
 const walkDirectory = async (store: Blockstore, root: CID, signal: AbortSignal): Promise<ReadonlyArray<DirectoryEntry>> => {
+  const { exporter } = await unixfsModules()
   const options = { signal, offline: true }
   const top = await exporter(root, store, options)
   if (top.type !== "directory") throw new RootIsNotADirectory()
@@ -121,7 +119,12 @@ const walkDirectory = async (store: Blockstore, root: CID, signal: AbortSignal):
 
 export const make = (stores: Readonly<Record<Network, Blockstore>>) =>
   Effect.sync(() => {
-    const files = { public: unixfs({ blockstore: stores.public }), private: unixfs({ blockstore: stores.private }) }
+    // Made on first use, with the modules (UnixfsModules).
+    const made: Partial<Record<Network, UnixFS>> = {}
+    const files = async (network: Network) => {
+      const { unixfs } = await unixfsModules()
+      return (made[network] ??= unixfs({ blockstore: stores[network] }))
+    }
 
     const hasBlock = (root: CID, network: Network) =>
       Effect.tryPromise({
@@ -154,7 +157,7 @@ export const make = (stores: Readonly<Record<Network, Blockstore>>) =>
           const staged = stagedLeavesOf(content)
           if (staged !== undefined && takesStagedLeaves(staged, cidVersion, chunkBytes)) {
             return Effect.tryPromise({
-              try: (signal) => importStagedLeaves(staged, stores[network], kuboImport(1), signal),
+              try: async (signal) => importStagedLeaves(staged, stores[network], kuboImport(await unixfsModules(), 1), signal),
               catch: (cause) => new ContentStoreUnavailable({ operation: "add", cause })
             }).pipe(Effect.map((cid) => ({ cid: cid.toString(), size: staged.size })))
           }
@@ -167,24 +170,31 @@ export const make = (stores: Readonly<Record<Network, Blockstore>>) =>
             }
           }
           return Effect.tryPromise({
-            try: (signal) => files[network].addByteStream(counted(), { ...kuboImport(cidVersion), signal }),
+            try: async (signal) =>
+              (await files(network)).addByteStream(counted(), { ...kuboImport(await unixfsModules(), cidVersion), signal }),
             catch: (cause) => new ContentStoreUnavailable({ operation: "add", cause })
           }).pipe(Effect.map((cid) => ({ cid: cid.toString(), size })))
         }),
       cat: (cid, network) =>
         Stream.unwrap(parse(cid, network).pipe(Effect.map((root) =>
           // offline: a missing block is an error at once, never a search.
-          Stream.fromAsyncIterable(files[network].cat(root, { offline: true }), failure("cat", cid, network))
+          Stream.fromAsyncIterable(
+            (async function*() {
+              yield* (await files(network)).cat(root, { offline: true })
+            })(),
+            failure("cat", cid, network)
+          )
         ))),
       addDirectory: (directoryFiles, { network, cidVersion = 1 }) => {
         const invalid = directoryPathProblem(directoryFiles.map((file) => file.path))
         if (invalid !== undefined) return Effect.fail(invalid)
         return Effect.tryPromise({
           try: async () => {
+            const modules = await unixfsModules()
             const candidates = directoryFiles.map(({ path, content }) => ({ path, content }))
             let root: CID | undefined
             // With wrapWithDirectory the wrapping directory (path "") comes last.
-            for await (const entry of importer(candidates, stores[network], { ...kuboImport(cidVersion), wrapWithDirectory: true })) {
+            for await (const entry of modules.importer(candidates, stores[network], { ...kuboImport(modules, cidVersion), wrapWithDirectory: true })) {
               if (entry.path === "") root = entry.cid
             }
             if (root === undefined) throw new Error("the importer yielded no root directory")

@@ -11,7 +11,7 @@ import {
   NotADirectory,
   SnapshotStore
 } from "@cairn/content-store"
-import { unixfs } from "@helia/unixfs"
+import type { UnixFS } from "@helia/unixfs"
 import { CarWriter } from "@ipld/car"
 import { MemoryBlockstore } from "blockstore-core"
 import { FsBlockstore } from "blockstore-fs"
@@ -27,6 +27,7 @@ import { importTree } from "./snapshots/ImportTree.ts"
 import { markAndSweep } from "./snapshots/MarkAndSweep.ts"
 import { readTree, RootIsNotADirectory } from "./snapshots/ReadTree.ts"
 import { KnownFiles } from "./snapshots/ReusedFile.ts"
+import { unixfsModules } from "./UnixfsModules.ts"
 
 export type { BlockSize, TreeBlockstore } from "./snapshots/Blocks.ts"
 
@@ -66,7 +67,9 @@ const parseLive = (live: ReadonlyArray<string>) =>
 export const makeWith = (backend: Backend) =>
   Effect.sync(() => {
     const { blockstore } = backend
-    const files = unixfs({ blockstore })
+    // Made on first use, with the modules (UnixfsModules).
+    let made: UnixFS | undefined
+    const files = async () => (made ??= (await unixfsModules()).unixfs({ blockstore }))
     const known = new KnownFiles()
 
     const hasBlock = (root: CID) =>
@@ -87,7 +90,12 @@ export const makeWith = (backend: Backend) =>
       cat: (cid) =>
         Stream.unwrap(parse(cid).pipe(Effect.map((root) =>
           // offline: a missing block is an error at once, never a search.
-          Stream.fromAsyncIterable(files.cat(root, { offline: true }), failure("cat", cid))
+          Stream.fromAsyncIterable(
+            (async function*() {
+              yield* (await files()).cat(root, { offline: true })
+            })(),
+            failure("cat", cid)
+          )
         ))),
       car: (cid) =>
         Stream.unwrap(Effect.gen(function*() {

@@ -6,7 +6,7 @@
  */
 import type { StagedLeaves } from "@cairn/content-store"
 import type { UnixFSComponents } from "@helia/unixfs"
-import { importer, type ImporterOptions } from "ipfs-unixfs-importer"
+import type { ImporterOptions } from "ipfs-unixfs-importer"
 import type { CID } from "multiformats/cid"
 import { CID as Cid } from "multiformats/cid"
 import * as raw from "multiformats/codecs/raw"
@@ -14,6 +14,7 @@ import * as Digest from "multiformats/hashes/digest"
 import { sha256 } from "multiformats/hashes/sha2"
 import { readFile } from "node:fs/promises"
 import { FsBlocks } from "./FsBlocks.ts"
+import { unixfsModules } from "./UnixfsModules.ts"
 
 type Blockstore = UnixFSComponents["blockstore"]
 
@@ -48,6 +49,7 @@ export const importStagedLeaves = async (
   const leaves = staged.leaves.map((leaf) => ({ ...leaf, cid: leafCid(leaf.sha256) }))
   for (const leaf of leaves) await store(blockstore, leaf.cid, leaf.file, signal)
   let root: CID | undefined
+  const { importer } = await unixfsModules()
   const imported = importer([{ content: [] }], blockstore, {
     ...options,
     async *bufferImporter() {

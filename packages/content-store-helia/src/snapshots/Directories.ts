@@ -11,7 +11,6 @@
  */
 import { UnixFS } from "ipfs-unixfs"
 import type { ImportResult } from "ipfs-unixfs-importer"
-import { DirSharded } from "ipfs-unixfs-importer/utils"
 import { type Linked, persistNode, type PutBlock } from "./DagNodes.ts"
 
 /** The importer's `shardSplitThresholdBytes` default, which is Kubo's `Import.UnixFSHAMTDirectorySizeThreshold`. */
@@ -25,6 +24,8 @@ const estimatedSize = (children: ReadonlyMap<string, Linked>) => {
 }
 
 const shardedDirectory = async (children: ReadonlyMap<string, Linked>, mode: number, put: PutBlock): Promise<Linked> => {
+  // Loaded on first use, as the importer is (UnixfsModules).
+  const { DirSharded } = await import("ipfs-unixfs-importer/utils")
   const shard = new DirSharded({ root: true, dir: true, path: "", dirty: true, flat: false, mode }, { cidVersion: 1 })
   for (const [name, child] of children) await shard.put(name, { cid: child.cid, size: BigInt(child.tsize) })
   // The shard's sub-shards come first, its root last.

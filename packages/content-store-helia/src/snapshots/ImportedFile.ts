@@ -6,17 +6,15 @@
  * for small files. Longer content goes through the importer.
  */
 import { UnixFS } from "ipfs-unixfs"
-import { importFile } from "ipfs-unixfs-importer"
-import { fixedSize } from "ipfs-unixfs-importer/chunker"
-import { balanced } from "ipfs-unixfs-importer/layout"
 import { CID } from "multiformats/cid"
 import * as raw from "multiformats/codecs/raw"
 import { sha256 } from "multiformats/hashes/sha2"
+import { type UnixfsModules, unixfsModules } from "../UnixfsModules.ts"
 import { defaultFileMode, type Linked, persistNode, type PutBlock } from "./DagNodes.ts"
 
 const chunkSize = 1_048_576
 
-const importSettings = () => ({
+const importSettings = ({ balanced, fixedSize }: UnixfsModules) => ({
   cidVersion: 1 as const,
   rawLeaves: true,
   chunker: fixedSize({ chunkSize }),
@@ -50,10 +48,11 @@ export const importContent = async (content: AsyncIterable<Uint8Array>, mode: nu
     for (let rest = await iterator.next(); rest.done !== true; rest = await iterator.next()) yield rest.value
   }
   // Given the default mode, the importer would wrap a single chunk in a dag-pb node: it gets none.
-  const imported = await importFile(
+  const modules = await unixfsModules()
+  const imported = await modules.importFile(
     mode === defaultFileMode ? { content: whole() } : { content: whole(), mode },
     { put },
-    importSettings()
+    importSettings(modules)
   )
   return { cid: imported.cid, tsize: Number(imported.size) }
 }

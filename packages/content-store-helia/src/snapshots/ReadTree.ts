@@ -5,9 +5,10 @@
  * directory), read a few at a time.
  */
 import type { TreeListing } from "@cairn/content-store"
-import { exporter, type UnixFSDirectory, type UnixFSDirectoryEntry } from "ipfs-unixfs-exporter"
+import type { UnixFSDirectory, UnixFSDirectoryEntry } from "ipfs-unixfs-exporter"
 import type { CID } from "multiformats/cid"
 import * as raw from "multiformats/codecs/raw"
+import { unixfsModules } from "../UnixfsModules.ts"
 import { type AbortOptions, mapConcurrently, type TreeBlockstore } from "./Blocks.ts"
 import { defaultDirectoryMode, defaultFileMode } from "./DagNodes.ts"
 
@@ -36,6 +37,7 @@ export const readTree = async (
   { signal }: AbortOptions
 ): Promise<ReadonlyArray<TreeListing>> => {
   const options = { offline: true, ...(signal === undefined ? {} : { signal }) }
+  const { exporter } = await unixfsModules()
   const top = await exporter(root, store, options)
   if (top.type !== "directory") throw new RootIsNotADirectory(`${root} is not a directory`)
   const found: Array<TreeListing> = []
