@@ -2,7 +2,8 @@
  * Catch-up consumers of the global log, the same for every adapter. `subscribe` streams every event after a
  * position and then follows new ones. `runProjection` feeds an asynchronous projection in batches, committing
  * each batch's read-model writes and its checkpoint in one transaction, so every event is applied exactly once
- * even across restarts and competing consumers.
+ * even across restarts and competing consumers. A runner gathers the appends that follow one another into one batch
+ * (`gatherMillis`): each batch costs a read, a transaction and the checkpoint's write, whatever its size.
  */
 import { Effect, Stream } from "effect"
 import { EventStore } from "./EventStore.ts"
@@ -14,9 +15,15 @@ export interface FollowOptions {
   readonly batchSize?: number
   /** How long to wait for an in-process append before reading again (appends of other processes). */
   readonly pollMillis?: number
+  /**
+   * `runProjection` only: once caught up and woken by an append, how long to let further appends arrive before
+   * reading them, so a steady stream of appends (sequential uploads) is applied a few at a time instead of one
+   * transaction per append. It is how far behind the log an asynchronous read model may fall on purpose.
+   */
+  readonly gatherMillis?: number
 }
 
-const defaults = { batchSize: 500, pollMillis: 250 }
+const defaults = { batchSize: 500, pollMillis: 250, gatherMillis: 100 }
 
 /**
  * A checkpointed consumer far behind doubles its batch while batches come back full, up to this many events: each
@@ -58,32 +65,56 @@ export type Step =
   /** Another consumer of the same name committed this batch first; this one's writes were rolled back. */
   | { readonly _tag: "LostRace" }
 
-/** Applies one batch past the projection's checkpoint, atomically with moving the checkpoint. */
-export const stepProjection = <R>(projection: Projection<R>, batchSize = defaults.batchSize) =>
+/** One batch applied from `from` (the checkpoint as last read or committed), and where the checkpoint is now. */
+const stepFrom = <R>(projection: Projection<R>, from: LogPosition, batchSize: number) =>
   Effect.gen(function*() {
     const store = yield* EventStore
-    const from = yield* store.loadCheckpoint(projection.name)
     const events = yield* store.readAll({ after: from, limit: batchSize })
-    if (events.length === 0) return { _tag: "CaughtUp" } as Step
+    if (events.length === 0) return { step: { _tag: "CaughtUp" } as Step, at: from }
     const to = events[events.length - 1]!.position
     const apply = projection.apply(events).pipe(
       Effect.mapError((cause) => new ProjectionFailed({ projection: projection.name, cause }))
     )
     return yield* store.commitCheckpoint(projection.name, from, to, apply).pipe(
-      Effect.as<Step>({ _tag: "Applied", events: events.length }),
-      Effect.catchTag("CheckpointConflict", () => Effect.succeed<Step>({ _tag: "LostRace" }))
+      Effect.as({ step: { _tag: "Applied", events: events.length } as Step, at: to }),
+      Effect.catchTag("CheckpointConflict", () => Effect.succeed({ step: { _tag: "LostRace" } as Step, at: from }))
     )
   })
+
+/** Applies one batch past the projection's checkpoint, atomically with moving the checkpoint. */
+export const stepProjection = <R>(projection: Projection<R>, batchSize = defaults.batchSize) =>
+  Effect.gen(function*() {
+    const store = yield* EventStore
+    const from = yield* store.loadCheckpoint(projection.name)
+    return (yield* stepFrom(projection, from, batchSize)).step
+  })
+
+/**
+ * Steps a projection on from the checkpoint this consumer last committed, read from the store only at first and
+ * after another consumer moved it (a lost race): a conditional commit refuses a stale position, so remembering it
+ * never applies an event twice, and it saves a read per batch.
+ */
+const stepper = <R>(projection: Projection<R>) => {
+  let from: LogPosition | undefined
+  return (batchSize: number) =>
+    Effect.gen(function*() {
+      from ??= yield* (yield* EventStore).loadCheckpoint(projection.name)
+      const { step, at } = yield* stepFrom(projection, from, batchSize)
+      from = step._tag === "LostRace" ? undefined : at
+      return step
+    })
+}
 
 /** Applies batches until the projection has caught up with the readable log. Returns the events applied. */
 export const catchUp = <R>(projection: Projection<R>, batchSize = defaults.batchSize) =>
   Effect.gen(function*() {
+    const step = stepper(projection)
     let total = 0
     for (let size = batchSize;;) {
-      const step = yield* stepProjection(projection, size)
-      if (step._tag === "CaughtUp") return total
-      if (step._tag === "Applied") total += step.events
-      size = grown(batchSize, step, size)
+      const done = yield* step(size)
+      if (done._tag === "CaughtUp") return total
+      if (done._tag === "Applied") total += done.events
+      size = grown(batchSize, done, size)
     }
   })
 
@@ -97,12 +128,17 @@ export const runProjection = <R>(projection: Projection<R>, options: FollowOptio
   Effect.gen(function*() {
     const store = yield* EventStore
     yield* setup(projection)
-    const { batchSize, pollMillis } = { ...defaults, ...options }
+    const { batchSize, pollMillis, gatherMillis } = { ...defaults, ...options }
+    const step = stepper(projection)
     for (let size = batchSize;;) {
       const seen = yield* store.appendCount
-      const step = yield* stepProjection(projection, size)
-      if (step._tag === "CaughtUp") yield* store.awaitAppend(seen, pollMillis)
-      size = grown(batchSize, step, size)
+      const done = yield* step(size)
+      // A batch that came back short read all there was, like an empty one: no read just to learn that.
+      if (done._tag === "CaughtUp" || (done._tag === "Applied" && done.events < size)) {
+        yield* store.awaitAppend(seen, pollMillis)
+        if (gatherMillis > 0 && (yield* store.appendCount) !== seen) yield* Effect.sleep(gatherMillis)
+      }
+      size = grown(batchSize, done, size)
     }
   })
 
