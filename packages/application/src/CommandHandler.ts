@@ -27,6 +27,8 @@ export interface Decision<D extends AnyDecider> {
   readonly command: CommandOf<D>
   /** The stream as the service already loaded it: the first attempt decides on it instead of reading it again. */
   readonly loaded?: Loaded<StateOf<D>>
+  /** Decided on the decider's initial state and appended whatever the stream holds: see `unreadDecision`. */
+  readonly unread?: true
 }
 
 export const decision = <D extends AnyDecider>(
@@ -35,6 +37,22 @@ export const decision = <D extends AnyDecider>(
   command: CommandOf<D>,
   loaded?: Loaded<StateOf<D>>
 ): Decision<D> => (loaded === undefined ? { decider, stream, command } : { decider, stream, command, loaded })
+
+/**
+ * A command whose decision no history of the stream can change (recording an upload of a fresh file id on its
+ * CID's record): the stream is not read and not guarded, and the command's events are appended after whatever it
+ * holds, atomically with the other decisions. Its outcome's state is the initial state with those events, not the
+ * stream's. Only sound when every state decides the command the same way.
+ */
+export const unreadDecision = <D extends AnyDecider>(decider: D, stream: string, command: CommandOf<D>): Decision<D> => ({
+  decider,
+  stream,
+  command,
+  unread: true
+})
+
+/** A stream with no history yet (its id was just generated here): decided without a read, guarded at version 0. */
+export const emptyStream = <D extends AnyDecider>(decider: D): Loaded<StateOf<D>> => ({ state: decider.initial as StateOf<D>, version: 0 })
 
 /** What a decision recorded, and the stream's state after it. */
 export interface Outcome<D extends AnyDecider> {
@@ -91,15 +109,21 @@ export class CommandHandler extends Context.Service<CommandHandler>()("cairn/Com
       Effect.gen(function*() {
         const outcomes: Array<Outcome<AnyDecider>> = []
         const appends: Array<StreamAppend> = []
-        for (const { decider, stream, command, loaded } of decisions) {
-          const { state, version } = first && loaded !== undefined ? loaded : yield* load(decider, stream)
+        for (const { decider, stream, command, loaded, unread } of decisions) {
+          const { state, version } = unread
+            ? { state: decider.initial, version: undefined }
+            : first && loaded !== undefined
+            ? loaded
+            : yield* load(decider, stream)
           const events = yield* Effect.fromResult(decider.decide(command, state))
           const { encode } = codecOf(decider)
           outcomes.push({ events, state: events.reduce(decider.evolve, state) })
           // A stream with nothing to record still guards its version: what was decided on it must still hold.
+          // An unread one has no version to guard, and nothing to append when nothing was decided.
+          if (version === undefined && events.length === 0) continue
           appends.push({
             stream,
-            expected: ExpectedVersion.Exact(version),
+            expected: version === undefined ? ExpectedVersion.Any : ExpectedVersion.Exact(version),
             events: events.map((event: { readonly _tag: string }) => ({ type: event._tag, data: encode(event), metadata }))
           })
         }

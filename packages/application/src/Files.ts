@@ -9,7 +9,7 @@ import { CidRecord, File, type Network, ValidationFailed } from "@cairn/domain"
 import { Context, Effect, Layer, Option, type Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Principal } from "./Access.ts"
-import { CommandHandler, decision } from "./CommandHandler.ts"
+import { CommandHandler, decision, emptyStream, unreadDecision } from "./CommandHandler.ts"
 import { now } from "./Now.ts"
 import * as FilesTable from "./readmodels/FilesTable.ts"
 
@@ -120,9 +120,11 @@ export class Files extends Context.Service<Files>()("cairn/Files", {
       const at = yield* now
       const { workspaceId, userId } = principal
       const { network, cid } = stored
+      // Neither stream is read: the file's id was generated just above, so its stream is empty (the guard at 0
+      // still says so), and a CID's record takes every upload of a new file id whatever it holds.
       const [{ state }] = yield* commands.executeAll([
-        decision(File.decider, File.stream(fileId), new File.UploadFile({ fileId, workspaceId, userId, ...stored, at })),
-        decision(CidRecord.decider, CidRecord.stream(network, cid), new CidRecord.RecordCidUpload({ cid, network, workspaceId, fileId, at }))
+        decision(File.decider, File.stream(fileId), new File.UploadFile({ fileId, workspaceId, userId, ...stored, at }), emptyStream(File.decider)),
+        unreadDecision(CidRecord.decider, CidRecord.stream(network, cid), new CidRecord.RecordCidUpload({ cid, network, workspaceId, fileId, at }))
       ], { actor: userId }).pipe(
         // A fresh file id is never taken and a CID upload is never refused: a refusal here is a bug, not the
         // client's doing. Only a lost race and an unreachable store are failures an upload reports (which also

@@ -3,7 +3,7 @@
  * takers in. A "rival" store appends to a stream just before the handler's own append, which is how a concurrent
  * writer winning the race looks from inside the handler.
  */
-import { CommandHandler, decision, MaxAttempts } from "@cairn/application"
+import { CommandHandler, decision, emptyStream, MaxAttempts, unreadDecision } from "@cairn/application"
 import type { Decider } from "@cairn/domain"
 import { EventStore, ExpectedVersion, MemoryEventStore } from "@cairn/event-store"
 import { assert, describe, it } from "@effect/vitest"
@@ -53,6 +53,21 @@ const rivalled = (stream: string, races = 1) => {
       return {
         ...memory,
         append: (appends) => (left-- > 0 ? Effect.andThen(rival, memory.append(appends)) : memory.append(appends))
+      } satisfies EventStore["Service"]
+    })
+  ).pipe(Layer.provide(MemoryEventStore.layer()))
+  return CommandHandler.layer.pipe(Layer.provideMerge(store))
+}
+
+/** A fresh store that counts the streams the handler reads. */
+const counted = (reads: Array<string>) => {
+  const store = Layer.effect(
+    EventStore,
+    Effect.gen(function*() {
+      const memory = yield* EventStore
+      return {
+        ...memory,
+        readStream: (stream, options) => Effect.tap(memory.readStream(stream, options), () => Effect.sync(() => reads.push(stream)))
       } satisfies EventStore["Service"]
     })
   ).pipe(Layer.provide(MemoryEventStore.layer()))
@@ -171,4 +186,43 @@ describe("the command handler", () => {
       assert.deepStrictEqual([one.state, two.state], [1, 1])
       assert.deepStrictEqual([yield* takers("quota-1"), yield* takers("quota-2")], [["a"], ["b"]])
     }).pipe(Effect.provide(fresh())))
+  it.effect("appends an unread decision after whatever its stream holds, without reading or guarding it", () => {
+    const reads: Array<string> = []
+    return Effect.gen(function*() {
+      const commands = yield* CommandHandler
+      yield* commands.execute(quota, "quota-2", new Take({ by: "earlier", limit: 5 }), actor)
+      reads.length = 0
+      const [guarded, unread] = yield* commands.executeAll([
+        decision(quota, "quota-1", new Take({ by: "a", limit: 5 })),
+        // Decided on the initial state: a limit of 1 lets it in though the stream already holds a taker.
+        unreadDecision(quota, "quota-2", new Take({ by: "b", limit: 1 }))
+      ], actor)
+      assert.deepStrictEqual(reads, ["quota-1"])
+      assert.deepStrictEqual([guarded.state, unread.state], [1, 1])
+      assert.deepStrictEqual(yield* takers("quota-2"), ["earlier", "b"])
+      // Nothing decided on an unread stream appends nothing there.
+      yield* commands.executeAll([unreadDecision(quota, "quota-3", new RequireRoom({ limit: 1 }))], actor)
+      assert.deepStrictEqual(yield* takers("quota-3"), [])
+    }).pipe(Effect.provide(counted(reads)))
+  })
+
+  it.effect("does not lose a race on an unread stream: a rival's append there is not a conflict", () =>
+    Effect.gen(function*() {
+      const commands = yield* CommandHandler
+      yield* commands.executeAll([unreadDecision(quota, "quota-1", new Take({ by: "a", limit: 1 }))], actor)
+      assert.deepStrictEqual(yield* takers("quota-1"), ["rival", "a"])
+    }).pipe(Effect.provideService(MaxAttempts, 1), Effect.provide(rivalled("quota-1"))))
+
+  it.effect("decides a stream known to be empty without reading it, and still guards it at version 0", () => {
+    const reads: Array<string> = []
+    return Effect.gen(function*() {
+      const commands = yield* CommandHandler
+      const outcome = yield* commands.execute(quota, "quota-1", new Take({ by: "a", limit: 1 }), actor, emptyStream(quota))
+      assert.deepStrictEqual([outcome.state, reads], [1, []])
+      // A stream that is not empty after all refuses the guard, and the decision is made again on what it holds.
+      const error = yield* Effect.flip(commands.execute(quota, "quota-1", new Take({ by: "b", limit: 1 }), actor, emptyStream(quota)))
+      assert.deepStrictEqual([error, reads], [new QuotaFull({ limit: 1 }), ["quota-1"]])
+      assert.deepStrictEqual(yield* takers("quota-1"), ["a"])
+    }).pipe(Effect.provide(counted(reads)))
+  })
 })
