@@ -11,6 +11,10 @@ import type { EventMetadata } from "./RecordedEvent.ts"
 export interface PreparedEvent {
   readonly eventId: string
   readonly type: string
+  /**
+   * What a reader will read back: the caller's own value when it is plain JSON (its text parses back to an equal
+   * value), else that text parsed.
+   */
   readonly data: unknown
   readonly metadata: EventMetadata
   /** `data` as JSON text, serialised once here so every adapter rejects the same values. */
@@ -32,6 +36,36 @@ const toJson = (value: unknown): string | undefined => {
     return JSON.stringify(value)
   } catch {
     return undefined
+  }
+}
+
+/**
+ * True when JSON text of `value` parses back to a value deeply equal to it: null, booleans, strings, finite numbers
+ * other than -0, and arrays without holes and objects of plain prototype made of those, with no symbol keys.
+ * Anything else (undefined members, dates, class instances, toJSON) changes in the round trip. Accessor properties
+ * are read as data: a getter that answers differently each time is not event data.
+ */
+export const isPlainJson = (value: unknown): boolean => {
+  if (value === null) return true
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return true
+    case "number":
+      return Number.isFinite(value) && !Object.is(value, -0)
+    case "object": {
+      if (Array.isArray(value)) {
+        if (Object.getPrototypeOf(value) !== Array.prototype) return false
+        for (let i = 0; i < value.length; i++) if (!(i in value) || !isPlainJson(value[i])) return false
+        return Object.keys(value).length === value.length
+      }
+      const prototype = Object.getPrototypeOf(value)
+      if (prototype !== Object.prototype && prototype !== null) return false
+      for (const key in value) if (!isPlainJson((value as Record<string, unknown>)[key])) return false
+      return Object.getOwnPropertySymbols(value).length === 0
+    }
+    default:
+      return false
   }
 }
 
@@ -66,7 +100,7 @@ export const prepareUnsafe = (appends: ReadonlyArray<StreamAppend>): ReadonlyArr
       if (dataJson === undefined) return invalid(`event ${eventId} data is not JSON`)
       const metadata = event.metadata ?? {}
       seenIds.add(eventId)
-      events.push({ eventId, type: event.type, data: JSON.parse(dataJson), metadata, dataJson, metadataJson: metadata === event.metadata ? JSON.stringify(metadata) : "{}" })
+      events.push({ eventId, type: event.type, data: isPlainJson(event.data) ? event.data : JSON.parse(dataJson), metadata, dataJson, metadataJson: metadata === event.metadata ? JSON.stringify(metadata) : "{}" })
     }
     prepared.push({ stream: append.stream, expected: append.expected, events })
   }

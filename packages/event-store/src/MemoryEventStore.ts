@@ -80,10 +80,11 @@ export const make = (options: Options = {}) =>
         let position = globalPosition
         const recordedAt = now()
         const written = prepared.flatMap(({ stream, events }) =>
-          events.map(({ eventId, type, data, metadata }, index): RecordedEvent => ({
+          events.map(({ eventId, type, dataJson, metadata }, index): RecordedEvent => ({
             eventId,
             type,
-            data,
+            // A copy, as a database would keep: the caller's value may be held by the answer only.
+            data: JSON.parse(dataJson),
             metadata,
             stream,
             version: versionOf(stream) + index + 1,
