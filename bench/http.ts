@@ -5,7 +5,10 @@
  * EIP-712 signer with viem, insert). Load comes from autocannon on loopback, in its own process. Each endpoint runs
  * paired (Paired.ts): rounds of one block per server, the order rotating, printing the median and min–max of the
  * per-round ratios. PGlite in a temporary directory by default; a fresh database on the server when DATABASE_URL is
- * set. BENCH_ROUNDS (10) rounds; blocks of BENCH_GET_BLOCK (5,000) GETs and BENCH_POST_BLOCK (300) POSTs.
+ * set. BENCH_ROUNDS (10) rounds; blocks of BENCH_GET_BLOCK (5,000) GETs and BENCH_POST_BLOCK (300) POSTs. The table
+ * also gives this process's CPU per request, per side (the load generator is another process).
+ * BENCH_CPU_PROF=<file>: after the rounds, four more blocks of Cairn's GETs run under V8's sampling profiler (in
+ * process), written to that file, then four of the raw server's, to `<file>.raw` (open them in Chrome's DevTools).
  */
 import { ApiKeys, Files, Workspaces } from "@cairn/application"
 import { JoseTokenSigner, VerifiedTokens } from "@cairn/auth"
@@ -18,7 +21,8 @@ import { NodeHttpServer, NodeServices } from "@effect/platform-node"
 import { ConfigProvider, Effect, Layer, Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import * as jose from "jose"
-import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { Session } from "node:inspector/promises"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -119,12 +123,22 @@ const program = Effect.gen(function*() {
   const generator = yield* loadGenerator
   const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" }
   const p99s: Record<string, Array<number>> = {}
-  /** One block of `spec` as a paired block, keeping its p99 latency for the table. */
+  // This process's CPU per request over each block (user + system, process.cpuUsage): both servers run here, one
+  // block at a time, and the load generator runs in its own process, so it is the serving side's CPU alone (with
+  // PostgreSQL; PGlite's queries run in this process too). A ratio of rates swings with the machine's load; this
+  // does much less.
+  const cpuMicros: Record<string, Array<number>> = {}
+  /** One block of `spec` as a paired block, keeping its p99 latency and CPU per request for the table. */
   const block = (title: string, spec: LoadSpec) =>
-    Effect.promise(() => generator.run(title, spec)).pipe(Effect.map((result) => {
-      ;(p99s[title] ??= []).push(result.p99)
-      return { operations: result.total, milliseconds: result.seconds * 1000 }
-    }))
+    Effect.suspend(() => {
+      const before = process.cpuUsage()
+      return Effect.promise(() => generator.run(title, spec)).pipe(Effect.map((result) => {
+        const used = process.cpuUsage(before)
+        ;(p99s[title] ??= []).push(result.p99)
+        ;(cpuMicros[title] ??= []).push((used.user + used.system) / result.total)
+        return { operations: result.total, milliseconds: result.seconds * 1000 }
+      }))
+    })
   const posting = (port: number, set: ReadonlyArray<{ cid: string; body: string }>): LoadSpec => ({
     url: `http://127.0.0.1:${port}`,
     method: "POST",
@@ -167,6 +181,20 @@ const program = Effect.gen(function*() {
     measured: () => block("Cairn GET", getting(cairnPort, cairnSigned)),
     baselines: { raw: () => block("raw GET", getting(rawPort, rawSigned)) }
   })
+  const profileFile = process.env["BENCH_CPU_PROF"]
+  if (profileFile) {
+    const session = new Session()
+    session.connect()
+    yield* Effect.promise(() => session.post("Profiler.setSamplingInterval", { interval: 100 }))
+    yield* Effect.promise(() => session.post("Profiler.enable"))
+    for (const [file, port, set] of [[profileFile, cairnPort, cairnSigned], [`${profileFile}.raw`, rawPort, rawSigned]] as const) {
+      yield* Effect.promise(() => session.post("Profiler.start"))
+      for (let i = 0; i < 4; i++) yield* block("profiled", getting(port, set))
+      const { profile } = yield* Effect.promise(() => session.post("Profiler.stop"))
+      writeFileSync(file, JSON.stringify(profile))
+    }
+    session.disconnect()
+  }
   raw.close()
 
   const median = (values: ReadonlyArray<number> = []) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
@@ -177,11 +205,14 @@ const program = Effect.gen(function*() {
     "ratio (median, min–max)": Paired.show(paired.ratios.raw),
     "cairn p99 ms": median(p99s[`Cairn ${method}`]),
     "raw p99 ms": median(p99s[`raw ${method}`]),
+    "cairn CPU µs/req": Math.round(median(cpuMicros[`Cairn ${method}`]) ?? 0),
+    "raw CPU µs/req": Math.round(median(cpuMicros[`raw ${method}`]) ?? 0),
     target: `>= ${target}x`,
     met: paired.ratios.raw.median >= target ? "yes" : "NO"
   })
   console.log(`\nbench:http on ${url === undefined ? "embedded PGlite" : "PostgreSQL"}, Node ${process.version}, 10 connections, ` +
     `${rounds} paired rounds of ${getBlock} GETs / ${postBlock} POSTs per server\n`)
+  console.log(`load average ${readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ")} at the end; CPU per request is the median over the blocks\n`)
   console.table([
     row("GET /v3/files/public/signature/{cid}", "GET", get, 0.85),
     row("POST /v3/files/public/signature/{cid} (new signatures)", "POST", post, 0.9)

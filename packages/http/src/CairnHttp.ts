@@ -20,10 +20,8 @@ import * as DocsRoutes from "./DocsRoutes.ts"
 import * as GatewayRoutes from "./GatewayRoutes.ts"
 import * as HealthRoutes from "./HealthRoutes.ts"
 import * as MetricsRoutes from "./MetricsRoutes.ts"
-import * as RejectNul from "./RejectNul.ts"
-import * as RequestObservability from "./RequestObservability.ts"
+import * as RequestEdge from "./RequestEdge.ts"
 import * as RouteCatalog from "./RouteCatalog.ts"
-import * as RouteFallback from "./RouteFallback.ts"
 import * as TlsAskRoutes from "./TlsAskRoutes.ts"
 import * as Tracing from "./Tracing.ts"
 import * as AuthRoutes from "./v3/AuthRoutes.ts"
@@ -43,7 +41,8 @@ export type Requirements =
   | Domains
 
 export const routes: Layer.Layer<never, Config.ConfigError, Requirements> = Layer.mergeAll(
-  RejectNul.layer,
+  // Before any route is matched, and around every route: request ids, metrics, NUL refusal, 404 and 405.
+  RequestEdge.layer,
   HealthRoutes.layer,
   MetricsRoutes.layer,
   AuthRoutes.layer,
@@ -55,16 +54,14 @@ export const routes: Layer.Layer<never, Config.ConfigError, Requirements> = Laye
   V0Routes.layer,
   DocsRoutes.layer
 ).pipe(
-  Layer.provide(RouteFallback.layer), // 404 Not found and 405 with Allow, from the catalog's routes
-  // One record of every route registered: /openapi.json describes exactly the documented ones.
-  Layer.provide(RouteCatalog.layer),
-  // Built first, so it is the outermost middleware: every response, even one refused before routing, has its id.
-  Layer.provideMerge(RequestObservability.layer)
+  // One record of every route registered: /openapi.json describes exactly the documented ones, the fallback
+  // answers from all of them.
+  Layer.provide(RouteCatalog.layer)
 )
 
 /**
  * How Cairn serves its routes: the access log (`ACCESS_LOG=true`), request ids and latency metrics come from
- * RequestObservability, so the platform's logger is off; failures are always logged, with their cause. Tracing
+ * RequestEdge (RequestObservability.ts), so the platform's logger is off; failures are always logged, with their cause. Tracing
  * spans only when an OTLP endpoint is configured (Tracing.ts): otherwise every span would be built per request and
  * dropped (measured: bench:http, docs/performance.md). Servers and benchmarks share this, so what is measured is
  * what runs.

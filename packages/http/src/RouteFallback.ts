@@ -6,7 +6,7 @@
  * takes, the catalog's routes are put in a FindMyWay table built with the router's own config, so both match a URL
  * alike.
  */
-import { Effect, Layer } from "effect"
+import { Effect } from "effect"
 import { FindMyWay, HttpRouter, HttpServerError, type HttpServerRequest, type HttpServerResponse } from "effect/http"
 import { RouteCatalog, type Route } from "./RouteCatalog.ts"
 import { json } from "./Respond.ts"
@@ -48,22 +48,20 @@ export const answer = (request: HttpServerRequest.HttpServerRequest, allowed: Re
     ? json({ error: "Not found" }, 404)
     : json({ error: "Method not allowed" }, 405, { allow: allowed.join(", ") })
 
-/** Needs the catalog the routes are registered in (RouteCatalog.layer). */
-export const layer = Layer.effectDiscard(
-  Effect.gen(function*() {
-    const router = yield* HttpRouter.HttpRouter
-    const catalog = yield* RouteCatalog
-    const config = yield* HttpRouter.RouterConfig
-    // Built at the first request no route takes, when every route layer has registered its routes.
-    let served: Served | undefined
-
-    // Only RouteNotFound is answered here; every other failure passes on unchanged (so its type does too).
-    const fallback = <E>(effect: Effect.Effect<HttpServerResponse.HttpServerResponse, E>) =>
-      Effect.catchIf(effect, (error: E) => isRouteNotFound(error), (error) => {
-        const { request } = error as HttpServerError.HttpServerError
-        served ??= tableOf(catalog.routes, config)
-        return Effect.succeed(answer(request, allowedMethods(served, request.url)))
-      })
-    yield* router.addGlobalMiddleware(fallback)
-  })
-)
+/**
+ * The fallback for the routes of the catalog: wraps the router's handler so RouteNotFound becomes the answer above
+ * (RequestEdge.ts applies it to every request).
+ */
+export const make = Effect.gen(function*() {
+  const catalog = yield* RouteCatalog
+  const config = yield* HttpRouter.RouterConfig
+  // Built at the first request no route takes, when every route layer has registered its routes.
+  let served: Served | undefined
+  // Only RouteNotFound is answered here; every other failure passes on unchanged (so its type does too).
+  return <E, R>(effect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+    Effect.catchIf(effect, (error: E) => isRouteNotFound(error), (error) => {
+      const { request } = error as HttpServerError.HttpServerError
+      served ??= tableOf(catalog.routes, config)
+      return Effect.succeed(answer(request, allowedMethods(served, request.url)))
+    })
+})
