@@ -7,11 +7,13 @@ import * as ExpectedVersion from "../src/ExpectedVersion.ts"
 const roundTrip = (value: unknown) => JSON.parse(JSON.stringify(value))
 
 describe("Append.prepare keeps the caller's data only when JSON gives it back unchanged", () => {
-  it("finds plain JSON values plain, and their JSON text parses back to an equal value", () =>
+  // Whatever JSON.parse makes is plain (a generated JSON value may hold -0, which its text turns into 0).
+  it("finds what JSON.parse makes plain, and its JSON text parses back to an equal value", () =>
     fc.assert(fc.property(fc.jsonValue(), (value) => {
-      assert.isTrue(Append.isPlainJson(value))
-      assert.deepStrictEqual(roundTrip(value), value)
-    })))
+      const parsed = roundTrip(value)
+      assert.isTrue(Append.isPlainJson(parsed))
+      assert.deepStrictEqual(roundTrip(parsed), parsed)
+    }), { numRuns: 2000 }))
 
   it("finds nothing plain whose JSON text parses back to something else", () =>
     fc.assert(fc.property(
