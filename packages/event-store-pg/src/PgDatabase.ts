@@ -6,10 +6,12 @@ import { PGlite } from "@electric-sql/pglite"
 import { PgClient } from "@effect/sql-pg"
 import { Config, Effect, Layer, Option, Redacted } from "effect"
 import type { SqlClient } from "effect/sql"
+import type { Duplex } from "node:stream"
 import * as DataDirLock from "./DataDirLock.ts"
 import * as PgliteArtifacts from "./PgliteArtifacts.ts"
 import * as PgliteTemplate from "./PgliteTemplate.ts"
-import { makePgliteStream } from "./PgliteStream.ts"
+import { makePgliteStream, makeStream } from "./PgliteStream.ts"
+import * as PgliteWorker from "./PgliteWorker.ts"
 
 export type Database =
   | { readonly _tag: "Postgres"; readonly url: Redacted.Redacted<string>; readonly maxConnections?: number }
@@ -20,12 +22,26 @@ export type Database =
     readonly templates?: string | undefined
   }
 
-/** PGlite serves one session, so the pool holds exactly one connection. `undefined` keeps it in memory. */
+const pgliteClient = (stream: () => Duplex) =>
+  PgClient.layer({ stream, username: "postgres", database: "postgres", maxConnections: 1 })
+
+/**
+ * PGlite serves one session, so the pool holds exactly one connection. `undefined` keeps it in memory. A database
+ * a server's entry point started opening in a worker thread (PgliteWorker.ts) is used as it is, its lock held.
+ */
 export const layerPglite = (
   dataDir: string | undefined,
   templates?: string
 ): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, unknown> =>
   Layer.unwrap(Effect.gen(function*() {
+    const early = dataDir === undefined ? undefined : PgliteWorker.claim(dataDir)
+    if (early !== undefined) {
+      const backend = yield* Effect.acquireRelease(
+        Effect.tryPromise(early.open),
+        () => Effect.promise(early.close)
+      ).pipe(Effect.onError(() => Effect.promise(early.close)))
+      return pgliteClient(makeStream(backend))
+    }
     if (dataDir !== undefined) yield* DataDirLock.acquire(dataDir, `${dataDir}.lock`)
     // Prefetched at the process's start by a server (PgliteArtifacts.ts), else read now.
     const artifacts = yield* Effect.promise(PgliteArtifacts.prefetch)
@@ -36,7 +52,7 @@ export const layerPglite = (
       Effect.tryPromise(() => PGlite.create(dataDir, { ...artifacts })),
       (db) => Effect.promise(() => db.close()).pipe(Effect.ignore)
     )
-    return PgClient.layer({ stream: makePgliteStream(db), username: "postgres", database: "postgres", maxConnections: 1 })
+    return pgliteClient(makePgliteStream(db))
   }))
 
 export const layerPostgres = (url: Redacted.Redacted<string>, maxConnections = 10) =>

@@ -9,22 +9,36 @@
 import type { PGlite } from "@electric-sql/pglite"
 import { Duplex } from "node:stream"
 
+/** Where the messages go: PGlite in this thread, or in a worker thread (PgliteWorker.ts). */
+export interface Backend {
+  /** Runs complete messages, one call at a time; `onData` gets the answers' bytes. */
+  readonly run: (messages: Uint8Array, onData: (chunk: Uint8Array) => void) => Promise<void>
+  /** Rolls back a transaction left open. */
+  readonly rollbackOpenTransaction: () => Promise<void>
+}
+
+/** PGlite in this thread. */
+export const inProcess = (db: PGlite): Backend => ({
+  run: (messages, onData) => db.runExclusive(() => db.execProtocolRawStream(messages, { onRawData: onData })),
+  rollbackOpenTransaction: async () => {
+    if (!db.closed && db.isInTransaction()) await db.exec("ROLLBACK")
+  }
+})
+
 const SSL_REQUEST = 80877103
 const CANCEL_REQUEST = 80877102
 const TERMINATE = 0x58 // 'X'
 
-export const makePgliteStream = (db: PGlite) => (): Duplex => {
+export const makePgliteStream = (db: PGlite) => makeStream(inProcess(db))
+
+export const makeStream = (backend: Backend) => (): Duplex => {
   let buffered: Buffer = Buffer.alloc(0)
   let started = false
   let queue: Promise<void> = Promise.resolve()
   const run = (messages: Uint8Array) =>
-    db.runExclusive(() =>
-      db.execProtocolRawStream(messages, {
-        onRawData: (chunk) => {
-          duplex.push(Buffer.from(chunk))
-        }
-      })
-    )
+    backend.run(messages, (chunk) => {
+      duplex.push(Buffer.from(chunk))
+    })
   /** Hands the first `length` bytes of the buffer (whole messages) to PGlite, after what was handed before. */
   const handOver = (length: number) => {
     // A copy: the buffer is the client's chunk, and PGlite reads it later.
@@ -80,9 +94,7 @@ export const makePgliteStream = (db: PGlite) => (): Duplex => {
     destroy(error, callback) {
       // PGlite has one session: never leave a half-open transaction on it for the next connection.
       queue
-        .then(async () => {
-          if (!db.closed && db.isInTransaction()) await db.exec("ROLLBACK")
-        })
+        .then(backend.rollbackOpenTransaction)
         .catch(() => {})
         .finally(() => callback(error))
     }

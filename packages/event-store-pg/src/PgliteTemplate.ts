@@ -7,7 +7,7 @@
  * only ever what initdb made: Cairn's tables are created by the migrations, as on any start.
  * Any failure here (a cache that cannot be written, say) leaves the directory to PGlite's own initdb.
  */
-import { PGlite, type PGliteOptions } from "@electric-sql/pglite"
+import type { PGliteOptions } from "@electric-sql/pglite"
 import * as Fs from "node:fs/promises"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -58,6 +58,8 @@ export const initialise = async (dataDir: string, templates: string, options: PG
       await Fs.cp(template, copy, { recursive: true })
     } else {
       // The first on this machine: initdb here, then the template is a copy of it, made before it is ever opened.
+      // Loaded here only: the rest of this module is read before PGlite is needed (PgliteWorker.ts).
+      const { PGlite } = await import("@electric-sql/pglite")
       const db = await PGlite.create(copy, options)
       await db.close()
       await keep(copy, template)

@@ -1,0 +1,56 @@
+import { ExpectedVersion } from "@cairn/event-store"
+import { PgDatabase, PgEventStore } from "@cairn/event-store-pg"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import * as PgliteWorker from "../src/PgliteWorker.ts"
+
+const appendAndRead = (stream: string) =>
+  Effect.gen(function*() {
+    const store = yield* PgEventStore.make()
+    yield* store.append([{ stream, expected: ExpectedVersion.Any, events: [{ type: "Opened", data: { n: 1 } }] }])
+    return (yield* store.readStream(stream)).map((event) => event.type)
+  })
+
+describe("PgliteWorker", () => {
+  it("opens the database in a worker thread that the layer then uses, and closes it and its lock with the layer", async () => {
+    const root = mkdtempSync(join(tmpdir(), "cairn-pglite-worker-"))
+    try {
+      const dataDir = join(root, "pg")
+      PgliteWorker.openEarly({ dataDir, templates: undefined })
+      assert.isTrue(existsSync(`${dataDir}.lock`), "the lock is taken before the worker opens anything")
+      const run = (stream: string) =>
+        Effect.runPromise(appendAndRead(stream).pipe(Effect.provide(PgDatabase.layerPglite(dataDir)), Effect.scoped))
+      assert.deepStrictEqual(await run("s-1"), ["Opened"])
+      assert.isFalse(existsSync(`${dataDir}.lock`), "closed with the layer's scope")
+      assert.isUndefined(PgliteWorker.claim(dataDir), "claimed once")
+      // The same directory opened again on the main thread: what the worker wrote is there.
+      const types = await Effect.runPromise(
+        Effect.gen(function*() {
+          const store = yield* PgEventStore.make()
+          return (yield* store.readStream("s-1")).map((event) => event.type)
+        }).pipe(Effect.provide(PgDatabase.layerPglite(dataDir)), Effect.scoped)
+      )
+      assert.deepStrictEqual(types, ["Opened"])
+    } finally {
+      rmSync(root, { recursive: true, force: true })
+    }
+  }, 120_000)
+
+  it("starts nothing on a directory whose lock another live process holds", () => {
+    const root = mkdtempSync(join(tmpdir(), "cairn-pglite-worker-"))
+    try {
+      const dataDir = join(root, "pg")
+      // PID 1 runs, and is not this process.
+      const held = JSON.stringify({ pid: 1 }) + "\n"
+      writeFileSync(`${dataDir}.lock`, held)
+      PgliteWorker.openEarly({ dataDir, templates: undefined })
+      assert.isUndefined(PgliteWorker.claim(dataDir))
+      assert.strictEqual(readFileSync(`${dataDir}.lock`, "utf8"), held)
+    } finally {
+      rmSync(root, { recursive: true, force: true })
+    }
+  })
+})
