@@ -15,12 +15,14 @@
  *             baselines: node:http, and `SELECT 1` through the same driver (@effect/sql-pg) before answering 200
  *
  * Each case prints min / median / max of the times, and of the per-round ratios server time / baseline time (lower
- * is better). `BENCH_STARTS` rounds (5), `BENCH_CASES` (warm,fresh,first,postgres: those to run).
+ * is better), and the CPU time each process had used when it answered, all threads and its main thread alone (user +
+ * system, from /proc: a loaded machine stretches the times far more than these; the main thread's is the start's
+ * critical path when the database opens in a worker). `BENCH_STARTS` rounds (5), `BENCH_CASES` (warm,fresh,first,postgres: those to run).
  */
 import { freePort } from "@cairn/server-node/testing"
 import { type ChildProcess, spawn } from "node:child_process"
 import { once } from "node:events"
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -68,8 +70,31 @@ const server = (dataDir: string, env: Record<string, string | undefined> = {}): 
   env: { DATA_DIR: dataDir, DATABASE_URL: undefined, ...env }
 })
 
-/** Milliseconds from spawning `start` to its first 200 on /readyz; the process is stopped (SIGTERM) after. */
-const timeToReady = async (start: Start): Promise<number> => {
+/**
+ * CPU milliseconds (user + system) a process has used, or only its main thread (`/proc/<pid>/task/<pid>`: the
+ * worker and V8's background threads left out), from /proc; NaN where there is none (not Linux).
+ */
+const cpuMs = (pid: number | undefined, mainThread = false): number => {
+  try {
+    const stat = readFileSync(mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, "utf8")
+    // The fields after the command's closing parenthesis: utime and stime are the 12th and 13th, in ticks of 10 ms.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    return (Number(fields[11]) + Number(fields[12])) * 10
+  } catch {
+    return NaN
+  }
+}
+
+interface Ready {
+  /** Milliseconds from spawning to the first 200 on /readyz. */
+  readonly ms: number
+  /** The CPU milliseconds the process had used by then, and its main thread. */
+  readonly cpu: number
+  readonly mainThreadCpu: number
+}
+
+/** Starts `start` and times it to its first 200 on /readyz; the process is stopped (SIGTERM) after. */
+const timeToReady = async (start: Start): Promise<Ready> => {
   const port = await freePort()
   const env: Record<string, string | undefined> = { ...process.env, ...start.env, PORT: String(port), HOST: "127.0.0.1" }
   for (const key of Object.keys(env)) if (env[key] === undefined) delete env[key]
@@ -86,7 +111,7 @@ const timeToReady = async (start: Start): Promise<number> => {
         (response) => response.status,
         () => 0
       )
-      if (status === 200) return performance.now() - started
+      if (status === 200) return { ms: performance.now() - started, cpu: cpuMs(child.pid), mainThreadCpu: cpuMs(child.pid, true) }
       if (performance.now() - started > 120_000) throw new Error(`not ready after 120 s:\n${output}`)
       await new Promise((resolve) => setTimeout(resolve, 5))
     }
@@ -102,6 +127,8 @@ const timeToReady = async (start: Start): Promise<number> => {
  */
 const measure = async <B extends string>(name: string, prepare: () => { server: Start; baselines: Record<B, Start> }) => {
   const times: Record<string, Array<number>> = {}
+  const cpu: Record<string, Array<number>> = {}
+  const mainThreadCpu: Record<string, Array<number>> = {}
   const ratios: Record<string, Array<number>> = {}
   for (let round = 0; round < rounds; round++) {
     const { server, baselines } = prepare()
@@ -109,8 +136,11 @@ const measure = async <B extends string>(name: string, prepare: () => { server: 
     const round_: Record<string, number> = {}
     for (let k = 0; k < sides.length; k++) {
       const [side, start] = sides[(round + k) % sides.length]!
-      round_[side] = await timeToReady(start)
-      ;(times[side] ??= []).push(round_[side])
+      const ready = await timeToReady(start)
+      round_[side] = ready.ms
+      ;(times[side] ??= []).push(ready.ms)
+      ;(cpu[side] ??= []).push(ready.cpu)
+      ;(mainThreadCpu[side] ??= []).push(ready.mainThreadCpu)
     }
     for (const side of Object.keys(baselines)) (ratios[side] ??= []).push(round_["server"]! / round_[side]!)
   }
@@ -119,12 +149,23 @@ const measure = async <B extends string>(name: string, prepare: () => { server: 
     return `${s.median.toFixed(0)} ms (${s.min.toFixed(0)}–${s.max.toFixed(0)})`
   }
   console.log(`\n${name}: time to the first 200 on /readyz, median (min–max) of ${rounds}`)
-  for (const [side, values] of Object.entries(times)) console.log(`  ${side.padEnd(22)} ${ms(values)}`)
+  for (const [side, values] of Object.entries(times)) {
+    console.log(`  ${side.padEnd(22)} ${ms(values)}, CPU ${ms(cpu[side]!)}, main thread ${ms(mainThreadCpu[side]!)}`)
+  }
   for (const [side, values] of Object.entries(ratios)) {
     console.log(`  server / ${side.padEnd(13)} ${Paired.show(Paired.spread(values))}`)
   }
 }
 
+const loadAverage = () => {
+  try {
+    return readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ")
+  } catch {
+    return "unknown"
+  }
+}
+
+console.log(`load average at the start: ${loadAverage()}`)
 try {
   if (cases.includes("warm")) {
     const dataDir = newDir()
@@ -157,6 +198,7 @@ try {
       }))
     }
   }
+  console.log(`\nload average at the end: ${loadAverage()}`)
 } finally {
   rmSync(scratch, { recursive: true, force: true })
 }
