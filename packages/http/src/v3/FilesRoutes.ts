@@ -7,7 +7,7 @@
 import { ApiKeys, Files, type FolderUpload, type ListQuery, type Principal } from "@cairn/application"
 import { ContentStoreUnavailable, LeafWriter, readStaged, readStagedStart, stagedContent, type StagedLeaves } from "@cairn/content-store"
 import { Cid, File, Network, ValidationFailed } from "@cairn/domain"
-import { ByteSize, Config, Effect, FileSystem, Path, Schema, Stream } from "effect"
+import { ByteSize, Config, Effect, FileSystem, Option, Path, Schema, Stream } from "effect"
 import { HttpIncomingMessage, HttpRouter, type HttpServerRequest, Multipart } from "effect/http"
 import { requireScope } from "../Authenticate.ts"
 import * as Body from "../Body.ts"
@@ -62,6 +62,22 @@ type Part = {
 
 /** Whether the parts are a folder: several files, or one whose filename is a path. */
 const isFolder = (parts: ReadonlyArray<Part>) => parts.length > 1 || parts[0]!.name.includes("/")
+
+/**
+ * Removes what a crash left in the staging directory: uploads' directories untouched for an hour (a live upload
+ * writes a leaf every few milliseconds; the directory may be shared with other servers' tests, so nothing newer goes).
+ */
+const sweepStaging = (fs: FileSystem.FileSystem, stagingRoot: string) =>
+  Effect.gen(function*() {
+    if (!(yield* fs.exists(stagingRoot))) return
+    const stale = Date.now() - 60 * 60 * 1000
+    for (const name of yield* fs.readDirectory(stagingRoot)) {
+      const entry = `${stagingRoot}/${name}`
+      const info = yield* fs.stat(entry)
+      const modified = Option.match(info.mtime, { onNone: () => 0, onSome: (date) => date.getTime() })
+      if (modified < stale) yield* fs.remove(entry, { recursive: true, force: true })
+    }
+  }).pipe(Effect.ignore)
 
 const decodeNetwork = (params: Readonly<Record<string, string | undefined>>) =>
   Schema.decodeUnknownEffect(Network)(params["network"])
@@ -127,9 +143,9 @@ export const layer = HttpRouter.use((router) =>
     const path = yield* Path.Path
     const dataDir = yield* Config.String("DATA_DIR").pipe(Config.withDefault("./data"))
     const resumable = yield* ResumableUploads.make({ directory: path.join(dataDir, "uploads"), files, fs })
-    // Beside the blockstores (same filesystem: staged leaves are renamed into them). What a crash left is dropped.
+    // Beside the blockstores (same filesystem: staged leaves are renamed into them).
     const stagingRoot = path.join(dataDir, "staging")
-    yield* fs.remove(stagingRoot, { recursive: true, force: true }).pipe(Effect.ignore)
+    yield* sweepStaging(fs, stagingRoot)
 
     /**
      * The form's string fields and its `file` parts. Each file, and the whole body, is capped while it streams in
