@@ -7,7 +7,7 @@
 import { ApiKeys, Files, type FolderUpload, type ListQuery, type Principal } from "@cairn/application"
 import { ContentStoreUnavailable, LeafWriter, readStaged, readStagedStart, stagedContent, type StagedLeaves } from "@cairn/content-store"
 import { Cid, File, Network, ValidationFailed } from "@cairn/domain"
-import { ByteSize, Config, Effect, FileSystem, Option, Path, Schema, Stream } from "effect"
+import { ByteSize, Config, Effect, FileSystem, Option, Path, Schema, type Scope, Stream } from "effect"
 import { HttpIncomingMessage, HttpRouter, type HttpServerRequest, Multipart } from "effect/http"
 import { requireScope } from "../Authenticate.ts"
 import * as Body from "../Body.ts"
@@ -196,23 +196,31 @@ export const layer = HttpRouter.use((router) =>
         const chunks: Array<Uint8Array> = []
         let size = 0
         let writer: LeafWriter | undefined
-        yield* Stream.runForEachArray(part.content, (pieces) =>
-          Effect.gen(function*() {
-            for (const piece of pieces) {
+        /** Moves the pieces held in memory into a new leaf writer: this part has passed the in-memory limit. */
+        const openWriter = Effect.gen(function*() {
+          const opened = yield* leafWriter
+          writer = opened
+          memory.held -= size
+          for (const held of chunks.splice(0)) yield* written(opened.write(held))
+        })
+        // Most steps end without an effect: one is made only to open the writer or to wait for a leaf's write.
+        const take = (pieces: ReadonlyArray<Uint8Array>, from: number): Effect.Effect<void, ContentStoreUnavailable, Scope.Scope> => {
+          for (let i = from; i < pieces.length; i++) {
+            const piece = pieces[i]!
+            if (writer === undefined) {
+              if (memory.held + piece.byteLength > inMemoryBytes) return Effect.flatMap(openWriter, () => take(pieces, i))
+              chunks.push(piece)
+              memory.held += piece.byteLength
               size += piece.byteLength
-              if (writer === undefined && memory.held + piece.byteLength <= inMemoryBytes) {
-                chunks.push(piece)
-                memory.held += piece.byteLength
-                continue
-              }
-              if (writer === undefined) {
-                writer = yield* leafWriter
-                memory.held -= size - piece.byteLength
-                for (const held of chunks.splice(0)) yield* written(writer.write(held))
-              }
-              yield* written(writer.write(piece))
+              continue
             }
-          }))
+            size += piece.byteLength
+            const wait = writer.write(piece)
+            if (wait !== undefined) return Effect.flatMap(written(wait), () => take(pieces, i + 1))
+          }
+          return Effect.void
+        }
+        yield* Stream.runForEachArray(part.content, (pieces) => take(pieces, 0))
         const { name, contentType } = part
         if (writer !== undefined) {
           const done = writer
