@@ -128,6 +128,7 @@ const program = Effect.gen(function*() {
   // PostgreSQL; PGlite's queries run in this process too). A ratio of rates swings with the machine's load; this
   // does much less.
   const cpuMicros: Record<string, Array<number>> = {}
+  const systemMicros: Record<string, Array<number>> = {}
   /** One block of `spec` as a paired block, keeping its p99 latency and CPU per request for the table. */
   const block = (title: string, spec: LoadSpec) =>
     Effect.suspend(() => {
@@ -136,6 +137,7 @@ const program = Effect.gen(function*() {
         const used = process.cpuUsage(before)
         ;(p99s[title] ??= []).push(result.p99)
         ;(cpuMicros[title] ??= []).push((used.user + used.system) / result.total)
+        ;(systemMicros[title] ??= []).push(used.system / result.total)
         return { operations: result.total, milliseconds: result.seconds * 1000 }
       }))
     })
@@ -205,8 +207,8 @@ const program = Effect.gen(function*() {
     "ratio (median, min–max)": Paired.show(paired.ratios.raw),
     "cairn p99 ms": median(p99s[`Cairn ${method}`]),
     "raw p99 ms": median(p99s[`raw ${method}`]),
-    "cairn CPU µs/req": Math.round(median(cpuMicros[`Cairn ${method}`]) ?? 0),
-    "raw CPU µs/req": Math.round(median(cpuMicros[`raw ${method}`]) ?? 0),
+    "cairn CPU µs/req (sys)": `${Math.round(median(cpuMicros[`Cairn ${method}`]) ?? 0)} (${Math.round(median(systemMicros[`Cairn ${method}`]) ?? 0)})`,
+    "raw CPU µs/req (sys)": `${Math.round(median(cpuMicros[`raw ${method}`]) ?? 0)} (${Math.round(median(systemMicros[`raw ${method}`]) ?? 0)})`,
     target: `>= ${target}x`,
     met: paired.ratios.raw.median >= target ? "yes" : "NO"
   })
