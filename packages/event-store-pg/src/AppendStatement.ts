@@ -66,6 +66,23 @@ const manyEvents = `WITH written AS (
         ELSE array_agg(global_position ORDER BY version) END AS positions
     FROM written HAVING count(*) > 0`
 
+// A new stream's first event needs no version probe: version 1 can only be inserted when the stream has no events,
+// and the primary key refuses it otherwise. Only for a statement that commits by itself: the refusal is an error,
+// which would abort a caller's transaction where the guarded statement would only return no row.
+const newStream = `INSERT INTO cairn_events (stream_id, version, event_id, type, data, metadata)
+  VALUES ($1, 1, $2::uuid, $3, $4::jsonb, $5::jsonb)
+  RETURNING version, global_position, transaction_id::text::int8 AS transaction_id, recorded_at, NULL::int8[] AS positions`
+
+/**
+ * A lone append that commits by itself: a single event to a stream expected not to exist is inserted as version 1
+ * outright (a stream that exists fails it on the primary key, `VERSION_CONSTRAINT`); anything else is `writeStream`.
+ */
+export const writeStreamAlone = (sql: SqlClient.SqlClient, append: Append.PreparedStream) => {
+  if (append.expected._tag !== "NoStream" || append.events.length !== 1) return writeStream(sql, append)
+  const event = append.events[0]!
+  return sql.unsafe<WrittenStream>(newStream, [append.stream, event.eventId, event.type, event.dataJson, event.metadataJson])
+}
+
 /** One stream's events after its current version, as one row, or no row when the guard refuses. */
 export const writeStream = (sql: SqlClient.SqlClient, { stream, expected, events }: Append.PreparedStream) => {
   const [low, high] = acceptedRange(expected)

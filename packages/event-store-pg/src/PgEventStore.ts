@@ -139,7 +139,7 @@ export const make = (options: Options = {}) =>
      * and no projection step (profiled: the layers around one statement cost more CPU than the statement).
      */
     const writeLone = (append: Append.PreparedStream): Effect.Effect<ReadonlyArray<Batched>> =>
-      Effect.match(AppendStatement.writeStream(sql, append), {
+      Effect.match(AppendStatement.writeStreamAlone(sql, append), {
         onSuccess: ([row]): ReadonlyArray<Batched> =>
           row === undefined ? [{ _tag: "Refused" }] : [{ _tag: "Written", written: writtenOf(append, row) }],
         onFailure: (error): ReadonlyArray<Batched> => [{ _tag: "Failed", error, alone: true }]
@@ -238,7 +238,10 @@ export const make = (options: Options = {}) =>
         case "Refused":
           return classify(prepared, error.stream)
         case "SqlError":
-          return isClash(error) ? classify(prepared, undefined) : Effect.fail(unavailable("append")(error))
+          // A version taken is refused like a guard (a lone new stream's first event has none but the key).
+          return isClash(error)
+            ? classify(prepared, prepared.length === 1 && pgFields(error).constraint === Schema.VERSION_CONSTRAINT ? prepared[0]!.stream : undefined)
+            : Effect.fail(unavailable("append")(error))
         default:
           return Effect.fail(error)
       }

@@ -107,6 +107,21 @@ describe("PgEventStore append answers", () =>
         yield* checkBatched(3)
       }))
 
+    // A lone new stream's first event is inserted as version 1 without a version probe; the key refuses a second.
+    it.effect("acknowledge a retried first event of a new stream, and refuse it on a stream that exists", () =>
+      Effect.gen(function*() {
+        const store = yield* EventStore
+        const stream = freshStream("answer")
+        const event = { eventId: crypto.randomUUID(), type: "Created", data: { n: 1 } }
+        const first = yield* store.append([{ stream, expected: ExpectedVersion.NoStream, events: [event] }])
+        const retry = yield* store.append([{ stream, expected: ExpectedVersion.NoStream, events: [event] }])
+        assert.isTrue(retry.duplicate)
+        assert.deepStrictEqual(retry.events, first.events)
+        const other = yield* Effect.flip(store.append([{ stream, expected: ExpectedVersion.NoStream, events: [{ type: "Created", data: {} }] }]))
+        assert.deepInclude(other, { _tag: "WrongExpectedVersion", stream, expected: "no-stream", actual: 1 })
+        assert.strictEqual((yield* store.readStream(stream)).length, 1)
+      }))
+
     it.effect("hold each event's own position when the positions are not consecutive", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
