@@ -7,7 +7,7 @@
  * - On the embedded database, PGlite's WebAssembly module and file-system bundle, read and compiled on the other
  *   core while the modules load. With `PGLITE_WORKER=on` the whole database opens in a worker thread instead
  *   (PgliteWorker.ts): ~0.35 s less on the start's critical path, but each statement then crosses threads, which
- *   doubles the wall time of a lone statement (docs/performance.md, bench:startup), so it is not the default.
+ *   makes a lone statement 2–4 times slower in wall time (docs/performance.md, bench:startup), so it is not the default.
  * Static imports would all be loaded before any of this runs, hence the dynamic imports.
  */
 import * as Module from "node:module"

@@ -5,7 +5,7 @@
  * `PgDatabase.layerPglite`
  * then `claim`s it for its data directory and speaks to it through the same wire bridge (PgliteStream.ts), each
  * write's messages posted to the worker and its answer posted back. PGlite's statements run there too, off the main
- * thread, at the price of two thread hops per statement (about +100 µs of wall time each: docs/performance.md).
+ * thread, at the price of two thread hops per statement (+100–200 µs of wall time each: docs/performance.md).
  * The database's lock (`<dir>.lock`, DataDirLock.ts) is taken here, before the worker opens anything; when another
  * process holds it nothing is started, and the layer reports it as it always has. Nothing here imports Effect or
  * PGlite, so calling it costs the entry point nothing. The worker never keeps the process alive by itself: it is
