@@ -3,10 +3,11 @@
  * signals), served by Node's HTTP server. What is Node's own: requests for agents' apps' domains are proxied to the
  * apps before Cairn's own handler sees them (AppRouting, docs/operations.md "Routing agents' apps"); on one of
  * several nodes, requests for agents another node runs are forwarded there first (NodeForwarding, docs/operations.md
- * "Several nodes"); a refused upload's connection closes lingering (LingeringClose).
+ * "Several nodes"); a refused upload's connection closes lingering (LingeringClose); a request that arrives while the routes are
+ * still being built waits for them (EarlyRequests).
  */
 import { CairnHttp } from "@cairn/http"
-import { AppRouting, CairnServer, LingeringClose, NodeForwarding } from "@cairn/runtime"
+import { AppRouting, CairnServer, EarlyRequests, LingeringClose, NodeForwarding } from "@cairn/runtime"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Effect, Layer } from "effect"
 import { createServer } from "node:http"
@@ -21,6 +22,8 @@ const HttpServerLive = Layer.unwrap(Effect.gen(function*() {
   yield* AppRouting.attach(server)
   // Outermost: a request for an agent another node runs goes there before anything here sees it.
   yield* NodeForwarding.attach(server)
+  // The adapter listens before the routes are built: what arrives meanwhile waits for them, through all of the above.
+  EarlyRequests.attach(server)
   return NodeHttpServer.layer(() => server, { port, host: hostname })
 }))
 
