@@ -59,35 +59,26 @@ const rivalled = (stream: string, races = 1) => {
   return CommandHandler.layer.pipe(Layer.provideMerge(store))
 }
 
-/** A fresh store that counts the streams the handler reads. */
-const counted = (reads: Array<string>) => {
+/** A fresh store that runs `after` once each stream read by the handler has been read. */
+const afterReads = (after: (stream: string) => Effect.Effect<void>) => {
   const store = Layer.effect(
     EventStore,
     Effect.gen(function*() {
       const memory = yield* EventStore
       return {
         ...memory,
-        readStream: (stream, options) => Effect.tap(memory.readStream(stream, options), () => Effect.sync(() => reads.push(stream)))
+        readStream: (stream, options) => Effect.tap(memory.readStream(stream, options), () => after(stream))
       } satisfies EventStore["Service"]
     })
   ).pipe(Layer.provide(MemoryEventStore.layer()))
   return CommandHandler.layer.pipe(Layer.provideMerge(store))
 }
 
+/** A fresh store that counts the streams the handler reads. */
+const counted = (reads: Array<string>) => afterReads((stream) => Effect.sync(() => reads.push(stream)))
+
 /** A fresh store whose reads let other fibers run, so concurrent commands all read before any of them appends. */
-const interleaved = () => {
-  const store = Layer.effect(
-    EventStore,
-    Effect.gen(function*() {
-      const memory = yield* EventStore
-      return {
-        ...memory,
-        readStream: (stream, options) => Effect.tap(memory.readStream(stream, options), () => Effect.yieldNow)
-      } satisfies EventStore["Service"]
-    })
-  ).pipe(Layer.provide(MemoryEventStore.layer()))
-  return CommandHandler.layer.pipe(Layer.provideMerge(store))
-}
+const interleaved = () => afterReads(() => Effect.yieldNow)
 
 const takers = (stream: string) =>
   EventStore.use((store) => store.readStream(stream)).pipe(
