@@ -73,10 +73,11 @@ export class LeafWriter {
 
   /**
    * Takes the next piece (copied: the caller may reuse it). When a leaf is complete and the one before it is still
-   * being written, returns that write: wait for it before the next piece.
+   * being written, returns that write: wait for it before the next piece. After a failed write (a full disk), every
+   * call returns that failure, as a rejected promise the caller already waits on, never as a throw.
    */
   write(piece: Uint8Array): Promise<void> | undefined {
-    if (this.#failure !== undefined) throw this.#failure.cause
+    if (this.#failure !== undefined) return Promise.reject(this.#failure.cause)
     this.#size += piece.byteLength
     let wait: Promise<void> | undefined
     for (let at = 0; at < piece.byteLength;) {
