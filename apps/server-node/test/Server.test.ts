@@ -47,7 +47,7 @@ describe("the Node server", () => {
     assert.strictEqual(await again.exited, 0)
   })
 
-  it("sweeps resumable uploads abandoned for over a day when it starts, and keeps recent ones", async () => {
+  it("sweeps resumable uploads abandoned for over a day and staged uploads left for over an hour when it starts, and keeps recent ones", async () => {
     const { mkdirSync, utimesSync, writeFileSync } = await import("node:fs")
     const uploads = join(dataDir, "uploads")
     mkdirSync(uploads, { recursive: true })
@@ -59,12 +59,22 @@ describe("the Node server", () => {
     }
     const twoDaysAgo = new Date(Date.now() - 2 * 24 * 3600 * 1000)
     for (const ext of ["data", "json"]) utimesSync(join(uploads, `${stale}.${ext}`), twoDaysAgo, twoDaysAgo)
+    // A staged upload's folder a crash left over an hour ago goes too, with its leaves; a recent one stays.
+    const staging = join(dataDir, "staging")
+    for (const folder of ["crashed", "recent"]) {
+      mkdirSync(join(staging, folder), { recursive: true })
+      writeFileSync(join(staging, folder, "0"), "leaf")
+    }
+    const twoHoursAgo = new Date(Date.now() - 2 * 3600 * 1000)
+    utimesSync(join(staging, "crashed"), twoHoursAgo, twoHoursAgo)
     const server = await startServer({ DATA_DIR: dataDir })
     try {
       await waitUntilServing(server)
       assert.isFalse(existsSync(join(uploads, `${stale}.data`)))
       assert.isFalse(existsSync(join(uploads, `${stale}.json`)))
       assert.isTrue(existsSync(join(uploads, `${fresh}.data`)))
+      assert.isFalse(existsSync(join(staging, "crashed")))
+      assert.isTrue(existsSync(join(staging, "recent", "0")))
     } finally {
       server.child.kill("SIGTERM")
     }

@@ -7,7 +7,7 @@
 import { ApiKeys, Files, type FolderUpload, type ListQuery, type Principal } from "@cairn/application"
 import { ContentStoreUnavailable, LeafWriter, readStaged, readStagedStart, stagedContent, type StagedLeaves } from "@cairn/content-store"
 import { Cid, File, Network, ValidationFailed } from "@cairn/domain"
-import { ByteSize, Config, Effect, FileSystem, Option, Path, Schema, type Scope, Stream } from "effect"
+import { ByteSize, Config, Effect, FileSystem, Path, Schema, type Scope, Stream } from "effect"
 import { HttpIncomingMessage, HttpRouter, type HttpServerRequest, Multipart } from "effect/http"
 import { requireScope } from "../Authenticate.ts"
 import * as Body from "../Body.ts"
@@ -19,6 +19,7 @@ import * as FileWire from "./FileWire.ts"
 import { toWire } from "./FileWire.ts"
 import * as LegacyPinning from "./LegacyPinning.ts"
 import * as ResumableUploads from "./ResumableUploads.ts"
+import * as StaleEntries from "./StaleEntries.ts"
 import * as UploadOptions from "./UploadOptions.ts"
 
 /**
@@ -64,20 +65,11 @@ type Part = {
 const isFolder = (parts: ReadonlyArray<Part>) => parts.length > 1 || parts[0]!.name.includes("/")
 
 /**
- * Removes what a crash left in the staging directory: uploads' directories untouched for an hour (a live upload
- * writes a leaf every few milliseconds; the directory may be shared with other servers' tests, so nothing newer goes).
+ * How long an upload's staging directory is kept after its last write before a start removes it as a crash's
+ * leftover (a live upload writes a leaf every few milliseconds; the directory may be shared with other servers'
+ * tests, so nothing newer goes).
  */
-const sweepStaging = (fs: FileSystem.FileSystem, stagingRoot: string) =>
-  Effect.gen(function*() {
-    if (!(yield* fs.exists(stagingRoot))) return
-    const stale = Date.now() - 60 * 60 * 1000
-    for (const name of yield* fs.readDirectory(stagingRoot)) {
-      const entry = `${stagingRoot}/${name}`
-      const info = yield* fs.stat(entry)
-      const modified = Option.match(info.mtime, { onNone: () => 0, onSome: (date) => date.getTime() })
-      if (modified < stale) yield* fs.remove(entry, { recursive: true, force: true })
-    }
-  }).pipe(Effect.ignore)
+const stagingKeptMillis = 60 * 60 * 1000
 
 const decodeNetwork = (params: Readonly<Record<string, string | undefined>>) =>
   Schema.decodeUnknownEffect(Network)(params["network"])
@@ -145,7 +137,9 @@ export const layer = HttpRouter.use((router) =>
     const resumable = yield* ResumableUploads.make({ directory: path.join(dataDir, "uploads"), files, fs })
     // Beside the blockstores (same filesystem: staged leaves are renamed into them).
     const stagingRoot = path.join(dataDir, "staging")
-    yield* sweepStaging(fs, stagingRoot)
+    yield* StaleEntries.sweep(fs, stagingRoot, stagingKeptMillis).pipe(
+      Effect.catch((error) => Effect.logWarning("Could not sweep upload staging", error))
+    )
 
     /**
      * The form's string fields and its `file` parts. Each file, and the whole body, is capped while it streams in

@@ -12,6 +12,7 @@ import type { HttpServerRequest } from "effect/http"
 import { requireScope } from "../Authenticate.ts"
 import { json, noContent } from "../Respond.ts"
 import * as ContentType from "../ContentType.ts"
+import * as StaleEntries from "./StaleEntries.ts"
 import { toWire } from "./FileWire.ts"
 import * as UploadOptions from "./UploadOptions.ts"
 
@@ -91,20 +92,9 @@ export const make = (options: { readonly directory: string; readonly files: File
     const validId = (id: string) => /^[0-9a-f-]{36}$/.test(id)
 
     // Sweep uploads abandoned before this start: their staged bytes would otherwise stay on disk for ever.
-    const sweep = Effect.gen(function*() {
-      if (!(yield* fs.exists(directory))) return 0
-      const now = Date.now()
-      let swept = 0
-      for (const name of yield* fs.readDirectory(directory)) {
-        const info = yield* fs.stat(`${directory}/${name}`)
-        const modified = info.mtime._tag === "Some" ? info.mtime.value.getTime() : now
-        if (now - modified > abandonedAfterMillis) {
-          yield* fs.remove(`${directory}/${name}`)
-          swept++
-        }
-      }
-      return swept
-    }).pipe(Effect.catch((error) => Effect.logWarning("Could not sweep abandoned uploads", error).pipe(Effect.as(0))))
+    const sweep = StaleEntries.sweep(fs, directory, abandonedAfterMillis).pipe(
+      Effect.catch((error) => Effect.logWarning("Could not sweep abandoned uploads", error).pipe(Effect.as(0)))
+    )
     const swept = yield* sweep
     if (swept > 0) yield* Effect.logInfo(`Swept ${swept} staging file(s) of abandoned uploads`)
 
