@@ -12,6 +12,10 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Effect, Layer } from "effect"
 import { createServer } from "node:http"
 
+let routed: () => void
+/** Settles once the routes are built and serve (what arrives before waits for them: EarlyRequests). */
+export const ready = new Promise<void>((resolve) => (routed = resolve))
+
 const HttpServerLive = Layer.unwrap(Effect.gen(function*() {
   const { hostname, port } = yield* CairnServer.address
   // Idle keep-alive connections stay open longer than a load balancer's (60 s, usually) and a client's own idle
@@ -24,6 +28,7 @@ const HttpServerLive = Layer.unwrap(Effect.gen(function*() {
   yield* NodeForwarding.attach(server)
   // The adapter listens before the routes are built: what arrives meanwhile waits for them, through all of the above.
   EarlyRequests.attach(server)
+  server.on("newListener", (event) => event === "request" && routed())
   return NodeHttpServer.layer(() => server, { port, host: hostname })
 }))
 

@@ -8,6 +8,8 @@
  *   core while the modules load. With `PGLITE_WORKER=on` the whole database opens in a worker thread instead
  *   (PgliteWorker.ts): ~0.35 s less on the start's critical path, but each statement then crosses threads, which
  *   makes a lone statement 2–4 times slower in wall time (docs/performance.md, bench:startup), so it is not the default.
+ * - The server's bundle (Bundle.ts): one module instead of ~1,550, used while it is current, else built in the
+ *   background for the next start. `CAIRN_BUNDLE=off` turns it off.
  * Static imports would all be loaded before any of this runs, hence the dynamic imports.
  */
 import * as Module from "node:module"
@@ -21,4 +23,8 @@ if (process.env["DATABASE_URL"] === undefined && process.env["PGLITE_WORKER"] ==
   const { prefetch } = await import("@cairn/event-store-pg/PgliteArtifacts")
   void prefetch()
 }
-await import("./Server.ts")
+// The server from its bundle while it is current; else from the sources, and the bundle built once ready (Bundle.ts).
+const Bundle = await import("./Bundle.ts")
+const bundled = Bundle.fresh()
+if (bundled !== undefined) await import(bundled)
+else void (await import("./Server.ts")).ready.then(Bundle.buildLater)
