@@ -14,12 +14,18 @@
  *             first start)
  *             baselines: node:http, and `SELECT 1` through the same driver (@effect/sql-pg) before answering 200
  *
+ * The server runs from its bundle (apps/server-node/src/Bundle.ts; built here first, and again before a start if a
+ * source changed meanwhile), and beside it from the sources (`CAIRN_BUNDLE=off`) as one more baseline of the embedded
+ * cases: "server / server, sources" is the bundle's own gain.
+ *
  * Each case prints min / median / max of the times, and of the per-round ratios server time / baseline time (lower
  * is better), and the CPU time each process had used when it answered, all threads and its main thread alone (user +
  * system, from /proc: a loaded machine stretches the times far more than these; the main thread's is the start's
  * critical path when the database opens in a worker). `BENCH_STARTS` rounds (5), `BENCH_CASES` (warm,fresh,first,postgres: those to run).
  */
 import { freePort } from "@cairn/server-node/testing"
+import * as Bundle from "../apps/server-node/src/Bundle.ts"
+import { build } from "../apps/server-node/src/BundleBuild.ts"
 import { type ChildProcess, spawn } from "node:child_process"
 import { once } from "node:events"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
@@ -41,6 +47,8 @@ const newDir = () => join(scratch, `d${dirs++}`)
 interface Start {
   readonly args: ReadonlyArray<string>
   readonly env: Record<string, string | undefined>
+  /** Runs before the process is started and timed. */
+  readonly before?: () => Promise<unknown>
 }
 
 const serving = (body: string) => `import { createServer } from "node:http"
@@ -65,9 +73,19 @@ await Effect.runPromise(SqlClient.SqlClient.use((sql) => sql\`SELECT 1\`).pipe(
   env: { DATABASE_URL: databaseUrl }
 }
 
+/** The server's bundle is current (a source changed since it was built, another engineer's edit say, rebuilds it). */
+const bundleCurrent = async () => Bundle.fresh() ?? build(Bundle.directory())
+
 const server = (dataDir: string, env: Record<string, string | undefined> = {}): Start => ({
   args: [main],
-  env: { DATA_DIR: dataDir, DATABASE_URL: undefined, ...env }
+  env: { DATA_DIR: dataDir, DATABASE_URL: undefined, CAIRN_BUNDLE: "on", ...env },
+  before: bundleCurrent
+})
+
+/** The server from the sources: as before the bundle. */
+const fromSources = (dataDir: string, env: Record<string, string | undefined> = {}): Start => ({
+  args: [main],
+  env: { DATA_DIR: dataDir, DATABASE_URL: undefined, CAIRN_BUNDLE: "off", ...env }
 })
 
 /**
@@ -95,6 +113,7 @@ interface Ready {
 
 /** Starts `start` and times it to its first 200 on /readyz; the process is stopped (SIGTERM) after. */
 const timeToReady = async (start: Start): Promise<Ready> => {
+  await start.before?.()
   const port = await freePort()
   const env: Record<string, string | undefined> = { ...process.env, ...start.env, PORT: String(port), HOST: "127.0.0.1" }
   for (const key of Object.keys(env)) if (env[key] === undefined) delete env[key]
@@ -172,20 +191,20 @@ try {
     await timeToReady(server(dataDir)) // initialises it
     await measure("warm embedded data dir", () => ({
       server: server(dataDir),
-      baselines: { "node:http": nodeHttp, "PGlite alone": pgliteAlone(join(dataDir, "pg")) }
+      baselines: { "node:http": nodeHttp, "PGlite alone": pgliteAlone(join(dataDir, "pg")), "server, sources": fromSources(dataDir) }
     }))
   }
   if (cases.includes("fresh")) {
     await timeToReady(server(newDir())) // keeps the template, if this machine has none
     await measure("fresh embedded data dir", () => ({
       server: server(newDir()),
-      baselines: { "node:http": nodeHttp, "PGlite alone": pgliteAlone(newDir()) }
+      baselines: { "node:http": nodeHttp, "PGlite alone": pgliteAlone(newDir()), "server, sources": fromSources(newDir()) }
     }))
   }
   if (cases.includes("first")) {
     await measure("first start on a machine (no PGlite template)", () => ({
       server: server(newDir(), { PGLITE_TEMPLATE_DIR: newDir() }),
-      baselines: { "node:http": nodeHttp, "PGlite alone": pgliteAlone(newDir()) }
+      baselines: { "node:http": nodeHttp, "PGlite alone": pgliteAlone(newDir()), "server, sources": fromSources(newDir(), { PGLITE_TEMPLATE_DIR: newDir() }) }
     }))
   }
   if (cases.includes("postgres")) {
@@ -194,7 +213,7 @@ try {
       await timeToReady(server(newDir(), { DATABASE_URL: databaseUrl })) // migrates the database
       await measure("Postgres (DATABASE_URL)", () => ({
         server: server(newDir(), { DATABASE_URL: databaseUrl }),
-        baselines: { "node:http": nodeHttp, "sql-pg SELECT 1": sqlPgAlone }
+        baselines: { "node:http": nodeHttp, "sql-pg SELECT 1": sqlPgAlone, "server, sources": fromSources(newDir(), { DATABASE_URL: databaseUrl }) }
       }))
     }
   }
