@@ -2,3 +2,4 @@
 export * from "./ContentStore.ts"
 export * from "./SnapshotStore.ts"
 export * from "./StagedLeaves.ts"
+export * from "./YoungGenerationGc.ts"

@@ -5,7 +5,7 @@
  * UnixFS directory. Pinata's legacy `POST /pinning/pinFileToIPFS` (the SDK's `fileArray`) is served here too.
  */
 import { ApiKeys, Files, type FolderUpload, type ListQuery, type Principal } from "@cairn/application"
-import { ContentStoreUnavailable, LeafWriter, readStaged, readStagedStart, stagedContent, type StagedLeaves } from "@cairn/content-store"
+import { bodyBytesRead, ContentStoreUnavailable, LeafWriter, readStaged, readStagedStart, stagedContent, type StagedLeaves } from "@cairn/content-store"
 import { Cid, File, Network, ValidationFailed } from "@cairn/domain"
 import { ByteSize, Config, Effect, FileSystem, Path, Schema, type Scope, Stream } from "effect"
 import { HttpIncomingMessage, HttpRouter, type HttpServerRequest, Multipart } from "effect/http"
@@ -201,6 +201,8 @@ export const layer = HttpRouter.use((router) =>
         const take = (pieces: ReadonlyArray<Uint8Array>, from: number): Effect.Effect<void, ContentStoreUnavailable, Scope.Scope> => {
           for (let i = from; i < pieces.length; i++) {
             const piece = pieces[i]!
+            // Frees the socket's spent buffers with a scavenge now and then, not a mark-compact (YoungGenerationGc.ts).
+            bodyBytesRead(piece.byteLength)
             if (writer === undefined) {
               if (memory.held + piece.byteLength > inMemoryBytes) return Effect.flatMap(openWriter, () => take(pieces, i))
               chunks.push(piece)
