@@ -9,7 +9,6 @@
  * their CPU in the garbage collector.
  */
 import { Effect, Stream } from "effect"
-import { createHash } from "node:crypto"
 import { open, readFile, writeFile } from "node:fs/promises"
 import * as path from "node:path"
 
@@ -54,7 +53,7 @@ const giveBack = (buffer: Buffer) => {
 export class LeafWriter {
   readonly #directory: string
   readonly #leafBytes: number
-  readonly #leaves: Array<StagedLeaf> = []
+  readonly #leaves: Array<{ readonly file: string; readonly size: number; sha256: Uint8Array }> = []
   #buffer: Buffer | undefined
   #filled = 0
   #size = 0
@@ -99,23 +98,28 @@ export class LeafWriter {
     return { leaves: this.#leaves, size: this.#size, leafBytes: this.#leafBytes }
   }
 
-  /** Hashes the filled leaf and starts writing it once the previous write is done; returns the previous write. */
+  /**
+   * Starts hashing the filled leaf (WebCrypto's digest runs on the thread pool, so it overlaps the socket reads on
+   * the main thread) and writing it once the previous write is done; returns the previous leaf's hash and write.
+   */
   #flush(): Promise<void> {
     const file = path.join(this.#directory, String(this.#leaves.length))
     const buffer = this.#buffer ?? Buffer.alloc(0)
     const leaf = buffer.subarray(0, this.#filled)
-    this.#leaves.push({ file, size: leaf.byteLength, sha256: createHash("sha256").update(leaf).digest() })
+    const staged = { file, size: leaf.byteLength, sha256: new Uint8Array() }
+    this.#leaves.push(staged)
     this.#buffer = undefined
     this.#filled = 0
     const previous = this.#writing
+    const hashed = crypto.subtle.digest("SHA-256", leaf).then((digest) => {
+      staged.sha256 = new Uint8Array(digest)
+    })
     // A failed write is kept and thrown by the next write or end, never left as an unhandled rejection. The
-    // buffer goes back to the pool only once written, whatever happened.
-    this.#writing = previous
-      .then(() => writeFile(file, leaf, { flag: "wx" }))
-      .catch((cause: unknown) => {
-        this.#failure ??= { cause }
-      })
-      .finally(() => giveBack(buffer))
+    // buffer goes back to the pool only once hashed and written, whatever happened.
+    this.#writing = Promise.allSettled([hashed, previous.then(() => writeFile(file, leaf, { flag: "wx" }))]).then((results) => {
+      for (const result of results) if (result.status === "rejected") this.#failure ??= { cause: result.reason }
+      giveBack(buffer)
+    })
     return previous
   }
 }
