@@ -22,6 +22,7 @@
  */
 import { EventStore, ExpectedVersion, type Projection, Subscription } from "@cairn/event-store"
 import { PgDatabase, PgEventStore } from "@cairn/event-store-pg"
+import * as PgliteWorker from "@cairn/event-store-pg/PgliteWorker"
 import { layerFreshPostgres } from "@cairn/event-store-pg/testing"
 import { Effect, Layer } from "effect"
 import * as Paired from "./Paired.ts"
@@ -33,6 +34,10 @@ import { join } from "node:path"
 
 const url = process.env["DATABASE_URL"] || undefined
 const tempDir = url === undefined ? mkdtempSync(join(tmpdir(), "cairn-bench-")) : undefined
+// `PGLITE_WORKER=on`: the database runs in a worker thread, as a server's with that setting (PgliteWorker.ts).
+if (url === undefined && process.env["PGLITE_WORKER"] === "on") {
+  PgliteWorker.openEarly({ dataDir: join(tempDir!, "pg"), templates: undefined })
+}
 const database = url === undefined
   ? PgDatabase.layerPglite(join(tempDir!, "pg"))
   : layerFreshPostgres(url, 10)

@@ -14,9 +14,10 @@
 import * as Path from "node:path"
 import { Worker } from "node:worker_threads"
 import * as LockFile from "./DataDirLockFile.ts"
+import * as Channel from "./PgliteChannel.ts"
 import type { Backend } from "./PgliteStream.ts"
 import * as PgliteTemplate from "./PgliteTemplate.ts"
-import type { Options, Reply, Request } from "./PgliteWorkerThread.ts"
+import type { Options, Reply, WorkerData } from "./PgliteWorkerThread.ts"
 
 /** A database opening in a worker, for the layer that claims it. */
 export interface Early {
@@ -37,16 +38,35 @@ export const fromEnvironment = (): Options => {
   }
 }
 
-/** Starts opening the database in `options.dataDir` in a worker, unless its lock is another process's. */
-export const openEarly = (options: Options = fromEnvironment()): void => {
+/** How long the worker polls for the next request before it sleeps: `PGLITE_WORKER_SPIN` microseconds. */
+const spinFromEnvironment = () => {
+  const micros = Number(process.env["PGLITE_WORKER_SPIN"] ?? defaultSpinMicros)
+  return Number.isFinite(micros) && micros >= 0 ? micros : defaultSpinMicros
+}
+const defaultSpinMicros = 0
+
+/**
+ * Starts opening the database in `options.dataDir` in a worker, unless its lock is another process's.
+ * `channelSize` (bytes) is the shared buffer's data area (tests make it small to exercise the pieces).
+ */
+export const openEarly = (
+  options: Options = fromEnvironment(),
+  { channelSize = Channel.defaultSize, spinMicros = spinFromEnvironment() }: {
+    readonly channelSize?: number
+    readonly spinMicros?: number
+  } = {}
+): void => {
   const dataDir = Path.resolve(options.dataDir)
   if (started.has(dataDir)) return
   const lock = LockFile.acquireSync(`${dataDir}.lock`)
   if ("heldBy" in lock) return
+  const buffer = Channel.make(channelSize)
+  const channel = Channel.of(buffer)
+  const capacity = channel.data.length
   let worker: Worker
   try {
     worker = new Worker(new URL("./PgliteWorkerThread.ts", import.meta.url), {
-      workerData: { dataDir, templates: options.templates } satisfies Options
+      workerData: { dataDir, templates: options.templates, channel: buffer, spinMicros } satisfies WorkerData
     })
   } catch {
     LockFile.releaseSync(lock)
@@ -63,25 +83,17 @@ export const openEarly = (options: Options = fromEnvironment()): void => {
     })
   }
 
-  const pending = new Map<number, { resolve: (data: Uint8Array | undefined) => void; reject: (error: Error) => void }>()
-  let nextId = 0
   let exited: Error | undefined
   const opened = new Promise<void>((resolve, reject) => {
     worker.on("message", (reply: Reply) => {
       if (reply.type === "opened") resolve()
-      else if (reply.type === "failed") reject(new Error(`The embedded database did not open: ${reply.message}`))
-      else {
-        const request = pending.get(reply.id)
-        pending.delete(reply.id)
-        if (reply.error !== undefined) request?.reject(new Error(reply.error))
-        else request?.resolve(reply.data)
-      }
+      else reject(new Error(`The embedded database did not open: ${reply.message}`))
     })
     const fail = (error: Error) => {
-      exited = error
+      exited ??= error
       reject(error)
-      for (const request of pending.values()) request.reject(error)
-      pending.clear()
+      // A request waiting for its answer sees `exited`.
+      Channel.release(channel)
     }
     worker.on("error", fail)
     worker.on("exit", (code) => fail(new Error(`The embedded database's worker exited (code ${code})`)))
@@ -89,26 +101,62 @@ export const openEarly = (options: Options = fromEnvironment()): void => {
   // Seen by `open()`; not an unhandled rejection before anyone claims it.
   opened.catch(() => {})
 
-  const request = (message: Request, transfer: ReadonlyArray<ArrayBuffer> = []) =>
-    waitOn(new Promise<Uint8Array | undefined>((resolve, reject) => {
-      if (exited !== undefined) return reject(exited)
-      pending.set(message.id, { resolve, reject })
-      worker.postMessage(message, [...transfer])
-    }))
+  /** Waits for the worker's piece; fails when the worker ended instead. */
+  const turn = async () => {
+    await Channel.waitForMainTurn(channel)
+    if (exited !== undefined) throw exited
+    return Channel.read(channel)
+  }
+
+  /**
+   * One exchange: the request (in pieces when larger than the channel), then each piece of the answer handed to
+   * `onPiece` (a view of the channel, to be copied before the next).
+   */
+  const exchange = async (kind: number, request: Uint8Array | undefined, onPiece: (bytes: Uint8Array) => void) => {
+    if (exited !== undefined) throw exited
+    let offset = 0
+    let piece: Channel.Piece
+    for (;;) {
+      const bytes = request?.subarray(offset, offset + capacity)
+      offset += bytes?.length ?? 0
+      const more = request !== undefined && offset < request.length
+      Channel.write(channel, Channel.WORKER, kind, bytes, more)
+      piece = await turn()
+      if (!more) break
+    }
+    const failures: Array<Uint8Array> = []
+    for (;;) {
+      if (piece.kind === Channel.FAILED) failures.push(piece.bytes.slice())
+      else onPiece(piece.bytes)
+      if (!piece.more) break
+      Channel.write(channel, Channel.WORKER, Channel.CONTINUE)
+      piece = await turn()
+    }
+    if (failures.length > 0) throw new Error(Buffer.concat(failures).toString("utf8"))
+  }
+
+  // One exchange at a time, whoever asks (PgliteStream runs one connection's writes in order; a rollback or the
+  // close may come from elsewhere).
+  let queue: Promise<unknown> = Promise.resolve()
+  const request = (kind: number, messages?: Uint8Array, onPiece: (bytes: Uint8Array) => void = () => {}) => {
+    const result = queue.then(() => waitOn(exchange(kind, messages, onPiece)))
+    queue = result.catch(() => {})
+    return result
+  }
 
   const backend: Backend = {
-    run: async (messages, onData) => {
-      const data = await request({ type: "run", id: nextId++, messages }, [messages.buffer as ArrayBuffer])
-      if (data !== undefined && data.length > 0) onData(data)
-    },
-    rollbackOpenTransaction: () => request({ type: "rollback", id: nextId++ }).then(() => undefined)
+    run: (messages, onData) =>
+      request(Channel.RUN, messages, (bytes) => {
+        if (bytes.length > 0) onData(bytes)
+      }),
+    rollbackOpenTransaction: () => request(Channel.ROLLBACK)
   }
 
   let closing: Promise<void> | undefined
   started.set(dataDir, {
     open: () => waitOn(opened).then(() => backend),
     close: () =>
-      closing ??= (exited === undefined ? request({ type: "close", id: nextId++ }).then(() => undefined, () => undefined) : Promise.resolve())
+      closing ??= request(Channel.CLOSE).then(() => undefined, () => undefined)
         .then(() => worker.terminate())
         .then(() => LockFile.releaseSync(lock), () => LockFile.releaseSync(lock))
   })

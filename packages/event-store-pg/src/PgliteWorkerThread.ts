@@ -1,39 +1,88 @@
 /**
- * The worker thread of PgliteWorker.ts: opens the embedded database (a new one copied from the template first) and
- * runs the wire messages the main thread posts, answering each with the bytes PGlite wrote. It imports only PGlite
- * and what opening it needs, so it starts at once beside the main thread's module loading.
+ * The worker thread of PgliteWorker.ts: opens the embedded database (a new one copied from the template first),
+ * then serves the main thread's requests through the shared channel (PgliteChannel.ts): it blocks until a request
+ * is there and runs its wire messages with PGlite's synchronous `execProtocolRawSync`, with no event-loop turn,
+ * writing the bytes PGlite answered back into the channel. It imports only PGlite and what opening it needs, so it
+ * starts at once beside the main thread's module loading.
+ *
+ * `execProtocolRaw` is `execProtocolRawSync` followed by `syncToFs()`, which on a directory on disk (PGlite's
+ * NodeFS: every write goes straight to its file) does nothing; PGlite's query lock guards against other callers,
+ * and this thread has none. So a statement here is the same work as on the main thread, minus the promises.
  */
 import { PGlite } from "@electric-sql/pglite"
 import * as Module from "node:module"
 import { parentPort, workerData } from "node:worker_threads"
 import * as PgliteArtifacts from "./PgliteArtifacts.ts"
+import * as Channel from "./PgliteChannel.ts"
 import { inProcess } from "./PgliteStream.ts"
 import * as PgliteTemplate from "./PgliteTemplate.ts"
 
-/** What the main thread posts. */
-export type Request =
-  | { readonly type: "run"; readonly id: number; readonly messages: Uint8Array }
-  | { readonly type: "rollback"; readonly id: number }
-  | { readonly type: "close"; readonly id: number }
-
-/** What this thread posts: `opened` (or `failed`) once, then one `done` per request. */
+/** What this thread posts, once: the database is open (its requests then come through the channel), or not. */
 export type Reply =
   | { readonly type: "opened" }
   | { readonly type: "failed"; readonly message: string }
-  | { readonly type: "done"; readonly id: number; readonly data?: Uint8Array; readonly error?: string }
 
 export interface Options {
   readonly dataDir: string
   readonly templates: string | undefined
 }
 
+export interface WorkerData extends Options {
+  readonly channel: SharedArrayBuffer
+  /** How long the thread polls for the next request before it sleeps (PgliteWorker.ts). */
+  readonly spinMicros: number
+}
+
 Module.enableCompileCache?.()
 const port = parentPort!
-const { dataDir, templates } = workerData as Options
-const post = (reply: Reply, transfer: ReadonlyArray<ArrayBuffer> = []) => port.postMessage(reply, [...transfer])
+const { channel: buffer, dataDir, spinMicros, templates } = workerData as WorkerData
+const channel = Channel.of(buffer)
+const capacity = channel.data.length
+const encoder = new TextEncoder()
 
-/** One array of its own (the whole of its buffer, which is transferred, not copied). */
-const concat = (chunks: ReadonlyArray<Uint8Array>) => {
+/**
+ * The answer, written into the channel as PGlite hands it over: when the data area is full and more comes, the
+ * piece goes to the main thread and the rest waits for its `CONTINUE`.
+ */
+const answering = () => {
+  let length = 0
+  return {
+    push: (chunk: Uint8Array) => {
+      let offset = 0
+      while (offset < chunk.length) {
+        if (length === capacity) {
+          Channel.give(channel, Channel.MAIN, Channel.ANSWER, length, true)
+          Channel.waitForWorkerTurn(channel, spinMicros)
+          length = 0
+        }
+        const piece = chunk.subarray(offset, offset + capacity - length)
+        channel.data.set(piece, length)
+        length += piece.length
+        offset += piece.length
+      }
+    },
+    end: () => Channel.give(channel, Channel.MAIN, Channel.ANSWER, length, false)
+  }
+}
+
+/** A failure's message as the answer's last piece. */
+const fail = (error: unknown) => {
+  const message = encoder.encode(error instanceof Error ? error.message : String(error))
+  Channel.write(channel, Channel.MAIN, Channel.FAILED, message.subarray(0, capacity))
+}
+
+/** The request's messages: one piece, or several each asked for. */
+const requestMessages = (first: Channel.Piece) => {
+  // Copied out of the channel: the answer is written there while PGlite reads them.
+  if (!first.more) return first.bytes.slice()
+  const chunks = [first.bytes.slice()]
+  let piece = first
+  while (piece.more) {
+    Channel.write(channel, Channel.MAIN, Channel.NEXT)
+    Channel.waitForWorkerTurn(channel, spinMicros)
+    piece = Channel.read(channel)
+    chunks.push(piece.bytes.slice())
+  }
   const all = new Uint8Array(chunks.reduce((total, chunk) => total + chunk.length, 0))
   let offset = 0
   for (const chunk of chunks) {
@@ -43,35 +92,60 @@ const concat = (chunks: ReadonlyArray<Uint8Array>) => {
   return all
 }
 
+/**
+ * Serves requests until one closes the database. PGlite's calls are asynchronous only in name here (its query
+ * lock, free, and `syncToFs`, nothing on disk): each `await` is a microtask, the thread never goes back to its event
+ * loop, and waits for the next request in `Atomics.wait`.
+ */
+const serve = async (db: PGlite) => {
+  const backend = inProcess(db)
+  for (;;) {
+    Channel.waitForWorkerTurn(channel, spinMicros)
+    const piece = Channel.read(channel)
+    try {
+      if (piece.kind === Channel.RUN) {
+        const messages = requestMessages(piece)
+        const answer = answering()
+        await backend.run(messages, answer.push)
+        answer.end()
+      } else if (piece.kind === Channel.ROLLBACK) {
+        await backend.rollbackOpenTransaction()
+        answering().end()
+      } else if (piece.kind === Channel.CLOSE) {
+        return
+      } else {
+        throw new Error(`unexpected request ${piece.kind}`)
+      }
+    } catch (error) {
+      fail(error)
+    }
+  }
+}
+
 const open = async () => {
   const artifacts = await PgliteArtifacts.prefetch()
   if (templates !== undefined) await PgliteTemplate.initialise(dataDir, templates, { ...artifacts })
   return PGlite.create(dataDir, { ...artifacts })
 }
 
-try {
-  const db = await open()
-  const backend = inProcess(db)
-  port.on("message", async (request: Request) => {
-    try {
-      if (request.type === "run") {
-        const chunks: Array<Uint8Array> = []
-        await backend.run(request.messages, (chunk) => chunks.push(chunk.slice()))
-        const data = chunks.length === 1 ? chunks[0]! : concat(chunks)
-        post({ type: "done", id: request.id, data }, [data.buffer as ArrayBuffer])
-      } else if (request.type === "rollback") {
-        await backend.rollbackOpenTransaction()
-        post({ type: "done", id: request.id })
-      } else {
-        await db.close()
-        post({ type: "done", id: request.id })
-        port.close()
-      }
-    } catch (error) {
-      post({ type: "done", id: request.id, error: error instanceof Error ? error.message : String(error) })
-    }
-  })
-  post({ type: "opened" })
-} catch (error) {
-  post({ type: "failed", message: error instanceof Error ? error.stack ?? error.message : String(error) })
+const main = async () => {
+  let db: PGlite
+  try {
+    db = await open()
+  } catch (error) {
+    const message = error instanceof Error ? error.stack ?? error.message : String(error)
+    port.postMessage({ type: "failed", message } satisfies Reply)
+    return
+  }
+  port.postMessage({ type: "opened" } satisfies Reply)
+  await serve(db)
+  try {
+    await db.close()
+    answering().end()
+  } catch (error) {
+    fail(error)
+  }
 }
+
+await main()
+port.close()

@@ -39,6 +39,60 @@ describe("PgliteWorker", () => {
     }
   }, 120_000)
 
+  it("sends requests and answers larger than the shared channel in pieces", async () => {
+    const root = mkdtempSync(join(tmpdir(), "cairn-pglite-worker-"))
+    try {
+      const dataDir = join(root, "pg")
+      // 64 bytes: the startup, every statement and every answer cross in several pieces each way.
+      PgliteWorker.openEarly({ dataDir, templates: undefined }, { channelSize: 64 })
+      const text = "x".repeat(10_000)
+      const read = await Effect.runPromise(
+        Effect.gen(function*() {
+          const store = yield* PgEventStore.make()
+          yield* store.append([{ stream: "s", expected: ExpectedVersion.Any, events: [{ type: "Big", data: { text } }] }])
+          return (yield* store.readStream("s")).map((event) => event.data)
+        }).pipe(Effect.provide(PgDatabase.layerPglite(dataDir)), Effect.scoped)
+      )
+      assert.deepStrictEqual(read, [{ text }])
+      assert.isFalse(existsSync(`${dataDir}.lock`))
+    } finally {
+      rmSync(root, { recursive: true, force: true })
+    }
+  }, 120_000)
+
+  it("reports a database that could not be opened, and gives its lock up", async () => {
+    const root = mkdtempSync(join(tmpdir(), "cairn-pglite-worker-"))
+    try {
+      // The data directory is a file: PGlite cannot open it.
+      const dataDir = join(root, "pg")
+      writeFileSync(dataDir, "")
+      PgliteWorker.openEarly({ dataDir, templates: undefined })
+      const early = PgliteWorker.claim(dataDir)
+      if (early === undefined) return assert.fail("the worker was not started")
+      const error = await early.open().then(() => undefined, (error: Error) => error)
+      assert.match(error?.message ?? "", /did not open|exited/)
+      await early.close()
+      assert.isFalse(existsSync(`${dataDir}.lock`))
+    } finally {
+      rmSync(root, { recursive: true, force: true })
+    }
+  }, 120_000)
+
+  it("fails a request made after the worker ended instead of waiting for it", async () => {
+    const root = mkdtempSync(join(tmpdir(), "cairn-pglite-worker-"))
+    try {
+      const dataDir = join(root, "pg")
+      PgliteWorker.openEarly({ dataDir, templates: undefined })
+      const early = PgliteWorker.claim(dataDir)!
+      const backend = await early.open()
+      await early.close()
+      const error = await backend.run(new Uint8Array([0x53, 0, 0, 0, 4]), () => {}).then(() => undefined, (error: Error) => error)
+      assert.match(error?.message ?? "", /exited/)
+    } finally {
+      rmSync(root, { recursive: true, force: true })
+    }
+  }, 120_000)
+
   it("starts nothing on a directory whose lock another live process holds", () => {
     const root = mkdtempSync(join(tmpdir(), "cairn-pglite-worker-"))
     try {
