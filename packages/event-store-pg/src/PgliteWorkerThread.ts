@@ -1,13 +1,14 @@
 /**
  * The worker thread of PgliteWorker.ts: opens the embedded database (a new one copied from the template first),
- * then serves the main thread's requests through the shared channel (PgliteChannel.ts): it blocks until a request
- * is there and runs its wire messages with PGlite's synchronous `execProtocolRawSync`, with no event-loop turn,
- * writing the bytes PGlite answered back into the channel. It imports only PGlite and what opening it needs, so it
- * starts at once beside the main thread's module loading.
+ * then serves the main thread's requests through the shared channel (PgliteChannel.ts): it waits in `Atomics.wait`
+ * until a request is there, runs its wire messages as the main thread would (PgliteStream's `inProcess`: PGlite's
+ * `execProtocolRawStream`), and writes the bytes PGlite answers into the channel as they come. It imports only
+ * PGlite and what opening it needs, so it starts at once beside the main thread's module loading.
  *
- * `execProtocolRaw` is `execProtocolRawSync` followed by `syncToFs()`, which on a directory on disk (PGlite's
- * NodeFS: every write goes straight to its file) does nothing; PGlite's query lock guards against other callers,
- * and this thread has none. So a statement here is the same work as on the main thread, minus the promises.
+ * PGlite's calls are asynchronous only in name here: `execProtocolRawStream` runs `execProtocolRawSync`, then
+ * `syncToFs()`, which on a directory on disk (PGlite's NodeFS: every write goes straight to its file) does nothing;
+ * its locks are free (this thread is their only user). Each `await` is a microtask, so the thread never goes back to
+ * its event loop between requests, and a statement is the same work as on the main thread.
  */
 import { PGlite } from "@electric-sql/pglite"
 import * as Module from "node:module"
@@ -92,11 +93,7 @@ const requestMessages = (first: Channel.Piece) => {
   return all
 }
 
-/**
- * Serves requests until one closes the database. PGlite's calls are asynchronous only in name here (its query
- * lock, free, and `syncToFs`, nothing on disk): each `await` is a microtask, the thread never goes back to its event
- * loop, and waits for the next request in `Atomics.wait`.
- */
+/** Serves requests until one closes the database (each `await` a microtask, as above). */
 const serve = async (db: PGlite) => {
   const backend = inProcess(db)
   for (;;) {
