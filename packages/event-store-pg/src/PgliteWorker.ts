@@ -2,10 +2,10 @@
  * The embedded database opened early, in a worker thread: a server's entry point (apps/server-node/src/main.ts,
  * with `PGLITE_WORKER=on`) calls `openEarly()` before it loads its modules, so PGlite's start (~0.5 s of CPU:
  * Postgres starting inside WebAssembly) runs on the machine's other core while the main thread loads the server;
- * `PgDatabase.layerPglite`
- * then `claim`s it for its data directory and speaks to it through the same wire bridge (PgliteStream.ts), each
- * write's messages posted to the worker and its answer posted back. PGlite's statements run there too, off the main
- * thread, at the price of two thread hops per statement (+100–200 µs of wall time each: docs/performance.md).
+ * `PgDatabase.layerPglite` then `claim`s it for its data directory and speaks to it through the same wire bridge
+ * (PgliteStream.ts), each write's messages and their answer crossing through a shared buffer (PgliteChannel.ts).
+ * PGlite's statements run there too, off the main thread, at the price of two thread wake-ups per statement (1.3–2x
+ * a statement's wall time on a busy machine: docs/performance.md, "The worker's shared channel").
  * The database's lock (`<dir>.lock`, DataDirLock.ts) is taken here, before the worker opens anything; when another
  * process holds it nothing is started, and the layer reports it as it always has. Nothing here imports Effect or
  * PGlite, so calling it costs the entry point nothing. The worker never keeps the process alive by itself: it is
