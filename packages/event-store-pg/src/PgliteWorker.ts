@@ -124,15 +124,24 @@ export const openEarly = (
       piece = await turn()
       if (!more) break
     }
+    // Every piece is taken, even after a failure, so that the next exchange starts with the worker waiting for it.
     const failures: Array<Uint8Array> = []
+    let thrown: { readonly error: unknown } | undefined
     for (;;) {
       if (piece.kind === Channel.FAILED) failures.push(piece.bytes.slice())
-      else onPiece(piece.bytes)
+      else if (thrown === undefined) {
+        try {
+          onPiece(piece.bytes)
+        } catch (error) {
+          thrown = { error }
+        }
+      }
       if (!piece.more) break
       Channel.write(channel, Channel.WORKER, Channel.CONTINUE)
       piece = await turn()
     }
     if (failures.length > 0) throw new Error(Buffer.concat(failures).toString("utf8"))
+    if (thrown !== undefined) throw thrown.error
   }
 
   // One exchange at a time, whoever asks (PgliteStream runs one connection's writes in order; a rollback or the

@@ -60,6 +60,43 @@ describe("PgliteWorker", () => {
     }
   }, 120_000)
 
+  it("takes the whole answer when its reader throws, so the next statement gets its own", async () => {
+    const root = mkdtempSync(join(tmpdir(), "cairn-pglite-worker-"))
+    try {
+      const dataDir = join(root, "pg")
+      PgliteWorker.openEarly({ dataDir, templates: undefined }, { channelSize: 16 })
+      const early = PgliteWorker.claim(dataDir)!
+      try {
+        const backend = await early.open()
+        const params = Buffer.from("user\0postgres\0database\0postgres\0\0")
+        const startup = Buffer.alloc(8)
+        startup.writeInt32BE(8 + params.length, 0)
+        startup.writeInt32BE(196608, 4)
+        await backend.run(new Uint8Array(Buffer.concat([startup, params])), () => {})
+        const query = (sql: string) => {
+          const text = Buffer.from(`${sql}\0`)
+          const head = Buffer.alloc(5)
+          head[0] = 0x51 // 'Q'
+          head.writeInt32BE(4 + text.length, 1)
+          return new Uint8Array(Buffer.concat([head, text]))
+        }
+        const error = await backend.run(query("SELECT repeat('a', 200)"), () => {
+          throw new Error("reader failed")
+        }).then(() => undefined, (error: Error) => error)
+        assert.strictEqual(error?.message, "reader failed")
+        const answer: Array<Buffer> = []
+        await backend.run(query("SELECT 'second'"), (chunk) => answer.push(Buffer.from(chunk)))
+        const text = Buffer.concat(answer).toString("latin1")
+        assert.include(text, "second")
+        assert.notInclude(text, "aaaa")
+      } finally {
+        await early.close()
+      }
+    } finally {
+      rmSync(root, { recursive: true, force: true })
+    }
+  }, 120_000)
+
   it("reports a database that could not be opened, and gives its lock up", async () => {
     const root = mkdtempSync(join(tmpdir(), "cairn-pglite-worker-"))
     try {
