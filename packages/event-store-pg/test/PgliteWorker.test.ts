@@ -43,8 +43,9 @@ describe("PgliteWorker", () => {
     const root = mkdtempSync(join(tmpdir(), "cairn-pglite-worker-"))
     try {
       const dataDir = join(root, "pg")
-      // 64 bytes: the startup, every statement and every answer cross in several pieces each way.
-      PgliteWorker.openEarly({ dataDir, templates: undefined }, { channelSize: 64 })
+      // 64 bytes: the startup, every statement and every answer cross in several pieces each way; the worker polls
+      // for each piece a while before it sleeps.
+      PgliteWorker.openEarly({ dataDir, templates: undefined }, { channelSize: 64, spinMicros: 200 })
       const text = "x".repeat(10_000)
       const read = await Effect.runPromise(
         Effect.gen(function*() {
