@@ -24,8 +24,8 @@
  * critical path when the database opens in a worker). `BENCH_STARTS` rounds (5), `BENCH_CASES` (warm,fresh,first,postgres: those to run).
  */
 import { freePort } from "@cairn/server-node/testing"
-import * as Bundle from "../apps/server-node/src/Bundle.ts"
-import { build } from "../apps/server-node/src/BundleBuild.ts"
+import * as Bundle from "@cairn/server-node/Bundle"
+import { build } from "@cairn/server-node/BundleBuild"
 import { type ChildProcess, spawn } from "node:child_process"
 import { once } from "node:events"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"

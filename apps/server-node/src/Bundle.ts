@@ -71,7 +71,8 @@ export const fresh = (): string | undefined => {
   } catch {
     return undefined
   }
-  return unchanged(manifest) ? pathToFileURL(Path.join(directory(), manifest.folder, manifest.entry)).href : undefined
+  const entry = Path.join(directory(), manifest.folder, manifest.entry)
+  return statSync(entry, { throwIfNoEntry: false }) !== undefined && unchanged(manifest) ? pathToFileURL(entry).href : undefined
 }
 
 /** Whether the bundler is installed (it is a dev dependency). */

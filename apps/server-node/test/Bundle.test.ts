@@ -5,9 +5,10 @@
  * it once ready; `CAIRN_BUNDLE=off` ignores it. Tests otherwise run the sources (vitest.shared.ts).
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
-import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs"
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { pathToFileURL } from "node:url"
 import * as Bundle from "../src/Bundle.ts"
 import { build } from "../src/BundleBuild.ts"
 import { cli, type ServerProcess, startServer, waitUntilServing } from "../src/testing/index.ts"
@@ -31,7 +32,7 @@ const stopped = async (server: ServerProcess) => {
 }
 
 describe("the server's bundle", () => {
-  it("is current only while every input keeps its size and modification time, on the same Node version", () => {
+  it("is current only while every input keeps its size and modification time, on the same Node version, and its folder is there", () => {
     const file = join(scratch, "input.ts")
     writeFileSync(file, "export const a = 1\n")
     const { size, mtimeMs } = statSync(file)
@@ -49,6 +50,24 @@ describe("the server's bundle", () => {
     writeFileSync(file, "export const a = 12\n")
     assert.isFalse(Bundle.unchanged(of([[file, size, mtimeMs]])), "edited")
     assert.isFalse(Bundle.unchanged(of([[join(scratch, "gone.ts"), size, mtimeMs]])), "deleted")
+    // A manifest whose bundle folder is gone.
+    const dir = join(scratch, "no-folder")
+    mkdirSync(dir)
+    writeFileSync(join(dir, Bundle.manifestFile), JSON.stringify(of([[file, statSync(file).size, statSync(file).mtimeMs]])))
+    const before = { dir: process.env["CAIRN_BUNDLE_DIR"], on: process.env["CAIRN_BUNDLE"] }
+    process.env["CAIRN_BUNDLE_DIR"] = dir
+    process.env["CAIRN_BUNDLE"] = "on"
+    try {
+      assert.isUndefined(Bundle.fresh())
+      mkdirSync(join(dir, "f"))
+      writeFileSync(join(dir, "f", "server.mjs"), "")
+      assert.strictEqual(Bundle.fresh(), pathToFileURL(join(dir, "f", "server.mjs")).href)
+    } finally {
+      for (const [name, value] of [["CAIRN_BUNDLE_DIR", before.dir], ["CAIRN_BUNDLE", before.on]] as const) {
+        if (value === undefined) delete process.env[name]
+        else process.env[name] = value
+      }
+    }
   })
 
   it("records the server's sources, the packages' modules, PGlite's module and the installed packages' lock", () => {
