@@ -3,7 +3,7 @@
  * into a principal. Issuing decides the key's first event together with a check on the workspace's stream, in one
  * append, so a key can never name a workspace that does not exist (404 Workspace not found).
  */
-import { TokenSigner } from "@cairn/auth"
+import { type ApiKeyClaims, TokenSigner } from "@cairn/auth"
 import { ApiKey, Workspace } from "@cairn/domain"
 import { Clock, Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
@@ -46,22 +46,28 @@ export class ApiKeys extends Context.Service<ApiKeys>()("cairn/ApiKeys", {
       yield* commands.execute(ApiKey.decider, ApiKey.stream(keyId), new ApiKey.RevokeApiKey({ keyId, at: yield* now }), { actor: "admin" })
     })
 
+    /**
+     * The in-process half of authentication: the token's signature (remembered once verified), issuer and expiry.
+     * Its key's standing still has to be read and `admit`ted.
+     */
+    const verify = (token: string): Effect.Effect<ApiKeyClaims, Unauthorized> =>
+      Effect.mapError(signer.verifyApiKey(token), (e) => new Unauthorized({ reason: e.reason }))
+
+    /** The rules a verified token's key must pass, in this order: known, not revoked, of the token's workspace. */
+    const admit = (claims: ApiKeyClaims, standing: Option.Option<ApiKeysTable.KeyStanding>): Effect.Effect<Principal, Unauthorized | MissingUserId> => {
+      if (Option.isNone(standing)) return Effect.fail(new Unauthorized({ reason: "unknown-key" }))
+      if (standing.value.revoked) return Effect.fail(new Unauthorized({ reason: "revoked" }))
+      if (standing.value.workspaceId !== claims.workspaceId) return Effect.fail(new Unauthorized({ reason: "wrong-workspace" }))
+      if (claims.userId === "") return Effect.fail(new MissingUserId())
+      return Effect.succeed({ workspaceId: claims.workspaceId, userId: claims.userId, keyId: claims.keyId, scopes: claims.scopes })
+    }
+
     /** A presented bearer token as a principal: a valid signature, a known and unrevoked key, its own workspace. */
     // Every authenticated request's path: a chain of flatMaps rather than a generator.
     const authenticate = (token: string): Effect.Effect<Principal, Unauthorized | MissingUserId> =>
-      signer.verifyApiKey(token).pipe(
-        Effect.mapError((e) => new Unauthorized({ reason: e.reason })),
-        Effect.flatMap((claims) =>
-          Effect.flatMap(keys.standing(claims.keyId), (standing): Effect.Effect<Principal, Unauthorized | MissingUserId> => {
-            if (Option.isNone(standing)) return Effect.fail(new Unauthorized({ reason: "unknown-key" }))
-            if (standing.value.revoked) return Effect.fail(new Unauthorized({ reason: "revoked" }))
-            if (standing.value.workspaceId !== claims.workspaceId) return Effect.fail(new Unauthorized({ reason: "wrong-workspace" }))
-            if (claims.userId === "") return Effect.fail(new MissingUserId())
-            return Effect.succeed({ workspaceId: claims.workspaceId, userId: claims.userId, keyId: claims.keyId, scopes: claims.scopes })
-          }))
-      )
+      Effect.flatMap(verify(token), (claims) => Effect.flatMap(keys.standing(claims.keyId), (standing) => admit(claims, standing)))
 
-    return { create, revoke, authenticate }
+    return { create, revoke, authenticate, verify, admit }
   })
 }) {
   static readonly layer = Layer.effect(this, this.make)

@@ -53,19 +53,32 @@ export class Signatures extends Context.Service<Signatures>()("cairn/Signatures"
       return { cid, signature: input.signature, address: input.address } satisfies SignatureView
     })
 
+    /** What a reader in `workspaceId` sees of a stored signature: a private CID's is only its own workspace's. */
+    const visible = (network: Network, cid: string, workspaceId: string | undefined) =>
+      (stored: Option.Option<SignaturesTable.StoredSignature>): Option.Option<SignatureView> =>
+        Option.isSome(stored) && (network === "public" || stored.value.workspaceId === workspaceId)
+          ? Option.some({ cid, signature: stored.value.signature, address: stored.value.address })
+          : Option.none()
+
     const find = (network: Network, cid: string, workspaceId: string | undefined) =>
-      signatures.byCid(network, cid).pipe(
-        Effect.map(Option.filter((stored) => network === "public" || stored.workspaceId === workspaceId)),
-        Effect.map(Option.map((stored): SignatureView => ({ cid, signature: stored.signature, address: stored.address })))
-      )
+      Effect.map(signatures.byCid(network, cid), visible(network, cid, workspaceId))
+
+    const found = (cid: string) => (view: Option.Option<SignatureView>): Effect.Effect<SignatureView, CidRecord.SignatureNotFound> =>
+      Option.isSome(view) ? Effect.succeed(view.value) : Effect.fail(new CidRecord.SignatureNotFound({ cid }))
 
     const get = (principal: Principal, network: Network, cid: string) =>
-      find(network, cid, principal.workspaceId).pipe(
-        Effect.flatMap(Option.match({
-          onNone: () => Effect.fail(new CidRecord.SignatureNotFound({ cid })),
-          onSome: Effect.succeed
-        }))
-      )
+      Effect.flatMap(find(network, cid, principal.workspaceId), found(cid))
+
+    /**
+     * `get`, with the standing of the caller's API key read in the same database round trip, for a route that
+     * authenticates and reads a signature in one go (the signature GET: docs/performance.md, bench:http). The
+     * caller admits the key (`ApiKeys.admit`) before it asks `get` for the signature.
+     */
+    const getWithKey = (keyId: string, network: Network, cid: string) =>
+      Effect.map(signatures.byCidWithKey(keyId, network, cid), (row) => ({
+        standing: row.standing,
+        get: (principal: Principal) => found(cid)(visible(network, cid, principal.workspaceId)(row.signature))
+      }))
 
     const remove = Effect.fn("Signatures.remove")(function*(principal: Principal, network: Network, cid: string) {
       const command = new CidRecord.RemoveSignature({ cid, network, workspaceId: principal.workspaceId, at: yield* now })
@@ -75,7 +88,7 @@ export class Signatures extends Context.Service<Signatures>()("cairn/Signatures"
     /** The public signature of a CID, for the gateway's response header. */
     const publicSignature = (cid: string) => find("public", cid, undefined)
 
-    return { add, get, remove, publicSignature }
+    return { add, get, getWithKey, remove, publicSignature }
   })
 }) {
   static readonly layer = Layer.effect(this, this.make)

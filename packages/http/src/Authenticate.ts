@@ -25,10 +25,13 @@ export const authenticate = (keys: ApiKeys["Service"], request: HttpServerReques
   return token === undefined ? Effect.fail(missingCredentials(request)) : keys.authenticate(token)
 }
 
+/** The principal, if its key has the scope (403 otherwise). */
+export const withScope = (scope: string) => (principal: Principal): Effect.Effect<Principal, Forbidden> =>
+  principal.scopes.includes(scope) ? Effect.succeed(principal) : Effect.fail(new Forbidden({ scope }))
+
 // No generators on this path: every authenticated request takes it (docs/performance.md, bench:http).
 export const requireScope = (keys: ApiKeys["Service"], request: HttpServerRequest.HttpServerRequest, scope: string) =>
-  Effect.flatMap(authenticate(keys, request), (principal: Principal) =>
-    principal.scopes.includes(scope) ? Effect.succeed(principal) : Effect.fail(new Forbidden({ scope })))
+  Effect.flatMap(authenticate(keys, request), withScope(scope))
 
 const quoted = (value: string) => `"${value.replace(/["\\]/g, "\\$&")}"`
 

@@ -5,6 +5,7 @@
 import { CidRecord, type Network } from "@cairn/domain"
 import { Effect, Option } from "effect"
 import type { SqlClient } from "effect/sql"
+import type { KeyStanding } from "./ApiKeysTable.ts"
 import * as ReadModel from "./ReadModel.ts"
 
 export const projection = ReadModel.make({
@@ -45,5 +46,30 @@ export const queries = (sql: SqlClient.SqlClient) => ({
           workspaceId: row.workspace_id
         }))
       )
+    ),
+  /**
+   * `byCid`, and the standing of the caller's API key (ApiKeysTable's `standing`) read in the same statement: a
+   * signature GET is one database round trip rather than two (docs/performance.md, bench:http). Always one row.
+   */
+  byCidWithKey: (keyId: string, network: Network, cid: string) =>
+    sql<{
+      readonly key_workspace_id: string | null
+      readonly revoked: boolean | null
+      readonly signature: string | null
+      readonly address: string | null
+      readonly workspace_id: string | null
+    }>`SELECT k.workspace_id AS key_workspace_id, k.revoked_at IS NOT NULL AS revoked, s.signature, s.address, s.workspace_id
+      FROM (SELECT 1) AS one
+      LEFT JOIN cairn_api_keys k ON k.key_id = ${keyId}
+      LEFT JOIN cairn_signatures s ON s.network = ${network} AND s.cid = ${cid}`.pipe(
+      Effect.orDie,
+      Effect.map(([row]) => ({
+        standing: row === undefined || row.key_workspace_id === null
+          ? Option.none<KeyStanding>()
+          : Option.some<KeyStanding>({ workspaceId: row.key_workspace_id, revoked: row.revoked === true }),
+        signature: row === undefined || row.signature === null
+          ? Option.none<StoredSignature>()
+          : Option.some<StoredSignature>({ signature: row.signature, address: row.address!, workspaceId: row.workspace_id! })
+      }))
     )
 })
