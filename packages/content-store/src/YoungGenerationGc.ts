@@ -5,8 +5,8 @@
  * ever fills. The buffers' memory then piles up until V8 starts a full mark-compact of the whole heap for it: three or
  * four per 99 MiB upload, half the upload's CPU (docs/performance.md, "bench:upload"). A scavenge every few MiB frees
  * the same buffers for a fraction of the cost: it visits only the young objects still alive. The collector is V8's
- * `gc` (`--expose-gc`, read from a fresh context, the way jest's leak detector gets it); where it cannot be had (Bun,
- * Deno), nothing is collected and the runtime's own collector does as before.
+ * `gc` (`--expose-gc`, read from a fresh context, the flag then turned off again, as jest's leak detector does);
+ * where it cannot be had (Bun, Deno), nothing is collected and the runtime's own collector does as before.
  */
 import { setFlagsFromString } from "node:v8"
 import { runInNewContext } from "node:vm"
@@ -22,8 +22,11 @@ let sinceLast = 0
 const load = (): Gc | undefined => {
   try {
     if (typeof globalThis.process?.versions?.node !== "string" || "Bun" in globalThis || "Deno" in globalThis) return undefined
+    const hidden = typeof (globalThis as { readonly gc?: unknown }).gc !== "function"
     setFlagsFromString("--expose-gc")
     const gc: unknown = runInNewContext("gc")
+    // Contexts made from now on (vm, workers) get no global `gc` unless the process was started with one.
+    if (hidden) setFlagsFromString("--no-expose-gc")
     return typeof gc === "function" ? (gc as Gc) : undefined
   } catch {
     return undefined

@@ -31,3 +31,11 @@ describe("bodyBytesRead", () => {
     assert.strictEqual(over, 1)
   })
 })
+
+describe("the collector's function", () => {
+  it("is not left as a global in contexts made later", async () => {
+    bodyBytesRead(bytesPerYoungCollection)
+    const { runInNewContext } = await import("node:vm")
+    assert.strictEqual(runInNewContext("typeof gc"), typeof (globalThis as { readonly gc?: unknown }).gc)
+  })
+})
