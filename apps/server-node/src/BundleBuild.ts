@@ -56,7 +56,10 @@ const cairnPlugin = (loadedFirst: ReadonlySet<string>, resolved: Set<string>): P
   },
   transform: {
     filter: { code: { include: [/import\.meta/] } },
-    async handler(code, id) {
+    async handler(code, module) {
+      // rolldown's own runtime (`\0rolldown/runtime.js`) makes the `require` of bundled CommonJS modules from its
+      // `import.meta.url`: they resolve as from Server.ts, wherever the bundle is kept.
+      const id = module.startsWith("\0") ? entry : module
       let out = code
       for (const [call, specifier] of code.matchAll(/import\.meta\.resolve\(\s*("[^"\n]+"|'[^'\n]+')\s*\)/g)) {
         const target = await this.resolve(specifier!.slice(1, -1), id, { kind: "import-statement" })
