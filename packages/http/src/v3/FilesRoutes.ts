@@ -183,7 +183,7 @@ export const layer = HttpRouter.use((router) =>
     /**
      * A `file` part's bytes, in memory while the request's parts held so far stay within `inMemoryBytes`, else staged
      * as raw leaves as it streams in. The parser hands pieces over in arrays: each array is one step, and a step
-     * waits only when a leaf is complete and the one before it is still being written.
+     * waits only when a leaf is complete and too many before it are still being written.
      */
     const stage = (part: Multipart.File, memory: { held: number }) =>
       Effect.gen(function*() {
