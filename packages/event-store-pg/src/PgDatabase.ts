@@ -9,6 +9,7 @@ import type { SqlClient } from "effect/sql"
 import type { Duplex } from "node:stream"
 import * as DataDirLock from "./DataDirLock.ts"
 import * as PgliteArtifacts from "./PgliteArtifacts.ts"
+import * as PgliteSettings from "./PgliteSettings.ts"
 import * as PgliteTemplate from "./PgliteTemplate.ts"
 import { makePgliteStream, makeStream } from "./PgliteStream.ts"
 import * as PgliteWorker from "./PgliteWorker.ts"
@@ -44,12 +45,13 @@ export const layerPglite = (
     }
     if (dataDir !== undefined) yield* DataDirLock.acquire(dataDir, `${dataDir}.lock`)
     // Prefetched at the process's start by a server (PgliteArtifacts.ts), else read now.
-    const artifacts = yield* Effect.promise(PgliteArtifacts.prefetch)
+    const startParams = yield* Effect.try(() => PgliteSettings.startParams(PGlite.defaultStartParams))
+    const options = { ...(yield* Effect.promise(PgliteArtifacts.prefetch)), startParams }
     if (dataDir !== undefined && templates !== undefined) {
-      yield* Effect.promise(() => PgliteTemplate.initialise(dataDir, templates, { ...artifacts }))
+      yield* Effect.promise(() => PgliteTemplate.initialise(dataDir, templates, options))
     }
     const db = yield* Effect.acquireRelease(
-      Effect.tryPromise(() => PGlite.create(dataDir, { ...artifacts })),
+      Effect.tryPromise(() => PGlite.create(dataDir, options)),
       (db) => Effect.promise(() => db.close()).pipe(Effect.ignore)
     )
     return pgliteClient(makePgliteStream(db))

@@ -14,6 +14,7 @@ import { PGlite } from "@electric-sql/pglite"
 import * as Module from "node:module"
 import { parentPort, workerData } from "node:worker_threads"
 import * as PgliteArtifacts from "./PgliteArtifacts.ts"
+import * as PgliteSettings from "./PgliteSettings.ts"
 import * as Channel from "./PgliteChannel.ts"
 import { inProcess } from "./PgliteStream.ts"
 import * as PgliteTemplate from "./PgliteTemplate.ts"
@@ -120,9 +121,9 @@ const serve = async (db: PGlite) => {
 }
 
 const open = async () => {
-  const artifacts = await PgliteArtifacts.prefetch()
-  if (templates !== undefined) await PgliteTemplate.initialise(dataDir, templates, { ...artifacts })
-  return PGlite.create(dataDir, { ...artifacts })
+  const options = { ...(await PgliteArtifacts.prefetch()), startParams: PgliteSettings.startParams(PGlite.defaultStartParams) }
+  if (templates !== undefined) await PgliteTemplate.initialise(dataDir, templates, options)
+  return PGlite.create(dataDir, options)
 }
 
 const main = async () => {
