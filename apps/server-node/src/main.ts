@@ -6,9 +6,9 @@
  *   `NODE_DISABLE_COMPILE_CACHE=1` turns it off). A module changed since is compiled again.
  * - On the embedded database, PGlite's WebAssembly module and file-system bundle, read and compiled on the other
  *   core while the modules load. With `PGLITE_WORKER=on` the whole database opens in a worker thread instead
- *   (PgliteWorker.ts): 0.3–0.8 s less on the start's critical path, but each statement then crosses threads (through
- *   shared memory), which makes a lone statement 1.3–2 times slower in wall time (docs/performance.md, "The worker's
- *   shared channel"), so it is not the default.
+ *   (PgliteWorker.ts): 0.3–0.8 s less of the main thread's CPU before ready, though no shorter a start on a quiet
+ *   2-core machine, and each statement then crosses threads (through shared memory), which makes a lone statement
+ *   1.3–2.6 times slower in wall time (docs/performance.md, "The worker's shared channel"), so it is not the default.
  * - The server's bundle (Bundle.ts): one module instead of ~1,550, used while it is current, else built in the
  *   background for the next start. `CAIRN_BUNDLE=off` turns it off.
  * Static imports would all be loaded before any of this runs, hence the dynamic imports.
