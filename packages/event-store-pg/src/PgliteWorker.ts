@@ -45,6 +45,9 @@ const spinFromEnvironment = () => {
 }
 const defaultSpinMicros = 0
 
+/** How long a closed database's thread has to end by itself before it is terminated. */
+const endGraceMillis = 5_000
+
 /**
  * Starts opening the database in `options.dataDir` in a worker, unless its lock is another process's.
  * `channelSize` (bytes) is the shared buffer's data area (tests make it small to exercise the pieces).
@@ -84,6 +87,7 @@ export const openEarly = (
   }
 
   let exited: Error | undefined
+  const ended = new Promise<void>((resolve) => worker.once("exit", () => resolve()))
   const opened = new Promise<void>((resolve, reject) => {
     worker.on("message", (reply: Reply) => {
       if (reply.type === "opened") resolve()
@@ -161,12 +165,24 @@ export const openEarly = (
     rollbackOpenTransaction: () => request(Channel.ROLLBACK)
   }
 
+  /**
+   * After the database closed, the thread ends by itself; it is terminated only when it has not ended a while
+   * later (a thread stopped in the middle of its work is the one way to end it that V8 has had faults in).
+   */
+  const end = async () => {
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const late = new Promise<"late">((resolve) => timer = setTimeout(() => resolve("late"), endGraceMillis))
+    const outcome = await waitOn(Promise.race([ended, late]))
+    clearTimeout(timer)
+    if (outcome === "late") await worker.terminate()
+  }
+
   let closing: Promise<void> | undefined
   started.set(dataDir, {
     open: () => waitOn(opened).then(() => backend),
     close: () =>
       closing ??= request(Channel.CLOSE).then(() => undefined, () => undefined)
-        .then(() => worker.terminate())
+        .then(end)
         .then(() => LockFile.releaseSync(lock), () => LockFile.releaseSync(lock))
   })
 }

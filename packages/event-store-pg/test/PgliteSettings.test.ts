@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as PgliteSettings from "../src/PgliteSettings.ts"
+import * as PgliteTemplate from "../src/PgliteTemplate.ts"
 import * as PgliteWorker from "../src/PgliteWorker.ts"
 
 const withEnv = async <A>(value: string | undefined, f: () => Promise<A>): Promise<A> => {
@@ -52,7 +53,7 @@ describe("PgliteSettings", () => {
     const root = mkdtempSync(join(tmpdir(), "cairn-pglite-settings-"))
     try {
       const dataDir = join(root, "pg")
-      PgliteWorker.openEarly({ dataDir, templates: undefined })
+      PgliteWorker.openEarly({ dataDir, templates: PgliteTemplate.defaultDirectory() })
       assert.strictEqual(await sharedBuffersOf(dataDir), "32MB")
     } finally {
       rmSync(root, { recursive: true, force: true })

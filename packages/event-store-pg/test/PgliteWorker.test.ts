@@ -5,7 +5,11 @@ import { Effect } from "effect"
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import * as PgliteTemplate from "../src/PgliteTemplate.ts"
 import * as PgliteWorker from "../src/PgliteWorker.ts"
+
+// New databases are copies of the template the servers use too: no initdb per test.
+const templates = PgliteTemplate.defaultDirectory()
 
 const appendAndRead = (stream: string) =>
   Effect.gen(function*() {
@@ -19,7 +23,7 @@ describe("PgliteWorker", () => {
     const root = mkdtempSync(join(tmpdir(), "cairn-pglite-worker-"))
     try {
       const dataDir = join(root, "pg")
-      PgliteWorker.openEarly({ dataDir, templates: undefined })
+      PgliteWorker.openEarly({ dataDir, templates })
       assert.isTrue(existsSync(`${dataDir}.lock`), "the lock is taken before the worker opens anything")
       const run = (stream: string) =>
         Effect.runPromise(appendAndRead(stream).pipe(Effect.provide(PgDatabase.layerPglite(dataDir)), Effect.scoped))
@@ -45,7 +49,7 @@ describe("PgliteWorker", () => {
       const dataDir = join(root, "pg")
       // 64 bytes: the startup, every statement and every answer cross in several pieces each way; the worker polls
       // for each piece a while before it sleeps.
-      PgliteWorker.openEarly({ dataDir, templates: undefined }, { channelSize: 64, spinMicros: 200 })
+      PgliteWorker.openEarly({ dataDir, templates }, { channelSize: 64, spinMicros: 200 })
       const text = "x".repeat(10_000)
       const read = await Effect.runPromise(
         Effect.gen(function*() {
@@ -65,7 +69,7 @@ describe("PgliteWorker", () => {
     const root = mkdtempSync(join(tmpdir(), "cairn-pglite-worker-"))
     try {
       const dataDir = join(root, "pg")
-      PgliteWorker.openEarly({ dataDir, templates: undefined }, { channelSize: 16 })
+      PgliteWorker.openEarly({ dataDir, templates }, { channelSize: 16 })
       const early = PgliteWorker.claim(dataDir)!
       try {
         const backend = await early.open()
@@ -104,7 +108,7 @@ describe("PgliteWorker", () => {
       // The data directory is a file: PGlite cannot open it.
       const dataDir = join(root, "pg")
       writeFileSync(dataDir, "")
-      PgliteWorker.openEarly({ dataDir, templates: undefined })
+      PgliteWorker.openEarly({ dataDir, templates })
       const early = PgliteWorker.claim(dataDir)
       if (early === undefined) return assert.fail("the worker was not started")
       const error = await early.open().then(() => undefined, (error: Error) => error)
@@ -120,7 +124,7 @@ describe("PgliteWorker", () => {
     const root = mkdtempSync(join(tmpdir(), "cairn-pglite-worker-"))
     try {
       const dataDir = join(root, "pg")
-      PgliteWorker.openEarly({ dataDir, templates: undefined })
+      PgliteWorker.openEarly({ dataDir, templates })
       const early = PgliteWorker.claim(dataDir)!
       const backend = await early.open()
       await early.close()
@@ -138,7 +142,7 @@ describe("PgliteWorker", () => {
       // PID 1 runs, and is not this process.
       const held = JSON.stringify({ pid: 1 }) + "\n"
       writeFileSync(`${dataDir}.lock`, held)
-      PgliteWorker.openEarly({ dataDir, templates: undefined })
+      PgliteWorker.openEarly({ dataDir, templates })
       assert.isUndefined(PgliteWorker.claim(dataDir))
       assert.strictEqual(readFileSync(`${dataDir}.lock`, "utf8"), held)
     } finally {
