@@ -8,7 +8,7 @@ import { FsBlockstore } from "blockstore-fs"
 import { NextToLast } from "blockstore-fs/sharding"
 import type { CID } from "multiformats/cid"
 import { randomBytes } from "node:crypto"
-import { mkdir, rename, rm, writeFile } from "node:fs/promises"
+import { mkdir, open, rename, rm, writeFile } from "node:fs/promises"
 import * as path from "node:path"
 
 type Content = Parameters<FsBlockstore["put"]>[1]
@@ -48,6 +48,29 @@ export class FsBlocks extends FsBlockstore {
   }
 
   /**
+   * A put of a block given in pieces (a small upload as the parser handed it over): written with one `writev`
+   * where the runtime has it, never joined, and renamed into place as `put` does, so the block is whole or absent.
+   * The caller vouches that the pieces' bytes hash to `key`.
+   */
+  async putPieces(key: CID, pieces: ReadonlyArray<Uint8Array>): Promise<CID> {
+    const { dir, file } = this.#sharding.encode(key)
+    const target = path.join(this.path, dir, file)
+    const staged = temporary(target)
+    try {
+      await writePieces(staged, pieces).catch(async (cause: NodeJS.ErrnoException) => {
+        if (cause.code !== "ENOENT") throw cause
+        await mkdir(path.dirname(target), { recursive: true })
+        await writePieces(staged, pieces)
+      })
+      await rename(staged, target)
+    } catch (cause) {
+      await rm(staged, { force: true })
+      throw cause
+    }
+    return key
+  }
+
+  /**
    * Moves a file holding the block's bytes into place by rename (same filesystem): a staged raw leaf becomes a block
    * without being read or written again. The caller vouches that the bytes hash to `key`.
    */
@@ -59,5 +82,25 @@ export class FsBlocks extends FsBlockstore {
       await mkdir(path.dirname(target), { recursive: true })
       await rename(file, target)
     })
+  }
+}
+
+/** Writes the pieces to a new file, in order: one `writev` (repeated for what a short write left), else a write each. */
+const writePieces = async (file: string, pieces: ReadonlyArray<Uint8Array>) => {
+  const handle = await open(file, "w")
+  try {
+    if (typeof handle.writev !== "function") {
+      for (const piece of pieces) await handle.write(piece)
+      return
+    }
+    let left = pieces.filter((piece) => piece.byteLength > 0)
+    while (left.length > 0) {
+      let { bytesWritten } = await handle.writev(left as Array<Uint8Array>)
+      if (bytesWritten === 0) throw new Error(`writev wrote nothing to ${file}`)
+      while (left.length > 0 && bytesWritten >= left[0]!.byteLength) bytesWritten -= left.shift()!.byteLength
+      if (bytesWritten > 0) left[0] = left[0]!.subarray(bytesWritten)
+    }
+  } finally {
+    await handle.close()
   }
 }

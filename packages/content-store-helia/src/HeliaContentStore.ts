@@ -11,6 +11,8 @@ import {
   ContentStoreUnavailable,
   type DirectoryEntry,
   directoryPathProblem,
+  type HeldPieces,
+  heldPiecesOf,
   type Network,
   NotADirectory,
   stagedLeavesOf
@@ -21,6 +23,10 @@ import * as dagPb from "@ipld/dag-pb"
 import { MemoryBlockstore } from "blockstore-core"
 import { Effect, Layer, Stream } from "effect"
 import { CID } from "multiformats/cid"
+import * as raw from "multiformats/codecs/raw"
+import * as Digest from "multiformats/hashes/digest"
+import { sha256 } from "multiformats/hashes/sha2"
+import { createHash } from "node:crypto"
 import * as path from "node:path"
 import { FsBlocks } from "./FsBlocks.ts"
 import { importStagedLeaves, takesStagedLeaves } from "./StagedImport.ts"
@@ -52,6 +58,20 @@ const failure = (operation: string, cid: string, network: Network) => (cause: un
 
 const parse = (cid: string, network: Network) =>
   Effect.try({ try: () => CID.parse(cid), catch: () => new ContentNotFound({ cid, network }) })
+
+/**
+ * A file held in memory that is one raw leaf (CIDv1, 1 byte to one chunk): the importer would make that leaf the
+ * file's root (raw leaves, a single leaf reduced to itself), so its CID is the raw CID of the bytes' SHA-256. Hashed
+ * piece by piece and written from its pieces (`FsBlocks.putPieces`), without the importer's join into one chunk.
+ */
+const addOneLeaf = async (held: HeldPieces, store: Blockstore, signal: AbortSignal): Promise<CID> => {
+  const hash = createHash("sha256")
+  for (const piece of held.pieces) hash.update(piece)
+  const cid = CID.createV1(raw.code, Digest.create(sha256.code, hash.digest()))
+  if (store instanceof FsBlocks) await store.putPieces(cid, held.pieces)
+  else await store.put(cid, held.pieces.length === 1 ? held.pieces[0]! : Buffer.concat(held.pieces as Array<Uint8Array>), { signal })
+  return cid
+}
 
 /** A block's bytes: blockstores hand them out in pieces. */
 const getBlock = async (store: Blockstore, cid: CID, signal: AbortSignal): Promise<Uint8Array> => {
@@ -160,6 +180,13 @@ export const make = (stores: Readonly<Record<Network, Blockstore>>) =>
               try: async (signal) => importStagedLeaves(staged, stores[network], kuboImport(await unixfsModules(), 1), signal),
               catch: (cause) => new ContentStoreUnavailable({ operation: "add", cause })
             }).pipe(Effect.map((cid) => ({ cid: cid.toString(), size: staged.size })))
+          }
+          const held = heldPiecesOf(content)
+          if (held !== undefined && cidVersion === 1 && held.size > 0 && held.size <= chunkBytes) {
+            return Effect.tryPromise({
+              try: (signal) => addOneLeaf(held, stores[network], signal),
+              catch: (cause) => new ContentStoreUnavailable({ operation: "add", cause })
+            }).pipe(Effect.map((cid) => ({ cid: cid.toString(), size: held.size })))
           }
           let size = 0
           // Counted in the importer's loop rather than with a Stream.tap: no effect run per chunk.

@@ -1,4 +1,4 @@
-import { ContentStore } from "@cairn/content-store"
+import { ContentStore, heldContent, heldStart } from "@cairn/content-store"
 import { contentStoreContract, deterministicBytes } from "@cairn/content-store/testing"
 import { HeliaContentStore } from "@cairn/content-store-helia"
 import { assert, describe, it } from "@effect/vitest"
@@ -6,6 +6,8 @@ import { MemoryBlockstore } from "blockstore-core"
 import { FsBlockstore } from "blockstore-fs"
 import { Effect, Layer, Stream } from "effect"
 import { importer } from "ipfs-unixfs-importer"
+import { balanced } from "ipfs-unixfs-importer/layout"
+import { fixedSize } from "ipfs-unixfs-importer/chunker"
 import { CID } from "multiformats/cid"
 import * as raw from "multiformats/codecs/raw"
 import { sha256 } from "multiformats/hashes/sha2"
@@ -107,4 +109,54 @@ describe("HeliaContentStore directories", () => {
         assert.deepInclude(yield* Effect.flip(store.walk(cid, "public")), { _tag: "ContentNotFound", cid, network: "public" })
       }).pipe(Effect.provide(HeliaContentStore.layer({ dataDir })), Effect.timeout("10 seconds"))
     }))
+})
+
+describe("HeliaContentStore: a file held in memory as pieces", () => {
+  /** The bytes cut into uneven pieces, as a parser hands them over. */
+  const piecesOf = (bytes: Uint8Array) => {
+    const pieces: Array<Uint8Array> = []
+    const sizes = [65_536, 3, 200_001, 1]
+    for (let at = 0, i = 0; at < bytes.length; i++) {
+      const piece = bytes.subarray(at, at + sizes[i % sizes.length]!)
+      at += piece.length
+      pieces.push(piece)
+    }
+    return pieces
+  }
+
+  const importerCid = (bytes: Uint8Array, cidVersion: 0 | 1) =>
+    Effect.promise(async () => {
+      let root: CID | undefined
+      const options = { cidVersion, rawLeaves: cidVersion === 1, chunker: fixedSize({ chunkSize: 1_048_576 }), layout: balanced({ maxChildrenPerNode: 1024 }) }
+      for await (const entry of importer([{ content: bytes }], new MemoryBlockstore(), options)) root = entry.cid
+      return root!.toString()
+    })
+
+  const sizes = [1, 1000, 1_048_575, 1_048_576, 1_048_577]
+  for (const [name, layer] of [
+    ["on the filesystem", Layer.unwrap(Effect.map(tempDataDir, (dataDir) => HeliaContentStore.layer({ dataDir })))],
+    ["in memory", HeliaContentStore.layerMemory]
+  ] as const) {
+    for (const size of sizes) {
+      for (const cidVersion of [1, 0] as const) {
+        it.effect(`${name}: ${size} bytes in pieces get the importer's CIDv${cidVersion} and read back`, () =>
+          Effect.gen(function*() {
+            const bytes = deterministicBytes(size)
+            const store = yield* ContentStore
+            const added = yield* store.add(heldContent({ pieces: piecesOf(bytes), size }), { network: "public", cidVersion })
+            assert.deepStrictEqual(added, { cid: yield* importerCid(bytes, cidVersion), size })
+            const read = yield* Stream.mkUint8Array(store.cat(added.cid, "public"))
+            assert.isTrue(Buffer.from(read).equals(Buffer.from(bytes)), `cat ${added.cid} gave other bytes`)
+          }).pipe(Effect.provide(layer), Effect.scoped))
+      }
+    }
+  }
+
+  it("gives a file's start from its pieces, joined only when the first is short", () => {
+    const bytes = deterministicBytes(200_000)
+    const pieces = piecesOf(bytes)
+    assert.deepStrictEqual(Buffer.from(heldStart({ pieces, size: bytes.length }, 70_000)), Buffer.from(bytes.subarray(0, 70_000)))
+    assert.strictEqual(heldStart({ pieces, size: bytes.length }, 1000).buffer, pieces[0]!.buffer)
+    assert.strictEqual(heldStart({ pieces: [], size: 0 }, 1000).byteLength, 0)
+  })
 })

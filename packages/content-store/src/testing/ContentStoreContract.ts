@@ -17,6 +17,7 @@ import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
 import { ContentStore, type DirectoryEntry, type DirectoryFile, type Network } from "../ContentStore.ts"
+import { heldContent } from "../HeldPieces.ts"
 import { LeafWriter, stagedContent, type StagedLeaves } from "../StagedLeaves.ts"
 
 /** `length` pseudo-random bytes (xorshift32): the same on every run and machine, and no two 1 MiB chunks alike. */
@@ -192,6 +193,25 @@ export const contentStoreContract = <E>(
           Effect.gen(function*() {
             const store = yield* ContentStore
             const added = yield* add("public", vector)
+            assert.deepStrictEqual(added, { cid: vector.cid, size: vector.content.length })
+            const read = yield* Stream.mkUint8Array(store.cat(added.cid, "public"))
+            assert.isTrue(equals(read, vector.content), `cat ${added.cid} gave ${read.length} other bytes`)
+          }))
+      }
+
+      for (const vector of kuboVectors) {
+        it.effect(`adds ${vector.name} held in memory as uneven pieces (heldContent) as ${vector.cid}`, () =>
+          Effect.gen(function*() {
+            const store = yield* ContentStore
+            const pieces: Array<Uint8Array> = []
+            const sizes = [65_536, 1, 300_000, 7]
+            for (let at = 0, i = 0; at < vector.content.length; i++) {
+              const piece = vector.content.subarray(at, at + sizes[i % sizes.length]!)
+              at += piece.length
+              pieces.push(piece)
+            }
+            const content = heldContent({ pieces, size: vector.content.length })
+            const added = yield* store.add(content, vector.cidVersion === 1 ? { network: "public" } : { network: "public", cidVersion: 0 })
             assert.deepStrictEqual(added, { cid: vector.cid, size: vector.content.length })
             const read = yield* Stream.mkUint8Array(store.cat(added.cid, "public"))
             assert.isTrue(equals(read, vector.content), `cat ${added.cid} gave ${read.length} other bytes`)

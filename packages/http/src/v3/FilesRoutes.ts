@@ -5,7 +5,19 @@
  * UnixFS directory. Pinata's legacy `POST /pinning/pinFileToIPFS` (the SDK's `fileArray`) is served here too.
  */
 import { ApiKeys, Files, type FolderUpload, type ListQuery, type Principal } from "@cairn/application"
-import { bodyBytesRead, ContentStoreUnavailable, LeafWriter, readStaged, readStagedStart, stagedContent, type StagedLeaves } from "@cairn/content-store"
+import {
+  bodyBytesRead,
+  ContentStoreUnavailable,
+  heldBytes,
+  heldContent,
+  type HeldPieces,
+  heldStart,
+  LeafWriter,
+  readStaged,
+  readStagedStart,
+  stagedContent,
+  type StagedLeaves
+} from "@cairn/content-store"
 import { Cid, File, Network, ValidationFailed } from "@cairn/domain"
 import { ByteSize, Config, Effect, FileSystem, Path, Schema, type Scope, Stream } from "effect"
 import { HttpIncomingMessage, HttpRouter, type HttpServerRequest, Multipart } from "effect/http"
@@ -54,12 +66,12 @@ class UploadTooLarge extends Schema.TaggedError<UploadTooLarge>()("UploadTooLarg
   override readonly message = "File too large"
 }
 
-/** One `file` part of a multipart upload: its bytes in memory, or staged on disk as raw leaves. */
+/** One `file` part of a multipart upload: its pieces in memory (never joined), or staged on disk as raw leaves. */
 type Part = {
   readonly name: string
   readonly contentType: string
   readonly size: number
-} & ({ readonly _tag: "Memory"; readonly bytes: Uint8Array } | { readonly _tag: "Staged"; readonly staged: StagedLeaves })
+} & ({ readonly _tag: "Memory"; readonly held: HeldPieces } | { readonly _tag: "Staged"; readonly staged: StagedLeaves })
 
 /** Whether the parts are a folder: several files, or one whose filename is a path. */
 const isFolder = (parts: ReadonlyArray<Part>) => parts.length > 1 || parts[0]!.name.includes("/")
@@ -222,7 +234,8 @@ export const layer = HttpRouter.use((router) =>
           const done = writer
           return { _tag: "Staged", name, contentType, size, staged: yield* Effect.tryPromise({ try: () => done.end(), catch: staging }) } as const
         }
-        return { _tag: "Memory", name, contentType, size, bytes: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) } as const
+        // Kept as the parser's pieces: the content store hashes and writes them as they are (HeldPieces.ts).
+        return { _tag: "Memory", name, contentType, size, held: { pieces: chunks, size } } as const
       })
 
     /** Waits for a leaf write the writer asked to wait for (most pieces ask nothing). */
@@ -230,12 +243,12 @@ export const layer = HttpRouter.use((router) =>
       wait === undefined ? Effect.void : Effect.tryPromise({ try: () => wait, catch: staging })
 
     /** A part's bytes as a stream (staged leaves say where they are, so the embedded store takes them as they are). */
-    const partContent = (part: Part) => part._tag === "Memory" ? Stream.succeed(part.bytes) : stagedContent(part.staged)
+    const partContent = (part: Part) => part._tag === "Memory" ? heldContent(part.held) : stagedContent(part.staged)
 
     /** The start of a part, to sniff its type from. */
     const partSample = (part: Part) =>
       part._tag === "Memory"
-        ? Effect.succeed(part.bytes.subarray(0, sniffBytes))
+        ? Effect.succeed(heldStart(part.held, sniffBytes))
         : Effect.tryPromise({ try: () => readStagedStart(part.staged, sniffBytes), catch: staging })
 
     /** One file: its type as the client gave it, or sniffed when the client's says nothing. */
@@ -258,7 +271,7 @@ export const layer = HttpRouter.use((router) =>
       Effect.gen(function*() {
         const folder = yield* Effect.forEach(parts, (part) =>
           Effect.map(
-            part._tag === "Memory" ? Effect.succeed(part.bytes) : Effect.tryPromise({ try: () => readStaged(part.staged), catch: staging }),
+            part._tag === "Memory" ? Effect.succeed(heldBytes(part.held)) : Effect.tryPromise({ try: () => readStaged(part.staged), catch: staging }),
             (content) => ({ path: part.name, content })
           ))
         return yield* files.uploadFolder(principal, { ...options, files: folder })
