@@ -1,5 +1,5 @@
 /**
- * `npm run bench:startup`: time from starting the real Node server (`apps/server-node/src/main.ts`, as `npm start`
+ * `npm run bench:startup`: time from starting the real Node server (`apps/server-node/src/start.mjs`, as `npm start`
  * runs it, the default engine included) to its first `200` on `/readyz`, beside raw baselines started and timed the
  * same way in the same rounds (the order rotates from round to round, so load on the machine falls on all alike):
  *
@@ -38,7 +38,8 @@ const rounds = Number(process.env["BENCH_STARTS"] ?? 5)
 const cases = (process.env["BENCH_CASES"] ?? "warm,fresh,first,postgres").split(",")
 const databaseUrl = process.env["DATABASE_URL"]
 const root = fileURLToPath(new URL("..", import.meta.url))
-const main = join(root, "apps/server-node/src/main.ts")
+// `npm start`'s entry point.
+const main = join(root, "apps/server-node/src/start.mjs")
 const scratch = mkdtempSync(join(tmpdir(), "cairn-bench-startup-"))
 let dirs = 0
 const newDir = () => join(scratch, `d${dirs++}`)

@@ -1,6 +1,7 @@
 /**
- * Cairn's Node server entry point (`npm start`). It sets up what makes a start fast before anything large is loaded,
- * then loads the server (Server.ts), whose imports are most of a start's time (docs/performance.md, "Start"):
+ * Cairn's Node server entry point (`npm start` runs it through start.mjs, which turns the compile cache on before this
+ * file is type-stripped). It sets up what makes a start fast before anything large is loaded, then loads the server
+ * (Server.ts), whose imports are most of a start's time (docs/performance.md, "Start"):
  * - Node's compile cache: the compiled code of every module, and the type-stripped source of every TypeScript
  *   file, kept on disk between starts (in the system's temporary directory; `NODE_COMPILE_CACHE` picks another,
  *   `NODE_DISABLE_COMPILE_CACHE=1` turns it off). A module changed since is compiled again.

@@ -101,7 +101,7 @@ const npmStart = async (engine: Engine, extra: Record<string, string> = {}): Pro
   const exited = once(child, "exit").then(([code]) => code as number | null)
   const started = { url: `http://127.0.0.1:${port}`, child, output: () => output, exited }
   await waitUntilServing(started, 180_000)
-  const serverPid = groupMembers(child.pid!).find((pid) => commandLine(pid).includes("apps/server-node/src/main.ts"))
+  const serverPid = groupMembers(child.pid!).find((pid) => commandLine(pid).includes("apps/server-node/src/start.mjs"))
   assert.isDefined(serverPid, `the server runs in npm's process group: ${groupMembers(child.pid!).map(commandLine).join("; ")}`)
   current = { ...started, serverPid: serverPid!, realGateways: engineFor(engine) === realEngine }
   return current
