@@ -1,14 +1,18 @@
 /**
  * `npm run bench:upload`: `POST /v3/files` through the real server (`apps/server-node`, its own process, embedded
- * database and IPFS in a temporary directory, simulated engine), this process the client (undici's fetch, the
- * file part first and the fields after it, as the pinata SDK sends them). Paired rounds (Paired.ts): a 99 MiB upload
- * against `openssl dgst -sha256` of the same bytes, as MB/s and their ratio; then blocks of sequential 1 MiB uploads,
- * as requests per second. Each upload's bytes differ (a counter in the first bytes), so no CID is stored twice. The
+ * database and IPFS in a temporary directory, simulated engine), this process the client (the file part first and
+ * the fields after it, as the pinata SDK sends them). Paired rounds (Paired.ts): a 99 MiB upload against
+ * `openssl dgst -sha256` of the same bytes and against a bare `node:http` server (its own process) that reads and
+ * drops the same request, as MB/s and ratios; then blocks of sequential 1 MiB uploads, as requests per second. The
+ * 99 MiB body is sent by `node:http` from the bytes in memory in 1 MiB writes (`BENCH_CLIENT=fetch`: undici's fetch
+ * of a `FormData` of `openAsBlob`, which alone held the bare server under 0.4x openssl); the 1 MiB uploads use
+ * fetch. Each upload's bytes differ (a counter in the first bytes), so no CID is stored twice. The
  * server's CPU time per upload (user + system, from /proc) is printed beside: it is what the server spends, whatever
  * the machine's load does to wall-clock figures.
  */
 import { Effect } from "effect"
 import { execFile, spawn } from "node:child_process"
+import * as http from "node:http"
 import { randomBytes } from "node:crypto"
 import { existsSync, mkdtempSync, openAsBlob, openSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -81,15 +85,68 @@ const content = (path: string, random: Buffer, counter: number) => {
   return path
 }
 
-const upload = (key: string, path: string, name: string) =>
+const upload = (key: string, path: string, name: string, url = `${base}/v3/files`) =>
   Effect.promise(async () => {
     const form = new FormData()
     form.append("file", await openAsBlob(path), name)
     form.append("network", "public")
-    const response = await fetch(`${base}/v3/files`, { method: "POST", headers: { authorization: `Bearer ${key}` }, body: form })
+    const response = await fetch(url, { method: "POST", headers: { authorization: `Bearer ${key}` }, body: form })
     const text = await response.text()
     if (response.status !== 200) throw new Error(`upload: ${response.status} ${text}`)
   })
+
+// The bare baseline: a node:http server that reads a request's body, drops it, and answers 200.
+// It listens on a port of the system's choosing and prints it.
+const bare = spawn(process.execPath, ["-e", `const server = require("node:http").createServer((q, s) => { q.on("data", () => {}); q.on("end", () => s.end("{}")) }); server.listen(0, "127.0.0.1", () => console.log(server.address().port))`], { stdio: ["ignore", "pipe", "inherit"] })
+const barePort = new Promise<number>((resolve, reject) => {
+  bare.stdout.once("data", (line: Buffer) => resolve(Number(line.toString().trim())))
+  bare.once("exit", (code, signal) => reject(new Error(`the bare server stopped (${signal ?? code})`)))
+})
+barePort.catch(() => {}) // reported where it is awaited
+
+const bigClient = process.env["BENCH_CLIENT"] ?? "http"
+const agent = new http.Agent({ keepAlive: true })
+
+/**
+ * A multipart body of one `file` part and the `network` field (in the SDK's order), posted by node:http from `bytes`
+ * in memory in 1 MiB writes: a client that costs little beside the server it measures.
+ */
+const postBytes = (url: string, key: string, bytes: Buffer, name: string) =>
+  Effect.promise(() => new Promise<void>((resolve, reject) => {
+    const boundary = `----cairn-bench-${Math.random().toString(16).slice(2)}`
+    const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\nContent-Type: application/octet-stream\r\n\r\n`)
+    const tail = Buffer.from(`\r\n--${boundary}\r\nContent-Disposition: form-data; name="network"\r\n\r\npublic\r\n--${boundary}--\r\n`)
+    const request = http.request(url, {
+      method: "POST",
+      agent,
+      headers: {
+        authorization: `Bearer ${key}`,
+        "content-type": `multipart/form-data; boundary=${boundary}`,
+        "content-length": head.byteLength + bytes.byteLength + tail.byteLength
+      }
+    }, (response) => {
+      const body: Array<Buffer> = []
+      response.on("data", (piece: Buffer) => body.push(piece))
+      response.on("end", () => response.statusCode === 200 ? resolve() : reject(new Error(`upload: ${response.statusCode} ${Buffer.concat(body).toString()}`)))
+    })
+    request.on("error", reject)
+    request.write(head)
+    let at = 0
+    const pump = () => {
+      while (at < bytes.byteLength) {
+        const end = Math.min(at + 1024 * 1024, bytes.byteLength)
+        const more = request.write(bytes.subarray(at, end))
+        at = end
+        if (!more) return void request.once("drain", pump)
+      }
+      request.end(tail)
+    }
+    pump()
+  }))
+
+/** The 99 MiB upload to `url` (the server's, or the bare one's), by the client `BENCH_CLIENT` names. */
+const uploadBig = (url: string, key: string, path: string, bytes: Buffer) =>
+  bigClient === "fetch" ? upload(key, path, "big.bin", url) : postBytes(url, key, bytes, "big.bin")
 
 const openssl = (path: string) =>
   Effect.promise(() => new Promise<void>((resolve, reject) => execFile("openssl", ["dgst", "-sha256", path], (error) => error ? reject(error) : resolve())))
@@ -106,34 +163,47 @@ const program = Effect.gen(function*() {
 
   // Warm-up: the routes' first run, the blockstore's directories.
   yield* upload(key, content(smallPath, smallRandom, counter++), "warm.bin")
-  yield* upload(key, content(bigPath, bigRandom, counter++), "warm-big.bin")
+  yield* uploadBig(`${base}/v3/files`, key, content(bigPath, bigRandom, counter++), bigRandom)
+  const bareUrl = `http://127.0.0.1:${yield* Effect.promise(() => barePort)}/`
+  yield* uploadBig(bareUrl, key, bigPath, bigRandom)
 
   // BENCH_PARTS=small (or big) runs only that half, e.g. for a profile of one of them.
   const parts = (process.env["BENCH_PARTS"] ?? "big,small").split(",")
-  if (parts.includes("big")) yield* bigRounds(key, bigPath, bigRandom, () => counter++)
+  if (parts.includes("big")) yield* bigRounds(key, bigPath, bigRandom, bareUrl, () => counter++)
   if (parts.includes("small")) yield* smallBlocks(key, smallPath, smallRandom, () => counter++)
 })
 
-const bigRounds = (key: string, bigPath: string, bigRandom: Buffer, next: () => number) =>
+const bigRounds = (key: string, bigPath: string, bigRandom: Buffer, bareUrl: string, next: () => number) =>
   Effect.gen(function*() {
     const bigCpu: Array<number> = []
     const bigUserCpu: Array<number> = []
+    const bareRates: Array<number> = []
+    const opensslRates: Array<number> = []
+    const rate = <E, R>(rates: Array<number>, block: Effect.Effect<Paired.Block, E, R>) =>
+      Effect.map(block, (done) => {
+        rates.push(done.operations / done.milliseconds)
+        return done
+      })
     const big = yield* Paired.rounds({
       rounds,
       measured: () => Effect.gen(function*() {
         content(bigPath, bigRandom, next())
         const cpu = serverCpu()
         const user = serverUserCpu()
-        const block = yield* Paired.timed(mb(bigBytes), upload(key, bigPath, "big.bin"))
+        const block = yield* Paired.timed(mb(bigBytes), uploadBig(`${base}/v3/files`, key, bigPath, bigRandom))
         bigCpu.push(serverCpu() - cpu)
         bigUserCpu.push(serverUserCpu() - user)
         return block
       }),
-      baselines: { "openssl dgst -sha256": () => Paired.timed(mb(bigBytes), openssl(bigPath)) }
+      baselines: {
+        "openssl dgst -sha256": () => rate(opensslRates, Paired.timed(mb(bigBytes), openssl(bigPath))),
+        "bare node:http": () => rate(bareRates, Paired.timed(mb(bigBytes), uploadBig(bareUrl, key, bigPath, bigRandom)))
+      }
   })
-  console.log(`99 MiB upload, ${rounds} paired rounds:`)
-  console.log(`  POST /v3/files: ${big.rates.measured} MB/s; openssl dgst -sha256 on the same bytes: ${big.rates["openssl dgst -sha256"]} MB/s`)
-  console.log(`  ratio to openssl sha256: ${Paired.show(big.ratios["openssl dgst -sha256"])}`)
+  console.log(`99 MiB upload (client: ${bigClient === "fetch" ? "fetch, FormData of openAsBlob" : "node:http from memory, 1 MiB writes"}), ${rounds} paired rounds:`)
+  console.log(`  POST /v3/files: ${big.rates.measured} MB/s; openssl dgst -sha256 on the same bytes: ${big.rates["openssl dgst -sha256"]} MB/s; a bare node:http server dropping the body: ${big.rates["bare node:http"]} MB/s`)
+  console.log(`  ratio to openssl sha256: ${Paired.show(big.ratios["openssl dgst -sha256"])}; to the bare server: ${Paired.show(big.ratios["bare node:http"])}`)
+  console.log(`  the bare server's ratio to openssl sha256 (the client's ceiling): ${Paired.show(Paired.spread(bareRates.map((r, i) => r / opensslRates[i]!)))}`)
   console.log(`  server CPU per upload: ${Paired.spread(bigCpu).median} ms (${Paired.spread(bigCpu).min}–${Paired.spread(bigCpu).max}), of which in user space ${Paired.spread(bigUserCpu).median} ms`)
   })
 
@@ -161,6 +231,8 @@ const smallBlocks = (key: string, smallPath: string, smallRandom: Buffer, next: 
 try {
   await Effect.runPromise(program)
 } finally {
+  agent.destroy()
+  bare.kill("SIGTERM")
   server.kill("SIGTERM")
   await new Promise((resolve) => server.once("exit", resolve))
   rmSync(dataDir, { recursive: true, force: true })
