@@ -109,10 +109,15 @@ export const positionOf = (row: WrittenStream, i: number): bigint =>
   row.positions === null ? row.global_position + BigInt(i) : row.positions[i]!
 
 // The batch's appends (in stream order) as arrays, their events as arrays zipped by ROWS FROM, data and metadata as
-// one JSON array each. One row comes back per written append, shaped like a lone append's.
-const batch = `WITH accepted AS (
+// one JSON array each. One row comes back per written append, shaped like a lone append's. Two variants add to it:
+// `locked` takes the inline projections' lock (shared) in the statement itself, not as a statement of its own (a
+// volatile function in a MATERIALIZED CTE that the appends are read through, so it runs once, before any insert);
+// `atomic` inserts nothing unless every append's guard accepts (a multi-stream append: all or nothing).
+const batchStatement = (locked: boolean, atomic: boolean) => `WITH ${
+  locked ? "held AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared($10::int8) AS held), " : ""
+}accepted AS (
     SELECT a.n, a.stream_id, c.version
-      FROM unnest($1::text[], $2::int8[], $3::int8[]) WITH ORDINALITY AS a(stream_id, low, high, n),
+      FROM ${locked ? "held, " : ""}unnest($1::text[], $2::int8[], $3::int8[]) WITH ORDINALITY AS a(stream_id, low, high, n),
         LATERAL (SELECT coalesce(max(e.version), 0) AS version FROM cairn_events e WHERE e.stream_id = a.stream_id) c
      WHERE c.version BETWEEN a.low AND a.high
   ), written AS (
@@ -120,7 +125,7 @@ const batch = `WITH accepted AS (
     SELECT s.stream_id, s.version + x.k, x.event_id, x.type, x.data, x.metadata
       FROM ROWS FROM (unnest($4::int8[]), unnest($5::int8[]), unnest($6::uuid[]), unnest($7::text[]),
           jsonb_array_elements($8::jsonb), jsonb_array_elements($9::jsonb)) AS x(n, k, event_id, type, data, metadata)
-      JOIN accepted s ON s.n = x.n
+      JOIN accepted s ON s.n = x.n${atomic ? "\n      WHERE (SELECT count(*) FROM accepted) = cardinality($1::text[])" : ""}
       ORDER BY x.n, x.k
     RETURNING stream_id, version, global_position, transaction_id, recorded_at
   )
@@ -130,18 +135,33 @@ const batch = `WITH accepted AS (
         ELSE array_agg(global_position ORDER BY version) END AS positions
     FROM written GROUP BY stream_id`
 
+const batches = [batchStatement(false, false), batchStatement(false, true), batchStatement(true, false), batchStatement(true, true)]
+
 const byStream = (a: Append.PreparedStream, b: Append.PreparedStream) => (a.stream < b.stream ? -1 : a.stream > b.stream ? 1 : 0)
 
+/** How `writeStreams` writes: `lock` is the inline projections' lock to hold shared (in a transaction). */
+export interface BatchOptions {
+  readonly atomic?: boolean
+  readonly lock?: bigint | undefined
+}
+
 /**
- * Several single-stream appends, to distinct streams, in one statement (group commit): each keeps its own guard,
- * and a refused one inserts nothing (and gets no row) while the others are written. Streams are written in name
- * order, as multi-stream appends lock them, so two batches cannot deadlock on each other's versions.
+ * Several appends, to distinct streams, in one statement: each keeps its own guard. By default (group commit) a
+ * refused one inserts nothing (and gets no row) while the others are written; `atomic` (a multi-stream append)
+ * inserts nothing at all when any guard refuses, so no row comes back. Streams are written in name order, as
+ * multi-stream appends are prepared, so two batches cannot deadlock on each other's versions.
  */
-export const writeStreams = (sql: SqlClient.SqlClient, appends: ReadonlyArray<Append.PreparedStream>) => {
+export const writeStreams = (
+  sql: SqlClient.SqlClient,
+  appends: ReadonlyArray<Append.PreparedStream>,
+  options: BatchOptions = {}
+) => {
   const sorted = [...appends].sort(byStream)
   const streams: Array<string> = []
-  const lows: Array<number> = []
-  const highs: Array<number> = []
+  // As int8 every one: the driver infers an array's type from its elements, and a number past int4 (the unbounded
+  // high of `Any`) is int8 where a small one is int4, which it refuses to mix.
+  const lows: Array<bigint> = []
+  const highs: Array<bigint> = []
   const ns: Array<number> = []
   const ks: Array<number> = []
   const ids: Array<string> = []
@@ -152,8 +172,8 @@ export const writeStreams = (sql: SqlClient.SqlClient, appends: ReadonlyArray<Ap
     const append = sorted[n]!
     const [low, high] = acceptedRange(append.expected)
     streams.push(append.stream)
-    lows.push(low)
-    highs.push(high)
+    lows.push(BigInt(low))
+    highs.push(BigInt(high))
     for (let k = 0; k < append.events.length; k++) {
       const event = append.events[k]!
       ns.push(n + 1)
@@ -164,9 +184,10 @@ export const writeStreams = (sql: SqlClient.SqlClient, appends: ReadonlyArray<Ap
       metadata.push(event.metadataJson)
     }
   }
-  return sql.unsafe<WrittenStream & { readonly stream_id: string }>(batch, [
-    streams, lows, highs, ns, ks, ids, types, `[${data.join(",")}]`, `[${metadata.join(",")}]`
-  ])
+  const params: Array<unknown> = [streams, lows, highs, ns, ks, ids, types, `[${data.join(",")}]`, `[${metadata.join(",")}]`]
+  if (options.lock !== undefined) params.push(options.lock.toString())
+  const text = batches[(options.lock !== undefined ? 2 : 0) + (options.atomic === true ? 1 : 0)]!
+  return sql.unsafe<WrittenStream & { readonly stream_id: string }>(text, params)
 }
 
 /** The current version of each stream (0 for one with no events), read through the primary key. */

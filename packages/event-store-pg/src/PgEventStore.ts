@@ -37,8 +37,11 @@ export interface Options {
   readonly inlineProjections?: ReadonlyArray<Projection<SqlClient.SqlClient>>
 }
 
-/** The stream's version guard refused a write; internal, it rolls a multi-stream append back. */
-class Refused extends Data.TaggedError("Refused")<{ readonly stream: string }> {}
+/**
+ * A version guard refused a write; internal, it rolls a multi-stream append back. No stream when the append was one
+ * atomic statement, which says only that some guard refused (the classification reads which).
+ */
+class Refused extends Data.TaggedError("Refused")<{ readonly stream: string | undefined }> {}
 
 /** The Postgres error fields sql-pg keeps on the reason's cause. */
 const pgFields = (error: SqlError.SqlError): { code?: string; detail?: string; constraint?: string } =>
@@ -119,13 +122,38 @@ export const make = (options: Options = {}) =>
     const inTransactionWithProjections = <A, E, R>(work: Effect.Effect<A, E, R>) =>
       sql.withTransaction(Effect.andThen(sql`SELECT pg_advisory_xact_lock_shared(${Schema.INLINE_PROJECTIONS_LOCK})`, work))
 
-    // A lone statement commits by itself; several streams, or inline projections, need one transaction.
+    const lock = inline.length > 0 ? Schema.INLINE_PROJECTIONS_LOCK : undefined
+
+    /**
+     * Every stream's events in one statement that inserts all of them or, when any guard refuses, none (no row
+     * back); with inline projections it also takes their lock, so it is the transaction's first statement.
+     */
+    const writeTogether = (prepared: ReadonlyArray<Append.PreparedStream>) =>
+      Effect.flatMap(AppendStatement.writeStreams(sql, prepared, { atomic: true, lock }), (rows) => {
+        if (rows.length !== prepared.length) return Effect.fail(new Refused({ stream: undefined }))
+        const byStream = new Map<string, AppendStatement.WrittenStream>()
+        for (const row of rows) byStream.set(row.stream_id, row)
+        const recorded: Array<RecordedEvent> = []
+        const versions = new Map<string, number>()
+        for (const append of prepared) {
+          const row = byStream.get(append.stream)!
+          versions.set(append.stream, Number(row.version) + append.events.length - 1)
+          recorded.push(...recordedOfStream(append, row))
+        }
+        return Effect.succeed<AppendResult>({ events: recorded, versions, duplicate: false })
+      })
+
+    // A lone statement commits by itself; several streams, or inline projections, need one transaction. When every
+    // stream has events, they go in one statement (with the lock): one statement, or BEGIN, it, the projections,
+    // COMMIT; a zero-event append (a guard alone) goes stream by stream.
     const writeAtomically = (prepared: ReadonlyArray<Append.PreparedStream>) =>
       prepared.length === 1 && inline.length === 0
         ? write(prepared)
+        : prepared.some((append) => append.events.length === 0)
+        ? (inline.length > 0 ? inTransactionWithProjections(write(prepared)) : sql.withTransaction(write(prepared)))
         : inline.length > 0
-        ? inTransactionWithProjections(write(prepared))
-        : sql.withTransaction(write(prepared))
+        ? sql.withTransaction(Effect.tap(writeTogether(prepared), (written) => project(written.events)))
+        : writeTogether(prepared)
 
     /** What a group commit answers each of its appends. */
     type Batched =
@@ -167,9 +195,9 @@ export const make = (options: Options = {}) =>
           return row === undefined ? { _tag: "Refused" } : { _tag: "Written", written: writtenOf(append, row) }
         })
       }
-      const statement = Effect.map(AppendStatement.writeStreams(sql, batch), outcomesOf)
+      const statement = Effect.map(AppendStatement.writeStreams(sql, batch, { lock }), outcomesOf)
       return (inline.length > 0
-        ? inTransactionWithProjections(Effect.tap(statement, (outcomes) => project(outcomes.flatMap((o) => o._tag === "Written" ? o.written.events : []))))
+        ? sql.withTransaction(Effect.tap(statement, (outcomes) => project(outcomes.flatMap((o) => o._tag === "Written" ? o.written.events : []))))
         : statement).pipe(
           Effect.catch((error) => Effect.succeed(batch.map((): Batched => ({ _tag: "Failed", error, alone: false }))))
         )
@@ -201,7 +229,7 @@ export const make = (options: Options = {}) =>
      * are all committed already make a retried append, acknowledged; some committed is a partial overlap; none
      * means the version guard refused. A guard that the stream now satisfies lost a race: try again.
      */
-    const classify = (prepared: ReadonlyArray<Append.PreparedStream>, refused: string | undefined) =>
+    const classify = (prepared: ReadonlyArray<Append.PreparedStream>, refused: string | true | undefined) =>
       Effect.gen(function*() {
         const wanted = prepared.flatMap((s) => s.events.map((e) => ({ stream: s.stream, eventId: e.eventId })))
         const committed = yield* readByIds(wanted.map((w) => w.eventId))
@@ -215,13 +243,19 @@ export const make = (options: Options = {}) =>
           return { _tag: "Failed", error: new IdempotencyConflict({ eventIds: committed.map((e) => e.eventId) }) } as Classified
         }
         if (refused === undefined) return { _tag: "Retry" } as Classified
-        const actual = (yield* currentVersions([refused])).get(refused) ?? 0
-        const expected = prepared.find((s) => s.stream === refused)!.expected
-        if (ExpectedVersion.isSatisfiedBy(expected, actual)) return { _tag: "Retry" } as Classified
-        return {
-          _tag: "Failed",
-          error: new WrongExpectedVersion({ stream: refused, expected: ExpectedVersion.describe(expected), actual })
-        } as Classified
+        // One atomic statement says only that some guard refused: the first stream whose guard its version fails.
+        const suspects = refused === true ? prepared : prepared.filter((s) => s.stream === refused)
+        const actuals = yield* currentVersions(suspects.map((s) => s.stream))
+        for (const { stream, expected } of suspects) {
+          const actual = actuals.get(stream) ?? 0
+          if (!ExpectedVersion.isSatisfiedBy(expected, actual)) {
+            return {
+              _tag: "Failed",
+              error: new WrongExpectedVersion({ stream, expected: ExpectedVersion.describe(expected), actual })
+            } as Classified
+          }
+        }
+        return { _tag: "Retry" } as Classified
       }).pipe(Effect.mapError(unavailable("append")))
 
     // An event id that exists already (a retry), or a version another writer took first (a lost race).
@@ -236,7 +270,7 @@ export const make = (options: Options = {}) =>
     ): Effect.Effect<Classified, EventStoreUnavailable | ProjectionFailed> => {
       switch (error._tag) {
         case "Refused":
-          return classify(prepared, error.stream)
+          return classify(prepared, error.stream ?? true)
         case "SqlError":
           // A version taken is refused like a guard (a lone new stream's first event has none but the key).
           return isClash(error)

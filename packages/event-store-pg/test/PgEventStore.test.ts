@@ -44,6 +44,16 @@ describe("PgEventStore group commit", () =>
         assert.deepStrictEqual(yield* EventStore.use((s) => s.readStream(streams[5]!)), [])
       }))
 
+    it.effect("writes appends of every kind of expectation together (the guards' ranges are one array type)", () =>
+      Effect.gen(function*() {
+        const streams = Array.from({ length: 8 }, () => freshStream("group"))
+        const results = yield* concurrently(streams.map((stream, i) => append(stream, i % 2 === 0 ? ExpectedVersion.NoStream : ExpectedVersion.Any)))
+        const written = results.filter((r) => r._tag === "Success").map((r) => r.success)
+        assert.strictEqual(written.length, 8)
+        const transactions = new Set(written.map((w) => w.events[0]!.position.transactionId))
+        assert.isBelow(transactions.size, 8, "NoStream and Any appends shared a commit")
+      }))
+
     it.effect("answers a retried append and a lost race among others that are written", () =>
       Effect.gen(function*() {
         const [retried, contested, ...fresh] = Array.from({ length: 6 }, () => freshStream("group"))
@@ -105,6 +115,29 @@ describe("PgEventStore append answers", () =>
         yield* check(100)
         yield* checkBatched(1)
         yield* checkBatched(3)
+      }))
+
+    // A multi-stream append is one statement that writes every stream's events or none; its answer is what is read
+    // back, and a refusal names the stream whose guard refused (read afterwards: the statement only says "some").
+    it.effect("hold what a reader reads back for a multi-stream append, and name the stream a refusal is about", () =>
+      Effect.gen(function*() {
+        const store = yield* EventStore
+        const [a, b, c] = [freshStream("multi-a"), freshStream("multi-b"), freshStream("multi-c")]
+        yield* store.append([{ stream: b, expected: ExpectedVersion.NoStream, events: [{ type: "First", data: {} }] }])
+        const written = yield* store.append([
+          { stream: c, expected: ExpectedVersion.NoStream, events: [{ type: "C", data: { n: 1 } }, { type: "C", data: { n: 2 } }] },
+          { stream: b, expected: ExpectedVersion.Exact(1), events: [{ type: "B", data: { n: 3 } }] },
+          { stream: a, expected: ExpectedVersion.Any, events: [{ type: "A", data: { n: 4 } }] }
+        ])
+        const read = [...yield* store.readStream(a), ...yield* store.readStream(b, { fromVersion: 2 }), ...yield* store.readStream(c)]
+        assert.deepStrictEqual(written.events, read)
+        assert.deepStrictEqual([written.versions.get(a), written.versions.get(b), written.versions.get(c)], [1, 2, 2])
+        const refused = yield* Effect.flip(store.append([
+          { stream: a, expected: ExpectedVersion.Exact(1), events: [{ type: "A", data: {} }] },
+          { stream: c, expected: ExpectedVersion.Exact(1), events: [{ type: "C", data: {} }] }
+        ]))
+        assert.deepInclude(refused, { _tag: "WrongExpectedVersion", stream: c, expected: "1", actual: 2 })
+        assert.strictEqual((yield* store.readStream(a)).length, 1)
       }))
 
     // A lone new stream's first event is inserted as version 1 without a version probe; the key refuses a second.
