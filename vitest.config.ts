@@ -1,5 +1,6 @@
 import { readdirSync } from "node:fs"
 import { defineConfig } from "vitest/config"
+import { common, gatewayFiles } from "./vitest.shared.ts"
 
 /**
  * Projects whose tests never open a database (engines, sandboxes, content stores, auth, the domain model, the
@@ -28,16 +29,26 @@ const workspaces = ["packages", "apps", "examples"].flatMap((dir) =>
   readdirSync(dir, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => `${dir}/${entry.name}`)
 )
 
+/** The workspaces this pass tests: all of them, or on PostgreSQL those whose tests can open a database. */
+const tested = process.env["DATABASE_URL"] === undefined ? workspaces : workspaces.filter((dir) => !storeIndependent.has(dir))
+
 export default defineConfig({
   test: {
-    projects: process.env["DATABASE_URL"] === undefined ? ["packages/*", "apps/*", "examples/*"] : workspaces.filter((dir) => !storeIndependent.has(dir)),
-    // Most of the suite's time is spent waiting on other processes (gateways and servers starting and stopping,
-    // sandboxes, PGlite): the stand-in engine's file uses 8 s of CPU in 100 s. Vitest's default, one worker less
-    // than the cores, runs one file at a time on 2 cores; files run side by side instead (every test reserves its
-    // own ports, directories and databases, so they do not meet). VITEST_MAX_WORKERS (or --maxWorkers) overrides it.
-    maxWorkers: 4,
-    // A process per file: tests set environment variables, spawn and signal children, and hold port reservations
-    // until their process exits.
-    pool: "forks"
+    projects: [
+      ...tested,
+      // Most of the suite's time is spent waiting on other processes (servers starting and stopping, sandboxes,
+      // PGlite), so each package's files run four at a time (vitest.shared.ts; every test reserves its own ports,
+      // directories and databases, so they do not meet). The files on real OpenClaw gateways are the exception:
+      // each starts several gateways of ~1 GB and several CPU seconds each, and four such files side by side on
+      // two cores leave gateways unready after two minutes. They run in this project, one at a time, after the rest.
+      {
+        test: {
+          ...common,
+          name: "real-gateways",
+          include: tested.map((dir) => `${dir}/${gatewayFiles}`),
+          maxWorkers: 1
+        }
+      }
+    ]
   }
 })
