@@ -30,14 +30,22 @@ export class FsBlocks extends FsBlockstore {
 
   override async put(key: CID, value: Content, options?: { readonly signal?: AbortSignal }): Promise<CID> {
     options?.signal?.throwIfAborted()
+    return this.#place(key, (file) => writeFile(file, value))
+  }
+
+  /**
+   * Writes a block with `write` to a temporary file beside its place (making the shard's directory when missing),
+   * then renames it into place, so the block is whole or absent.
+   */
+  async #place(key: CID, write: (file: string) => Promise<unknown>): Promise<CID> {
     const { dir, file } = this.#sharding.encode(key)
     const target = path.join(this.path, dir, file)
     const staged = temporary(target)
     try {
-      await writeFile(staged, value).catch(async (cause: NodeJS.ErrnoException) => {
+      await write(staged).catch(async (cause: NodeJS.ErrnoException) => {
         if (cause.code !== "ENOENT") throw cause
         await mkdir(path.dirname(target), { recursive: true })
-        await writeFile(staged, value)
+        await write(staged)
       })
       await rename(staged, target)
     } catch (cause) {
@@ -52,22 +60,8 @@ export class FsBlocks extends FsBlockstore {
    * where the runtime has it, never joined, and renamed into place as `put` does, so the block is whole or absent.
    * The caller vouches that the pieces' bytes hash to `key`.
    */
-  async putPieces(key: CID, pieces: ReadonlyArray<Uint8Array>): Promise<CID> {
-    const { dir, file } = this.#sharding.encode(key)
-    const target = path.join(this.path, dir, file)
-    const staged = temporary(target)
-    try {
-      await writePieces(staged, pieces).catch(async (cause: NodeJS.ErrnoException) => {
-        if (cause.code !== "ENOENT") throw cause
-        await mkdir(path.dirname(target), { recursive: true })
-        await writePieces(staged, pieces)
-      })
-      await rename(staged, target)
-    } catch (cause) {
-      await rm(staged, { force: true })
-      throw cause
-    }
-    return key
+  putPieces(key: CID, pieces: ReadonlyArray<Uint8Array>): Promise<CID> {
+    return this.#place(key, (file) => writePieces(file, pieces))
   }
 
   /**
