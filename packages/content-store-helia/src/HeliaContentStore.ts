@@ -11,6 +11,7 @@ import {
   ContentStoreUnavailable,
   type DirectoryEntry,
   directoryPathProblem,
+  heldBytes,
   type HeldPieces,
   heldPiecesOf,
   type Network,
@@ -69,7 +70,7 @@ const addOneLeaf = async (held: HeldPieces, store: Blockstore, signal: AbortSign
   for (const piece of held.pieces) hash.update(piece)
   const cid = CID.createV1(raw.code, Digest.create(sha256.code, hash.digest()))
   if (store instanceof FsBlocks) await store.putPieces(cid, held.pieces)
-  else await store.put(cid, held.pieces.length === 1 ? held.pieces[0]! : Buffer.concat(held.pieces as Array<Uint8Array>), { signal })
+  else await store.put(cid, heldBytes(held), { signal })
   return cid
 }
 
