@@ -36,17 +36,18 @@ export default defineConfig({
   test: {
     projects: [
       ...tested,
-      // Most of the suite's time is spent waiting on other processes (servers starting and stopping, sandboxes,
-      // PGlite), so each package's files run four at a time (vitest.shared.ts; every test reserves its own ports,
-      // directories and databases, so they do not meet). The files on real OpenClaw gateways are the exception:
-      // each starts several gateways of ~1 GB and several CPU seconds each, and four such files side by side on
-      // two cores leave gateways unready after two minutes. They run in this project, one at a time, after the rest.
+      // Each package's files run as many side by side as there are cores (vitest.shared.ts; every test reserves its
+      // own ports, directories and databases, so they do not meet). The files that start real OpenClaw gateways are
+      // the exception: each starts gateways of ~1 GB and 10-30 s of CPU, and beside other files on two cores a
+      // gateway was left unready after its minute and a half. They run in this project, one at a time, after the rest.
       {
         test: {
           ...common,
           name: "real-gateways",
           include: tested.map((dir) => `${dir}/${gatewayFiles}`),
-          maxWorkers: 1
+          // After the rest (group 0), one file at a time unless VITEST_GATEWAY_WORKERS says otherwise.
+          sequence: { groupOrder: 1 },
+          maxWorkers: Number(process.env["VITEST_GATEWAY_WORKERS"] ?? 1)
         }
       }
     ]

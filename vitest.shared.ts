@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os"
 import { configDefaults, defineConfig } from "vitest/config"
 
 /** What every test shares, whichever project runs it. PGlite's first start runs initdb (several seconds), so hooks get room. */
@@ -12,17 +13,22 @@ export const common = {
   pool: "forks" as const
 }
 
-/** The files on real OpenClaw gateways: vitest.config.ts runs them in a project of their own, one at a time. */
+/**
+ * The files that start real OpenClaw gateways (with ENGINE_IT=openclaw) or install an engine: vitest.config.ts runs
+ * them in a project of their own, one at a time, after the rest.
+ */
 export const gatewayFiles = "test/**/*.int.test.ts"
 
-/** Each package's project: its tests but those on real gateways, four files side by side. */
+/** Each package's project: its tests but those on real gateways, as many files side by side as there are cores. */
 export default defineConfig({
   test: {
     ...common,
     include: ["test/**/*.test.ts"],
     exclude: [...configDefaults.exclude, gatewayFiles],
     // Set here, for every project: Vitest 5 gives each project its own `maxWorkers` (the root's is not inherited;
-    // the default, one less than the cores, is one file at a time here).
-    maxWorkers: Number(process.env["VITEST_MAX_WORKERS"] ?? 4)
+    // the default, one less than the cores, is one file at a time on two). One per core, not more: the files'
+    // servers, PGlite and sandboxes keep the cores busy, and four files on two cores made the embedded pass slower
+    // (44 min against 29 one at a time) and left servers unready.
+    maxWorkers: Number(process.env["VITEST_MAX_WORKERS"] ?? availableParallelism())
   }
 })

@@ -2,7 +2,7 @@
  * The AgentEngine contract for agents' apps (see ContractSection.ts): `appEndpoint` says where the app an agent runs
  * on a port is reached from this node, and a server listening there answers through it. The "app" here is a real
  * HTTP server on loopback started by the test (on both engines an agent's workspace shares this machine's network;
- * the server-level test apps/server-node/test/AppDomains.test.ts starts one inside a real agent's sandbox). A port
+ * the server-level test apps/server-node/test/AppDomains.int.test.ts starts one inside a real agent's sandbox). A port
  * the engine itself uses is refused, when the adapter's test names one (`ownedPort`).
  */
 import { assert } from "@effect/vitest"
