@@ -5,8 +5,9 @@
  * `openssl dgst -sha256` of the same bytes and against a bare `node:http` server (its own process) that reads and
  * drops the same request, as MB/s and ratios; then blocks of sequential 1 MiB uploads, as requests per second. The
  * 99 MiB body is sent by `node:http` from the bytes in memory in 1 MiB writes (`BENCH_CLIENT=fetch`: undici's fetch
- * of a `FormData` of `openAsBlob`, which alone held the bare server under 0.4x openssl); the 1 MiB uploads use
- * fetch. Each upload's bytes differ (a counter in the first bytes), so no CID is stored twice. The
+ * of a `FormData` of `openAsBlob`, which alone held the bare server under 0.4x openssl); the 1 MiB uploads are
+ * sent the same way, in blocks paired with blocks to the bare server (`BENCH_SMALL_CLIENT=fetch`: fetch, which alone
+ * held the bare server to ~130 req/s). Each upload's bytes differ (a counter in the first bytes), so no CID is stored twice. The
  * server's CPU time per upload (user + system, from /proc) is printed beside: it is what the server spends, whatever
  * the machine's load does to wall-clock figures.
  */
@@ -170,7 +171,7 @@ const program = Effect.gen(function*() {
   // BENCH_PARTS=small (or big) runs only that half, e.g. for a profile of one of them.
   const parts = (process.env["BENCH_PARTS"] ?? "big,small").split(",")
   if (parts.includes("big")) yield* bigRounds(key, bigPath, bigRandom, bareUrl, () => counter++)
-  if (parts.includes("small")) yield* smallBlocks(key, smallPath, smallRandom, () => counter++)
+  if (parts.includes("small")) yield* smallBlocks(key, smallPath, smallRandom, bareUrl, () => counter++)
 })
 
 const bigRounds = (key: string, bigPath: string, bigRandom: Buffer, bareUrl: string, next: () => number) =>
@@ -207,25 +208,37 @@ const bigRounds = (key: string, bigPath: string, bigRandom: Buffer, bareUrl: str
   console.log(`  server CPU per upload: ${Paired.spread(bigCpu).median} ms (${Paired.spread(bigCpu).min}–${Paired.spread(bigCpu).max}), of which in user space ${Paired.spread(bigUserCpu).median} ms`)
   })
 
-const smallBlocks = (key: string, smallPath: string, smallRandom: Buffer, next: () => number) =>
+/** Which client sends the 1 MiB uploads: node:http from memory, as the 99 MiB one, or `BENCH_SMALL_CLIENT=fetch`. */
+const smallClient = process.env["BENCH_SMALL_CLIENT"] ?? "http"
+
+const smallBlocks = (key: string, smallPath: string, smallRandom: Buffer, bareUrl: string, next: () => number) =>
   Effect.gen(function*() {
-    const smallRates: Array<number> = []
     const smallCpu: Array<number> = []
-    for (let round = 0; round < rounds; round++) {
-      const cpu = serverCpu()
-      const block = yield* Paired.timed(smallPerBlock, Effect.gen(function*() {
-        for (let i = 0; i < smallPerBlock; i++) {
-          const n = next()
-          yield* upload(key, content(smallPath, smallRandom, n), `small-${n}.bin`)
+    const uploads = (url: string) => Effect.gen(function*() {
+      for (let i = 0; i < smallPerBlock; i++) {
+        const n = next()
+        if (smallClient === "fetch") yield* upload(key, content(smallPath, smallRandom, n), `small-${n}.bin`, url)
+        else {
+          smallRandom.writeBigUInt64BE(BigInt(n), 0)
+          yield* postBytes(url, key, smallRandom, `small-${n}.bin`)
         }
-      }))
-      smallCpu.push((serverCpu() - cpu) / smallPerBlock)
-      smallRates.push((block.operations / block.milliseconds) * 1000)
-    }
-    const rates = Paired.spread(smallRates)
+      }
+    })
+    const small = yield* Paired.rounds({
+      rounds,
+      measured: () => Effect.gen(function*() {
+        const cpu = serverCpu()
+        const block = yield* Paired.timed(smallPerBlock, uploads(`${base}/v3/files`))
+        smallCpu.push((serverCpu() - cpu) / smallPerBlock)
+        return block
+      }),
+      baselines: { "bare node:http": () => Paired.timed(smallPerBlock, uploads(bareUrl)) }
+    })
     const cpus = Paired.spread(smallCpu)
-    console.log(`1 MiB uploads, sequential, ${rounds} blocks of ${smallPerBlock}:`)
-    console.log(`  ${rates.median.toFixed(0)} req/s (${rates.min.toFixed(0)}–${rates.max.toFixed(0)}); server CPU per upload ${cpus.median.toFixed(1)} ms (${cpus.min.toFixed(1)}–${cpus.max.toFixed(1)})`)
+    const client = smallClient === "fetch" ? "fetch, FormData of openAsBlob of a file written each time" : "node:http from memory"
+    console.log(`1 MiB uploads, sequential (client: ${client}), ${rounds} paired blocks of ${smallPerBlock}:`)
+    console.log(`  POST /v3/files: ${small.rates.measured} req/s; the bare node:http server (the client's ceiling): ${small.rates["bare node:http"]} req/s; ratio ${Paired.show(small.ratios["bare node:http"])}`)
+    console.log(`  server CPU per upload ${cpus.median.toFixed(1)} ms (${cpus.min.toFixed(1)}–${cpus.max.toFixed(1)})`)
   })
 
 try {
