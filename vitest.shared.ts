@@ -15,7 +15,7 @@ export const common = {
 
 /**
  * The files that start real OpenClaw gateways (with ENGINE_IT=openclaw) or install an engine: vitest.config.ts runs
- * them in a project of their own, one at a time, after the rest.
+ * them in a project of their own, after the rest.
  */
 export const gatewayFiles = "test/**/*.int.test.ts"
 
