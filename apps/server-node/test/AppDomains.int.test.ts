@@ -19,6 +19,9 @@ import { type ApiUser, freePort, newApiUser, type ServerProcess, startServer, wa
 
 const fixture = join(import.meta.dirname, "fixtures", "app-server.mjs")
 const appsDomain = "apps.test"
+/** Subdomains are unique across a deployment: names of this run's own, so a second run on the same database passes. */
+const run = Math.random().toString(36).slice(2, 8)
+const [shop, closed] = [`shop-${run}`, `closed-${run}`]
 const servers: Array<{ server: ServerProcess; dataDir: string }> = []
 const apps: Array<ChildProcess> = []
 
@@ -192,19 +195,19 @@ describe("agents' apps on their domains, on the simulated engine", () => {
     apps.push(app)
     await once(app.stdout!, "data")
 
-    const domainId = await addSubdomain(call, agentId, "shop", port)
-    await exerciseApp(server, call, agentId, `shop.${appsDomain}`, domainId)
+    const domainId = await addSubdomain(call, agentId, shop, port)
+    await exerciseApp(server, call, agentId, `${shop}.${appsDomain}`, domainId)
     // The Host header's case and port do not matter.
-    assert.strictEqual((await via(server, `SHOP.${appsDomain.toUpperCase()}:443`, "/")).json.app, "workspace app")
+    assert.strictEqual((await via(server, `${shop.toUpperCase()}.${appsDomain.toUpperCase()}:443`, "/")).json.app, "workspace app")
 
     const downPort = await freePort()
-    await addSubdomain(call, agentId, "closed", downPort)
-    const down = await via(server, `closed.${appsDomain}`, "/")
+    await addSubdomain(call, agentId, closed, downPort)
+    const down = await via(server, `${closed}.${appsDomain}`, "/")
     assert.strictEqual(down.status, 502)
     assert.deepStrictEqual(down.json, { error: "Bad gateway" })
 
     assert.strictEqual((await call("DELETE", `/v0/agents/${agentId}/domains/${domainId}`)).status, 200)
-    await waitFor("the deleted domain is gone", server, async () => (await via(server, `shop.${appsDomain}`, "/")).status === 404 ? true : undefined)
+    await waitFor("the deleted domain is gone", server, async () => (await via(server, `${shop}.${appsDomain}`, "/")).status === 404 ? true : undefined)
   })
 })
 
