@@ -4,26 +4,15 @@
  * real version.
  */
 import { afterAll, assert, describe, it } from "@effect/vitest"
-import { spawnSync } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { fileURLToPath } from "node:url"
+import { serverlessCli } from "./ServerlessCli.ts"
 
-const main = fileURLToPath(new URL("../src/main.ts", import.meta.url))
 const root = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cairn-cli-engine-"))
 afterAll(() => Fs.rmSync(root, { recursive: true, force: true }))
 
-/** Runs the CLI as an operator would, with no server anywhere (CAIRN_URL points nowhere). */
-const cli = (env: Record<string, string>, ...args: Array<string>) => {
-  const { DATABASE_URL: _, ...inherited } = process.env
-  const result = spawnSync(process.execPath, [main, ...args], {
-    env: { ...inherited, CAIRN_URL: "http://127.0.0.1:9", DATA_DIR: Path.join(root, "data"), ...env },
-    encoding: "utf8",
-    timeout: 15 * 60_000
-  })
-  return { code: result.status, stdout: result.stdout, stderr: result.stderr }
-}
+const cli = serverlessCli(root)
 
 /** An engines directory holding `version` as an install leaves it: the engine and its channel plugins. */
 const installedEngines = (version: string) => {
