@@ -1,7 +1,6 @@
 import { readdirSync } from "node:fs"
-import { availableParallelism } from "node:os"
 import { defineConfig } from "vitest/config"
-import { common, gatewayFiles } from "./vitest.shared.ts"
+import { common, gatewayFiles, workers } from "./vitest.shared.ts"
 
 /**
  * Projects whose tests never open a database (engines, sandboxes, content stores, auth, the domain model, the
@@ -49,7 +48,7 @@ export default defineConfig({
           include: tested.map((dir) => `${dir}/${gatewayFiles}`),
           // After the rest (group 0), one file per core unless VITEST_GATEWAY_WORKERS says otherwise.
           sequence: { groupOrder: 1 },
-          maxWorkers: Number(process.env["VITEST_GATEWAY_WORKERS"] ?? availableParallelism())
+          maxWorkers: workers("VITEST_GATEWAY_WORKERS")
         }
       }
     ]

@@ -13,6 +13,9 @@ export const common = {
   pool: "forks" as const
 }
 
+/** How many files a group runs side by side: one per core, unless the environment variable `variable` says. */
+export const workers = (variable: string) => Number(process.env[variable] ?? availableParallelism())
+
 /**
  * The files that start real OpenClaw gateways (with ENGINE_IT=openclaw) or install an engine: vitest.config.ts runs
  * them in a project of their own, after the rest.
@@ -29,6 +32,6 @@ export default defineConfig({
     // the default, one less than the cores, is one file at a time on two). One per core, not more: the files'
     // servers, PGlite and sandboxes keep the cores busy, and four files on two cores made the embedded pass slower
     // (44 min against 29 one at a time) and left servers unready.
-    maxWorkers: Number(process.env["VITEST_MAX_WORKERS"] ?? availableParallelism())
+    maxWorkers: workers("VITEST_MAX_WORKERS")
   }
 })

@@ -145,9 +145,12 @@ const postBytes = (url: string, key: string, bytes: Buffer, name: string) =>
     pump()
   }))
 
-/** The 99 MiB upload to `url` (the server's, or the bare one's), by the client `BENCH_CLIENT` names. */
-const uploadBig = (url: string, key: string, path: string, bytes: Buffer) =>
-  bigClient === "fetch" ? upload(key, path, "big.bin", url) : postBytes(url, key, bytes, "big.bin")
+/** One upload to `url` (the server's, or the bare one's) by `client`: fetch of the file at `path`, or `bytes` by node:http. */
+const post = (client: string, url: string, key: string, path: string, bytes: Buffer, name: string) =>
+  client === "fetch" ? upload(key, path, name, url) : postBytes(url, key, bytes, name)
+
+/** The 99 MiB upload to `url`, by the client `BENCH_CLIENT` names. */
+const uploadBig = (url: string, key: string, path: string, bytes: Buffer) => post(bigClient, url, key, path, bytes, "big.bin")
 
 const openssl = (path: string) =>
   Effect.promise(() => new Promise<void>((resolve, reject) => execFile("openssl", ["dgst", "-sha256", path], (error) => error ? reject(error) : resolve())))
@@ -217,11 +220,10 @@ const smallBlocks = (key: string, smallPath: string, smallRandom: Buffer, bareUr
     const uploads = (url: string) => Effect.gen(function*() {
       for (let i = 0; i < smallPerBlock; i++) {
         const n = next()
-        if (smallClient === "fetch") yield* upload(key, content(smallPath, smallRandom, n), `small-${n}.bin`, url)
-        else {
-          smallRandom.writeBigUInt64BE(BigInt(n), 0)
-          yield* postBytes(url, key, smallRandom, `small-${n}.bin`)
-        }
+        // fetch reads the file, so it is rewritten; node:http sends the bytes, so only they change.
+        if (smallClient === "fetch") content(smallPath, smallRandom, n)
+        else smallRandom.writeBigUInt64BE(BigInt(n), 0)
+        yield* post(smallClient, url, key, smallPath, smallRandom, `small-${n}.bin`)
       }
     })
     const small = yield* Paired.rounds({
