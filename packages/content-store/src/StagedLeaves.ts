@@ -9,8 +9,9 @@
  * their CPU in the garbage collector.
  */
 import { Effect, Stream } from "effect"
-import { open, readFile, writeFile } from "node:fs/promises"
+import { open, readFile } from "node:fs/promises"
 import * as path from "node:path"
+import { hashAndWriteLeaf } from "./LeafWorker.ts"
 
 /** The chunk size of every adapter's import (`ipfs add --chunker=size-1048576`). */
 export const leafBytes = 1024 * 1024
@@ -112,27 +113,28 @@ export class LeafWriter {
   }
 
   /**
-   * Starts hashing the filled leaf (WebCrypto's digest runs on the thread pool, so it overlaps the socket reads on
-   * the main thread) and writing it, beside the leaves still in flight; once more than `leavesInFlight` are, returns
-   * the oldest one's hash and write, to wait for.
+   * Hands the filled leaf over to be hashed and written off the main thread (LeafWorker.ts: a worker thread, so it
+   * overlaps the socket reads), beside the leaves still in flight; once more than `leavesInFlight` are, returns the
+   * oldest one's hash and write, to wait for.
    */
   #flush(): Promise<void> | undefined {
     const file = path.join(this.#directory, String(this.#leaves.length))
     const buffer = this.#buffer ?? Buffer.alloc(0)
-    const leaf = buffer.subarray(0, this.#filled)
-    const staged = { file, size: leaf.byteLength, sha256: new Uint8Array() }
+    const staged = { file, size: this.#filled, sha256: new Uint8Array() }
     this.#leaves.push(staged)
     this.#buffer = undefined
     this.#filled = 0
-    const hashed = crypto.subtle.digest("SHA-256", leaf).then((digest) => {
-      staged.sha256 = new Uint8Array(digest)
-    })
     // A failed write is kept and thrown by the next write or end, never left as an unhandled rejection. The
-    // buffer goes back to the pool only once hashed and written, whatever happened.
-    this.#inFlight.push(Promise.allSettled([hashed, writeFile(file, leaf, { flag: "wx" })]).then((results) => {
-      for (const result of results) if (result.status === "rejected") this.#failure ??= { cause: result.reason }
-      giveBack(buffer)
-    }))
+    // buffer goes back to the pool once hashed and written (a transferred one comes back as a new Buffer).
+    this.#inFlight.push(hashAndWriteLeaf(file, buffer, staged.size).then(
+      (written) => {
+        staged.sha256 = written.sha256
+        giveBack(written.buffer)
+      },
+      (cause: unknown) => {
+        this.#failure ??= { cause }
+      }
+    ))
     return this.#inFlight.length > leavesInFlight ? this.#inFlight.shift() : undefined
   }
 }
