@@ -57,4 +57,30 @@ describe("FsBlocks", () => {
       await fs.rm(location, { recursive: true, force: true })
     }
   })
+
+  it("adopts a staged file by rename, and leaves a block already stored as it is (the staged file to its owner)", async () => {
+    const location = await fs.mkdtemp(path.join(os.tmpdir(), "cairn-fsblocks-"))
+    try {
+      const store = new FsBlocks(location)
+      await store.open()
+      const one = await block("one")
+      const staged = path.join(location, "staged-1")
+      await fs.writeFile(staged, one.bytes)
+      await store.adopt(one.cid, staged) // its shard directory made on demand
+      await expect(fs.access(staged)).rejects.toThrow()
+      const [stored] = (await fs.readdir(location, { recursive: true })).filter((name) => name.endsWith(".data"))
+      const before = await fs.stat(path.join(location, stored!))
+      const again = path.join(location, "staged-2")
+      await fs.writeFile(again, one.bytes)
+      await store.adopt(one.cid, again)
+      // Not renamed over: the stored file is the same one (replacing it would free its disk blocks).
+      expect((await fs.stat(path.join(location, stored!))).ino).toBe(before.ino)
+      expect(await fs.readFile(again)).toEqual(Buffer.from(one.bytes))
+      const read: Array<Uint8Array> = []
+      for await (const piece of new FsBlockstore(location).get(one.cid)) read.push(piece)
+      expect(Buffer.concat(read)).toEqual(Buffer.from(one.bytes))
+    } finally {
+      await fs.rm(location, { recursive: true, force: true })
+    }
+  })
 })
