@@ -16,12 +16,21 @@ const block = async (text: string) => {
 const files = async (directory: string): Promise<Array<string>> =>
   (await fs.readdir(directory, { recursive: true, withFileTypes: true })).filter((entry) => entry.isFile()).map((entry) => entry.name)
 
+/** A store in a temporary directory of its own, removed afterwards. */
+const withStore = async (test: (store: FsBlocks, location: string) => Promise<void>) => {
+  const location = await fs.mkdtemp(path.join(os.tmpdir(), "cairn-fsblocks-"))
+  try {
+    const store = new FsBlocks(location)
+    await store.open()
+    await test(store, location)
+  } finally {
+    await fs.rm(location, { recursive: true, force: true })
+  }
+}
+
 describe("FsBlocks", () => {
-  it("writes blocks where blockstore-fs reads them, making shard directories on demand, and leaves no temporary file", async () => {
-    const location = await fs.mkdtemp(path.join(os.tmpdir(), "cairn-fsblocks-"))
-    try {
-      const store = new FsBlocks(location)
-      await store.open()
+  it("writes blocks where blockstore-fs reads them, making shard directories on demand, and leaves no temporary file", () =>
+    withStore(async (store, location) => {
       const one = await block("one")
       const two = await block("two")
       await store.put(one.cid, one.bytes)
@@ -35,16 +44,10 @@ describe("FsBlocks", () => {
       }
       expect((await files(location)).filter((name) => name.endsWith(".tmp"))).toEqual([])
       expect(await files(location)).toHaveLength(2)
-    } finally {
-      await fs.rm(location, { recursive: true, force: true })
-    }
-  })
+    }))
 
-  it("writes a block given in pieces (more than one writev takes, some empty) whole, where blockstore-fs reads it", async () => {
-    const location = await fs.mkdtemp(path.join(os.tmpdir(), "cairn-fsblocks-"))
-    try {
-      const store = new FsBlocks(location)
-      await store.open()
+  it("writes a block given in pieces (more than one writev takes, some empty) whole, where blockstore-fs reads it", () =>
+    withStore(async (store, location) => {
       const { bytes, cid } = await block("piece by piece ".repeat(200))
       const pieces = Array.from(bytes, (_, i) => i % 7 === 0 ? [new Uint8Array(), bytes.subarray(i, i + 1)] : [bytes.subarray(i, i + 1)]).flat()
       await store.putPieces(cid, pieces)
@@ -53,16 +56,10 @@ describe("FsBlocks", () => {
       for await (const piece of new FsBlockstore(location).get(cid)) read.push(piece)
       expect(Buffer.concat(read)).toEqual(Buffer.from(bytes))
       expect(await files(location)).toHaveLength(1)
-    } finally {
-      await fs.rm(location, { recursive: true, force: true })
-    }
-  })
+    }))
 
-  it("adopts a staged file by rename, and leaves a block already stored as it is (the staged file to its owner)", async () => {
-    const location = await fs.mkdtemp(path.join(os.tmpdir(), "cairn-fsblocks-"))
-    try {
-      const store = new FsBlocks(location)
-      await store.open()
+  it("adopts a staged file by rename, and leaves a block already stored as it is (the staged file to its owner)", () =>
+    withStore(async (store, location) => {
       const one = await block("one")
       const staged = path.join(location, "staged-1")
       await fs.writeFile(staged, one.bytes)
@@ -79,8 +76,5 @@ describe("FsBlocks", () => {
       const read: Array<Uint8Array> = []
       for await (const piece of new FsBlockstore(location).get(one.cid)) read.push(piece)
       expect(Buffer.concat(read)).toEqual(Buffer.from(one.bytes))
-    } finally {
-      await fs.rm(location, { recursive: true, force: true })
-    }
-  })
+    }))
 })
