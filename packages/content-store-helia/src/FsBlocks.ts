@@ -66,7 +66,8 @@ export class FsBlocks extends FsBlockstore {
 
   /**
    * Moves a file holding the block's bytes into place by rename (same filesystem): a staged raw leaf becomes a block
-   * without being read or written again. The caller vouches that the bytes hash to `key`.
+   * without being read or written again. When the block is already stored the file stays where it is, for the caller
+   * to remove. The caller vouches that the bytes hash to `key`.
    */
   async adopt(key: CID, file: string): Promise<void> {
     const { dir, file: name } = this.#sharding.encode(key)
