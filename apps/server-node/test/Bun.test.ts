@@ -3,8 +3,8 @@
  * is staged as leaves past the in-memory limit, hashed and written by the leaves' worker (LeafWorker.ts), so its CID
  * checks that path on Bun too.
  */
+import { deterministicBytes } from "@cairn/content-store/testing"
 import { afterAll, assert, describe, it } from "@effect/vitest"
-import { createHash } from "node:crypto"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -14,14 +14,6 @@ import { cli, embeddedStorePass, startServer, waitUntilServing } from "../src/te
 const bun = fileURLToPath(new URL("../../../node_modules/.bin/bun", import.meta.url))
 const dataDir = mkdtempSync(join(tmpdir(), "cairn-bun-"))
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
-
-/** 6 MiB + 7 bytes that differ in every leaf: SHA-256 of 0, 1, 2, … end to end. */
-const stagedBytes = () => {
-  const length = 6 * 1024 * 1024 + 7
-  const bytes = Buffer.alloc(length)
-  for (let at = 0, n = 0; at < length; at += 32, n++) createHash("sha256").update(String(n)).digest().copy(bytes, at)
-  return bytes
-}
 
 describe.runIf(embeddedStorePass)("the server under Bun", () => {
   it("serves health, uploads and lists", async () => {
@@ -38,12 +30,12 @@ describe.runIf(embeddedStorePass)("the server under Bun", () => {
       assert.strictEqual(uploaded.status, 200, await uploaded.clone().text())
       assert.strictEqual(((await uploaded.json()) as { data: { cid: string } }).data.cid, "bafkreifjjcie6lypi6ny7amxnfftagclbuxndqonfipmb64f2km2devei4")
       const large = new FormData()
-      large.append("file", new Blob([stagedBytes()]), "staged.bin")
+      large.append("file", new Blob([deterministicBytes(6 * 1_048_576 + 7)]), "staged.bin")
       large.append("network", "public")
       const staged = await fetch(`${server.url}/v3/files`, { method: "POST", headers: { authorization: `Bearer ${token}` }, body: large })
       assert.strictEqual(staged.status, 200, await staged.clone().text())
       // The CID Node gives the same bytes, with or without the worker (CAIRN_LEAF_WORKERS=0).
-      assert.strictEqual(((await staged.json()) as { data: { cid: string } }).data.cid, "bafybeibdpdeomziuew7okvdckdish7m3xt3qe2tzgkee6bkok4qfh3gwwq")
+      assert.strictEqual(((await staged.json()) as { data: { cid: string } }).data.cid, "bafybeigzzbmsbdrq5evnelja3swypfkdfa2fups4j4hxio4nyew3nj4bdm")
       const listed = (await (await fetch(`${server.url}/v3/files/public`, { headers: { authorization: `Bearer ${token}` } })).json()) as { data: { files: Array<unknown> } }
       assert.strictEqual(listed.data.files.length, 2)
     } finally {

@@ -21,7 +21,7 @@ import { heldContent } from "../HeldPieces.ts"
 import { LeafWriter, stagedContent, type StagedLeaves } from "../StagedLeaves.ts"
 
 /** `length` pseudo-random bytes (xorshift32): the same on every run and machine, and no two 1 MiB chunks alike. */
-export const deterministicBytes = (length: number): Uint8Array => {
+export const deterministicBytes = (length: number): Uint8Array<ArrayBuffer> => {
   const bytes = new Uint8Array(length)
   let x = 0x2545f491
   for (let i = 0; i < length; i++) {
