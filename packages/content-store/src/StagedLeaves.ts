@@ -1,6 +1,6 @@
 /**
  * A file staged as the raw leaves an import would cut it into: each 1 MiB piece (Kubo's `size-1048576` chunker)
- * hashed with SHA-256 as its bytes arrive and written to a file of its own, without joining the pieces it came in.
+ * hashed with SHA-256 once full and written to a file of its own (LeafWorker.ts), while the next one fills.
  * An upload's file part arrives before the fields that say which network and CID version it is for, so it is staged
  * first; an adapter that keeps raw leaves as files (the embedded store) then moves the leaves into its blockstore by
  * rename and builds only the root, and any other adapter reads the bytes back as a stream (docs/performance.md,
