@@ -26,7 +26,6 @@ import {
 import { Context, Data, Effect, Layer } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import * as AppendStatement from "./AppendStatement.ts"
-import * as BatchPlan from "./BatchPlan.ts"
 import * as GroupCommit from "./GroupCommit.ts"
 import * as InlineSetup from "./InlineSetup.ts"
 import { columns, type EventRow, toRecorded } from "./EventRows.ts"
@@ -59,7 +58,6 @@ export const make = (options: Options = {}) =>
     const signal = yield* AppendSignal.make
     // Their tables, unless their SQL is unchanged since the last start here (InlineSetup.ts).
     yield* InlineSetup.run(sql, inline)
-    const batchPlan = yield* BatchPlan.make(sql).pipe(Effect.mapError(unavailable("start")))
 
     // A refused guard inserts nothing: no row back (zero-event appends only check the guard).
     const writeStream = (append: Append.PreparedStream) =>
@@ -128,8 +126,7 @@ export const make = (options: Options = {}) =>
 
     /**
      * Every stream's events in one statement that inserts all of them or, when any guard refuses, none (no row
-     * back); with inline projections it also takes their lock, so it is the transaction's first statement to read
-     * or write (only `batchPlan`'s setting may come before it).
+     * back); with inline projections it also takes their lock, so it is the transaction's first statement.
      */
     const writeTogether = (prepared: ReadonlyArray<Append.PreparedStream>) =>
       Effect.flatMap(AppendStatement.writeStreams(sql, prepared, { atomic: true, lock }), (rows) => {
@@ -155,7 +152,7 @@ export const make = (options: Options = {}) =>
         : prepared.some((append) => append.events.length === 0)
         ? (inline.length > 0 ? inTransactionWithProjections(write(prepared)) : sql.withTransaction(write(prepared)))
         : inline.length > 0
-        ? sql.withTransaction(batchPlan.reused(Effect.tap(writeTogether(prepared), (written) => project(written.events))))
+        ? sql.withTransaction(Effect.tap(writeTogether(prepared), (written) => project(written.events)))
         : writeTogether(prepared)
 
     /** What a group commit answers each of its appends. */
@@ -200,7 +197,7 @@ export const make = (options: Options = {}) =>
       }
       const statement = Effect.map(AppendStatement.writeStreams(sql, batch, { lock }), outcomesOf)
       return (inline.length > 0
-        ? sql.withTransaction(batchPlan.reused(Effect.tap(statement, (outcomes) => project(outcomes.flatMap((o) => o._tag === "Written" ? o.written.events : [])))))
+        ? sql.withTransaction(Effect.tap(statement, (outcomes) => project(outcomes.flatMap((o) => o._tag === "Written" ? o.written.events : []))))
         : statement).pipe(
           Effect.catch((error) => Effect.succeed(batch.map((): Batched => ({ _tag: "Failed", error, alone: false }))))
         )
