@@ -8,7 +8,7 @@ import { FsBlockstore } from "blockstore-fs"
 import { NextToLast } from "blockstore-fs/sharding"
 import type { CID } from "multiformats/cid"
 import { randomBytes } from "node:crypto"
-import { access, mkdir, open, rename, rm, writeFile } from "node:fs/promises"
+import { mkdir, open, rename, rm, writeFile } from "node:fs/promises"
 import * as path from "node:path"
 
 type Content = Parameters<FsBlockstore["put"]>[1]
@@ -75,7 +75,7 @@ export class FsBlocks extends FsBlockstore {
     // A block already stored stays, and the staged file is left to its owner's clean-up: renaming over the stored
     // block would free its disk blocks, a synchronous discard per block on a filesystem mounted with `discard`, while
     // a staged file written a moment ago usually has none allocated yet (docs/performance.md, "The leaves' worker").
-    if (await stored(target)) return
+    if (await this.has(key)) return
     await rename(file, target).catch(async (cause: NodeJS.ErrnoException) => {
       if (cause.code !== "ENOENT") throw cause
       await mkdir(path.dirname(target), { recursive: true })
@@ -83,13 +83,6 @@ export class FsBlocks extends FsBlockstore {
     })
   }
 }
-
-/** Whether a file is at `target` (only a missing one says no; any other failure is the caller's to meet). */
-const stored = (target: string) =>
-  access(target).then(() => true, (cause: NodeJS.ErrnoException) => {
-    if (cause.code === "ENOENT") return false
-    throw cause
-  })
 
 /** Writes the pieces to a new file, in order: one `writev` (repeated for what a short write left), else a write each. */
 const writePieces = async (file: string, pieces: ReadonlyArray<Uint8Array>) => {
