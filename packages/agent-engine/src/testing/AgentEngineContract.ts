@@ -128,19 +128,28 @@ export const agentEngineContract = <R = never>(
   })
 
   /**
-   * A running agent for the skill test that needs one: the one the first start test left running, so that a real
-   * engine pays for no extra gateway start; started here when that test did not run (or its gateway died since).
+   * Running agents shared by the tests that only need one running on a given version: a real gateway takes 10–30 s
+   * and most of a gigabyte to start, so each version's agent is started once and handed from test to test, and
+   * started again (or replaced) only when a test stopped it, moved it to another version or destroyed it. The first
+   * start test's agent becomes the newest version's.
    */
-  let runningAgent: string | undefined
-  const aRunningAgent = Effect.gen(function*() {
-    const engine = yield* AgentEngine
-    if (runningAgent === undefined) {
-      const { newest } = yield* oldestAndNewest
-      runningAgent = yield* provisioned(newest)
-    }
-    if ((yield* engine.status(runningAgent)).state !== "running") yield* drive(engine.start(runningAgent))
-    return runningAgent
-  })
+  const runningOn = new Map<string, string>()
+  const aRunningAgentOn = (version: string) =>
+    Effect.gen(function*() {
+      const engine = yield* AgentEngine
+      let agentId = runningOn.get(version)
+      const status = agentId === undefined ? undefined : yield* Effect.option(engine.status(agentId))
+      if (agentId === undefined || status === undefined || status._tag === "None" || status.value.version !== version) {
+        agentId = yield* provisioned(version)
+        runningOn.set(version, agentId)
+      }
+      if ((yield* engine.status(agentId)).state !== "running") yield* drive(engine.start(agentId))
+      return agentId
+    })
+  /** A running agent of the newest version, shared (see `aRunningAgentOn`). */
+  const aRunningAgent = Effect.flatMap(oldestAndNewest, ({ newest }) => aRunningAgentOn(newest))
+  /** A running agent of the oldest version, shared; the upgrade test takes it to the newest. */
+  const aRunningOldAgent = Effect.flatMap(oldestAndNewest, ({ oldest }) => aRunningAgentOn(oldest))
 
   /** Fails the test unless `operation` fails, as a typed error or a defect, and says what it returned instead. */
   const refused = <A, E>(operation: Effect.Effect<A, E>, what: string) =>
@@ -180,14 +189,14 @@ export const agentEngineContract = <R = never>(
           const { newest } = yield* oldestAndNewest
           const agentId = yield* running(newest)
           assert.deepStrictEqual(yield* (yield* AgentEngine).status(agentId), { state: "running", version: newest })
-          runningAgent = agentId
+          runningOn.set(newest, agentId)
         }), timeout)
 
       it.effect("leaves an agent as it is when it is provisioned again", () =>
         Effect.gen(function*() {
           const engine = yield* AgentEngine
           const { oldest, newest } = yield* oldestAndNewest
-          const agentId = yield* running(oldest)
+          const agentId = yield* aRunningOldAgent
           yield* engine.provision(agentId, { version: oldest, gatewayToken: token() })
           yield* engine.provision(agentId, { version: newest, gatewayToken: token() })
           assert.deepStrictEqual(yield* engine.status(agentId), { state: "running", version: oldest })
@@ -229,7 +238,7 @@ export const agentEngineContract = <R = never>(
         Effect.gen(function*() {
           const engine = yield* AgentEngine
           const { oldest } = yield* oldestAndNewest
-          const agentId = yield* running(oldest)
+          const agentId = yield* aRunningOldAgent
           const error = yield* Effect.flip(drive(engine.restart(agentId, { version: unknownVersion })))
           assert.deepInclude(error, { _tag: "VersionNotOffered", version: unknownVersion })
           assert.deepStrictEqual(yield* engine.status(agentId), { state: "running", version: oldest })
@@ -239,18 +248,9 @@ export const agentEngineContract = <R = never>(
         Effect.gen(function*() {
           const engine = yield* AgentEngine
           const { oldest, newest } = yield* oldestAndNewest
-          const agentId = yield* running(newest)
+          const agentId = yield* aRunningAgent
           const error = yield* Effect.flip(drive(engine.restart(agentId, { version: oldest })))
           assert.deepInclude(error, { _tag: "DowngradeRefused", from: newest, to: oldest })
-          assert.deepStrictEqual(yield* engine.status(agentId), { state: "running", version: newest })
-        }), timeout)
-
-      it.effect("restarts an agent onto a newer version and runs it", () =>
-        Effect.gen(function*() {
-          const engine = yield* AgentEngine
-          const { oldest, newest } = yield* oldestAndNewest
-          const agentId = yield* running(oldest)
-          yield* drive(engine.restart(agentId, { version: newest }))
           assert.deepStrictEqual(yield* engine.status(agentId), { state: "running", version: newest })
         }), timeout)
 
@@ -258,10 +258,19 @@ export const agentEngineContract = <R = never>(
         Effect.gen(function*() {
           const engine = yield* AgentEngine
           const { oldest } = yield* oldestAndNewest
-          const agentId = yield* running(oldest)
+          const agentId = yield* aRunningOldAgent
           yield* drive(engine.restart(agentId))
           yield* drive(engine.restart(agentId, { version: oldest }))
           assert.deepStrictEqual(yield* engine.status(agentId), { state: "running", version: oldest })
+        }), timeout)
+
+      it.effect("restarts an agent onto a newer version and runs it", () =>
+        Effect.gen(function*() {
+          const engine = yield* AgentEngine
+          const { newest } = yield* oldestAndNewest
+          const agentId = yield* aRunningOldAgent
+          yield* drive(engine.restart(agentId, { version: newest }))
+          assert.deepStrictEqual(yield* engine.status(agentId), { state: "running", version: newest })
         }), timeout)
 
       it.effect("starts a stopped agent when asked to restart it", () =>
@@ -277,7 +286,7 @@ export const agentEngineContract = <R = never>(
         Effect.gen(function*() {
           const engine = yield* AgentEngine
           const { newest } = yield* oldestAndNewest
-          const agentId = yield* running(newest)
+          const agentId = yield* aRunningAgent
           const devices = yield* engine.listDevices(agentId)
           assert.isArray(devices.pending)
           assert.isArray(devices.paired)
@@ -293,7 +302,7 @@ export const agentEngineContract = <R = never>(
         Effect.gen(function*() {
           const engine = yield* AgentEngine
           const { newest } = yield* oldestAndNewest
-          const agentId = yield* running(newest)
+          const agentId = yield* aRunningAgent
           yield* engine.stop(agentId)
           yield* drive(engine.start(agentId))
           yield* drive(engine.start(agentId))
@@ -304,7 +313,7 @@ export const agentEngineContract = <R = never>(
         Effect.gen(function*() {
           const engine = yield* AgentEngine
           const { newest } = yield* oldestAndNewest
-          const agentId = yield* running(newest)
+          const agentId = yield* aRunningAgent
           yield* engine.relaunchScripts(agentId)
           yield* engine.rotateGatewayToken(agentId, token())
           assert.deepStrictEqual(yield* engine.status(agentId), { state: "running", version: newest })
@@ -314,7 +323,7 @@ export const agentEngineContract = <R = never>(
         Effect.gen(function*() {
           const engine = yield* AgentEngine
           const { newest } = yield* oldestAndNewest
-          const agentId = yield* running(newest)
+          const agentId = yield* aRunningAgent
           yield* engine.setEnvironment(agentId, { CONTRACT_SECRET: secret() })
           yield* engine.setEnvironment(agentId, {})
           assert.deepStrictEqual(yield* engine.status(agentId), { state: "running", version: newest })
@@ -523,22 +532,6 @@ export const agentEngineContract = <R = never>(
           assert.isUndefined(yield* engine.readSkill(agentId, folder), "a refused install left a folder")
         }), timeout)
 
-      it.effect("destroys an agent for good, and destroying it again is harmless", () =>
-        Effect.gen(function*() {
-          const engine = yield* AgentEngine
-          const { oldest } = yield* oldestAndNewest
-          const agentId = yield* running(oldest)
-          yield* engine.writeWorkspaceFiles(agentId, [textFile("MEMORY.md", "remembered")])
-          yield* engine.destroy(agentId)
-          assert.deepInclude(yield* Effect.flip(engine.status(agentId)), { _tag: "AgentNotProvisioned", agentId })
-          assert.deepInclude(yield* Effect.flip(drive(engine.start(agentId))), { _tag: "AgentNotProvisioned", agentId })
-          yield* engine.destroy(agentId)
-          yield* engine.destroy(freshAgent("never"))
-          yield* engine.provision(agentId, { version: oldest, gatewayToken: token() })
-          assert.deepStrictEqual(yield* engine.status(agentId), { state: "stopped", version: oldest }, "a new agent")
-          assert.isUndefined(yield* engine.readWorkspaceFile(agentId, "MEMORY.md"), "a new agent has the old one's workspace")
-        }), timeout)
-
       const section = {
         it,
         timeout,
@@ -555,5 +548,22 @@ export const agentEngineContract = <R = never>(
       appsContract(section, options.ownedAppPort === undefined ? {} : { ownedPort: options.ownedAppPort })
       channelsContract(section)
       provisioningContract(section)
+
+      it.effect("destroys an agent for good, and destroying it again is harmless", () =>
+        Effect.gen(function*() {
+          const engine = yield* AgentEngine
+          const { oldest } = yield* oldestAndNewest
+          // The last test: it takes the shared running agent, which it destroys.
+          const agentId = yield* aRunningAgent
+          yield* engine.writeWorkspaceFiles(agentId, [textFile("MEMORY.md", "remembered")])
+          yield* engine.destroy(agentId)
+          assert.deepInclude(yield* Effect.flip(engine.status(agentId)), { _tag: "AgentNotProvisioned", agentId })
+          assert.deepInclude(yield* Effect.flip(drive(engine.start(agentId))), { _tag: "AgentNotProvisioned", agentId })
+          yield* engine.destroy(agentId)
+          yield* engine.destroy(freshAgent("never"))
+          yield* engine.provision(agentId, { version: oldest, gatewayToken: token() })
+          assert.deepStrictEqual(yield* engine.status(agentId), { state: "stopped", version: oldest }, "a new agent")
+          assert.isUndefined(yield* engine.readWorkspaceFile(agentId, "MEMORY.md"), "a new agent has the old one's workspace")
+        }), timeout)
     }))
 }

@@ -17,22 +17,17 @@ const assertReport = (report: Provisioning, version: string) => {
   if (report.installedBytes !== undefined) assert.isAtLeast(report.installedBytes, 0)
 }
 
-export const provisioningContract = <R>({ it, drive, freshAgent, timeout }: SectionContext<R>): void => {
+export const provisioningContract = <R>({ it, drive, freshAgent, aRunningAgent, timeout }: SectionContext<R>): void => {
   it.effect("reports no provisioning for an unknown agent, a provisioned stopped one, or a running one", () =>
     Effect.gen(function*() {
       const engine = yield* AgentEngine
       assert.isUndefined(yield* engine.provisioning("never-provisioned-agent"))
       const agentId = yield* freshAgent
       assert.isUndefined(yield* engine.provisioning(agentId), "a provisioned, stopped agent is not on its way up")
-      yield* drive(engine.start(agentId))
-      assert.isUndefined(yield* engine.provisioning(agentId), "a running agent is up")
-      yield* engine.stop(agentId)
-      assert.isUndefined(yield* engine.provisioning(agentId))
-      yield* engine.destroy(agentId)
-      assert.isUndefined(yield* engine.provisioning(agentId))
+      assert.isUndefined(yield* engine.provisioning(yield* aRunningAgent), "a running agent is up")
     }), timeout)
 
-  it.effect("reports a phase while a gateway starts, and nothing once it is ready", () =>
+  it.effect("reports a phase while a gateway starts, nothing once it is ready, nor once it stopped or is gone", () =>
     Effect.gen(function*() {
       const engine = yield* AgentEngine
       const agentId = yield* freshAgent
@@ -48,6 +43,10 @@ export const provisioningContract = <R>({ it, drive, freshAgent, timeout }: Sect
       }
       yield* Fiber.join(start)
       assert.strictEqual((yield* engine.status(agentId)).state, "running")
+      assert.isUndefined(yield* engine.provisioning(agentId))
+      yield* engine.stop(agentId)
+      assert.isUndefined(yield* engine.provisioning(agentId))
+      yield* engine.destroy(agentId)
       assert.isUndefined(yield* engine.provisioning(agentId))
     }), timeout)
 }
