@@ -8,6 +8,9 @@
  *   C  read one 10,000-event stream                            raw: plain SELECT of the same rows
  *   D  8 concurrent callers appending to new streams           raw: the same with single-row INSERTs
  *   E  catch-up of the whole log through a checkpointed consumer (and its growth: StoreGrowth.ts)
+ *   F  sequential single-event appends to new streams by a store with an inline projection, as every write of the
+ *      server is (a read-model row per event, in the append's transaction)
+ *                                                              raw: BEGIN; the event's INSERT; the row's; COMMIT
  *
  * Every workload runs paired with its baselines in rounds of small blocks whose order rotates (Paired.ts), and
  * prints the median and the min–max of the per-round ratios. The raw inserts write a table shaped and indexed
@@ -17,7 +20,7 @@
  * (shared/docs/reference/eventstore-anchors.md §1.8: BEGIN; INSERT into a 3-column table; COMMIT), for context.
  * `BENCH_GROWTH_SIZES=10000,100000` runs a shorter growth section; `BENCH_GROWTH_SIZES=` skips it.
  * `BENCH_WORKLOADS=AD` runs only those workloads (C reads the stream B writes, so it needs B).
- * For A and D it also prints the Node process's CPU per append, store and raw, which a loaded machine disturbs
+ * For A, D and F it also prints the Node process's CPU per append, store and raw, which a loaded machine disturbs
  * far less than the wall-clock ratios.
  */
 import { EventStore, ExpectedVersion, type Projection, Subscription } from "@cairn/event-store"
@@ -46,7 +49,7 @@ const database = url === undefined
 const columns = "global_position, transaction_id::text AS transaction_id, stream_id, version, event_id, type, data, metadata, recorded_at"
 const payload = (i: number) => ({ id: i, description: "something weird" })
 
-const workloads = process.env["BENCH_WORKLOADS"]?.toUpperCase() ?? "ABCDE"
+const workloads = process.env["BENCH_WORKLOADS"]?.toUpperCase() ?? "ABCDEF"
 const runs = (workload: string) => workloads.includes(workload) && (workload !== "C" || workloads.includes("B"))
 
 const rows: Array<Record<string, string>> = []
@@ -209,6 +212,42 @@ const program = Effect.gen(function*() {
       target: ">= 0.5x raw",
       met: e.ratios.raw.median >= 0.5 ? "yes" : "NO"
     })
+  }
+
+  // F: 20 rounds of 500 appends per side, through a second store on the same database with one inline projection.
+  if (runs("F")) {
+    yield* sql`CREATE TABLE bench_read_model (event_id uuid PRIMARY KEY, stream_id text NOT NULL, type text NOT NULL)`
+    yield* sql`CREATE TABLE bench_raw_read_model (LIKE bench_read_model INCLUDING ALL)`
+    const readModel: Projection<SqlClient.SqlClient> = {
+      name: "bench-read-model",
+      apply: (events) =>
+        Effect.forEach(events, (e) => sql`INSERT INTO bench_read_model VALUES (${e.eventId}, ${e.stream}, ${e.type})`, { discard: true }),
+      reset: sql`DELETE FROM bench_read_model`
+    }
+    const projected = yield* PgEventStore.make({ inlineProjections: [readModel] })
+    const appendProjected = (stream: string, i: number) =>
+      projected.append([{ stream, expected: ExpectedVersion.NoStream, events: [{ type: "DidSomething", data: payload(i) }] }])
+    const rawProjected = (stream: string, i: number) =>
+      Effect.suspend(() => {
+        const eventId = crypto.randomUUID()
+        return sql.withTransaction(Effect.andThen(
+          sql`INSERT INTO bench_raw (stream_id, version, event_id, type, data) VALUES (${stream}, 1, ${eventId}, ${"DidSomething"}, ${JSON.stringify(payload(i))}::jsonb)`,
+          sql`INSERT INTO bench_raw_read_model VALUES (${eventId}, ${stream}, ${"DidSomething"})`
+        ))
+      })
+    for (let i = 0; i < 200; i++) {
+      yield* appendProjected(`${run}-warmF-${i}`, i)
+      yield* rawProjected(`${run}-warmrawF-${i}`, i)
+    }
+    const cpu = cpuPerOp()
+    const f = yield* Paired.throughput({
+      rounds: 20,
+      opsPerBlock: 500,
+      measured: (round) => cpu.measure("store", 500, sequential("storeF", appendProjected)(round)),
+      baselines: { raw: (round) => cpu.measure("raw", 500, sequential("rawF", rawProjected)(round)) }
+    })
+    record("F appends with an inline projection", f, "ev/s", ">= 0.95x raw", (r) => r["raw"]!.median >= 0.95)
+    cpu.report("F appends with an inline projection")
   }
 
   const where = url === undefined ? "embedded PGlite (temporary directory)" : "PostgreSQL (fresh database)"

@@ -144,6 +144,17 @@ const batchStatement = (locked: boolean, atomic: boolean) => `WITH ${
 
 const batches = [batchStatement(false, false), batchStatement(false, true), batchStatement(true, false), batchStatement(true, true)]
 
+// The commonest write of a server: one event to one stream, with the inline projections' lock (every HTTP write).
+// The batch statement's arrays, join and grouping cost more than the insert here (PGlite: 0.42 ms for the whole
+// transaction against 0.32–0.37 ms with this; PostgreSQL 1.15–1.25 ms against 0.97–1.08 ms, decision 0039). The lock
+// is taken as the batch statement takes it; the version is read by the primary key's backward probe.
+const lockedOneEvent = `WITH held AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared($8::int8) AS held)
+  INSERT INTO cairn_events (stream_id, version, event_id, type, data, metadata)
+  SELECT $1, c.version + 1, $2::uuid, $3, $4::jsonb, $5::jsonb
+    FROM held, (SELECT coalesce(max(e.version), 0) AS version FROM cairn_events e WHERE e.stream_id = $1) c
+   WHERE c.version BETWEEN $6 AND $7
+  RETURNING stream_id, version, global_position, transaction_id::text::int8 AS transaction_id, recorded_at, NULL::int8[] AS positions`
+
 const byStream = (a: Append.PreparedStream, b: Append.PreparedStream) => (a.stream < b.stream ? -1 : a.stream > b.stream ? 1 : 0)
 
 /** How `writeStreams` writes: `lock` is the inline projections' lock to hold shared (in a transaction). */
@@ -163,6 +174,15 @@ export const writeStreams = (
   appends: ReadonlyArray<Append.PreparedStream>,
   options: BatchOptions = {}
 ) => {
+  const lone = appends.length === 1 ? appends[0]! : undefined
+  if (lone !== undefined && lone.events.length === 1 && options.lock !== undefined) {
+    // One stream: all or nothing is what its guard gives already.
+    const [low, high] = acceptedRange(lone.expected)
+    const event = lone.events[0]!
+    return sql.unsafe<WrittenStream & { readonly stream_id: string }>(lockedOneEvent, [
+      lone.stream, event.eventId, event.type, event.dataJson, event.metadataJson, low, high, options.lock.toString()
+    ])
+  }
   const sorted = [...appends].sort(byStream)
   const streams: Array<string> = []
   // As int8 every one: the driver infers an array's type from its elements, and a number past int4 (the unbounded
