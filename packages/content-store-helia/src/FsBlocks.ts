@@ -18,6 +18,17 @@ const prefix = randomBytes(4).toString("hex")
 let writes = 0
 const temporary = (file: string) => path.join(path.dirname(file), `.${path.basename(file)}.${prefix}-${writes++}.tmp`)
 
+/**
+ * Runs `step`, which creates a file in the shard directory of `target`; when it fails because that directory is
+ * missing (ENOENT), makes the directory and runs `step` once more.
+ */
+const intoShard = (target: string, step: () => Promise<unknown>): Promise<unknown> =>
+  step().catch(async (cause: NodeJS.ErrnoException) => {
+    if (cause.code !== "ENOENT") throw cause
+    await mkdir(path.dirname(target), { recursive: true })
+    return step()
+  })
+
 export class FsBlocks extends FsBlockstore {
   /** blockstore-fs's default layout (its own field is private), so blocks land where its get finds them. */
   readonly #sharding: NextToLast
@@ -42,11 +53,7 @@ export class FsBlocks extends FsBlockstore {
     const target = path.join(this.path, dir, file)
     const staged = temporary(target)
     try {
-      await write(staged).catch(async (cause: NodeJS.ErrnoException) => {
-        if (cause.code !== "ENOENT") throw cause
-        await mkdir(path.dirname(target), { recursive: true })
-        await write(staged)
-      })
+      await intoShard(target, () => write(staged))
       await rename(staged, target)
     } catch (cause) {
       await rm(staged, { force: true })
@@ -76,11 +83,7 @@ export class FsBlocks extends FsBlockstore {
     // block would free its disk blocks, a synchronous discard per block on a filesystem mounted with `discard`, while
     // a staged file written a moment ago usually has none allocated yet (docs/performance.md, "The leaves' worker").
     if (await this.has(key)) return
-    await rename(file, target).catch(async (cause: NodeJS.ErrnoException) => {
-      if (cause.code !== "ENOENT") throw cause
-      await mkdir(path.dirname(target), { recursive: true })
-      await rename(file, target)
-    })
+    await intoShard(target, () => rename(file, target))
   }
 }
 
