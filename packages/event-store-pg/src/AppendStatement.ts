@@ -145,9 +145,10 @@ const batchStatement = (locked: boolean, atomic: boolean) => `WITH ${
 const batches = [batchStatement(false, false), batchStatement(false, true), batchStatement(true, false), batchStatement(true, true)]
 
 // The commonest write of a server: one event to one stream, with the inline projections' lock (every HTTP write).
-// The batch statement's arrays, join and grouping cost more than the insert here (PGlite: 0.42 ms for the whole
-// transaction against 0.32–0.37 ms with this; PostgreSQL 1.15–1.25 ms against 0.97–1.08 ms, decision 0039). The lock
-// is taken as the batch statement takes it; the version is read by the primary key's backward probe.
+// The batch statement's arrays, join and grouping cost more than the insert here: with this statement such appends
+// ran at 0.91x raw on PostgreSQL instead of 0.75–0.81x, and 0.71x in PGlite instead of 0.53–0.56x (`bench:store` F,
+// decision 0039). The lock is taken as the batch statement takes it; the version is read by the primary key's
+// backward probe.
 const lockedOneEvent = `WITH held AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared($8::int8) AS held)
   INSERT INTO cairn_events (stream_id, version, event_id, type, data, metadata)
   SELECT $1, c.version + 1, $2::uuid, $3, $4::jsonb, $5::jsonb
