@@ -5,7 +5,7 @@
  * need it are left out.
  */
 import { assert, describe, layer } from "@effect/vitest"
-import { Duration, Effect, Exit, type Layer, Redacted } from "effect"
+import { Duration, Effect, Exit, type Layer, Option, Redacted } from "effect"
 import { TestClock } from "effect/testing"
 import { AgentEngine, type WorkspaceFile } from "../AgentEngine.ts"
 import * as EngineEnvironment from "../EngineEnvironment.ts"
@@ -138,8 +138,9 @@ export const agentEngineContract = <R = never>(
     Effect.gen(function*() {
       const engine = yield* AgentEngine
       let agentId = runningOn.get(version)
-      const status = agentId === undefined ? undefined : yield* Effect.option(engine.status(agentId))
-      if (agentId === undefined || status === undefined || status._tag === "None" || status.value.version !== version) {
+      // Gone (destroyed) or on another version (upgraded) since: a new one takes its place.
+      const status = agentId === undefined ? undefined : Option.getOrUndefined(yield* Effect.option(engine.status(agentId)))
+      if (agentId === undefined || status?.version !== version) {
         agentId = yield* provisioned(version)
         runningOn.set(version, agentId)
       }
