@@ -137,14 +137,16 @@ export const agentEngineContract = <R = never>(
   const aRunningAgentOn = (version: string) =>
     Effect.gen(function*() {
       const engine = yield* AgentEngine
-      let agentId = runningOn.get(version)
-      // Gone (destroyed) or on another version (upgraded) since: a new one takes its place.
-      const status = agentId === undefined ? undefined : Option.getOrUndefined(yield* Effect.option(engine.status(agentId)))
-      if (agentId === undefined || status?.version !== version) {
-        agentId = yield* provisioned(version)
-        runningOn.set(version, agentId)
+      const shared = runningOn.get(version)
+      const status = shared === undefined ? undefined : Option.getOrUndefined(yield* Effect.option(engine.status(shared)))
+      if (shared !== undefined && status?.version === version) {
+        if (status.state !== "running") yield* drive(engine.start(shared))
+        return shared
       }
-      if ((yield* engine.status(agentId)).state !== "running") yield* drive(engine.start(agentId))
+      // None yet, or gone (destroyed) or on another version (upgraded) since: a new one takes its place.
+      const agentId = yield* provisioned(version)
+      runningOn.set(version, agentId)
+      yield* drive(engine.start(agentId))
       return agentId
     })
   /** A running agent of the newest version, shared (see `aRunningAgentOn`). */
