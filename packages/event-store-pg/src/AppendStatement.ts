@@ -39,12 +39,23 @@ export interface WrittenStream {
 }
 
 // Fixed text with numbered parameters (the stream is $1 twice): no template to compile per append, and the driver
-// prepares it once. A lone event goes without arrays: plain parameters, no unnest.
-const oneEvent = `INSERT INTO cairn_events (stream_id, version, event_id, type, data, metadata)
-  SELECT $1, coalesce(max(version), 0) + 1, $2::uuid, $3, $4::jsonb, $5::jsonb
-    FROM cairn_events WHERE stream_id = $1
-    HAVING coalesce(max(version), 0) BETWEEN $6 AND $7
-  RETURNING version, global_position, transaction_id::text::int8 AS transaction_id, recorded_at, NULL::int8[] AS positions`
+// prepares it once. A lone event goes without arrays: plain parameters, no unnest; the version is read by the primary
+// key's backward probe. `locked` takes the inline projections' lock ($8) first, as the batch statement does (below).
+//
+// The locked one is the commonest write of a server: one event to one stream, with the lock (every HTTP write). The
+// batch statement's arrays, join and grouping cost more than the insert there: with this statement such appends ran at
+// 0.91x raw on PostgreSQL instead of 0.75–0.81x, and 0.71x in PGlite instead of 0.53–0.56x (`bench:store` F, decision
+// 0039).
+const oneEventStatement = (locked: boolean) => `${
+  locked ? "WITH held AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared($8::int8) AS held)\n  " : ""
+}INSERT INTO cairn_events (stream_id, version, event_id, type, data, metadata)
+  SELECT $1, c.version + 1, $2::uuid, $3, $4::jsonb, $5::jsonb
+    FROM ${locked ? "held, " : ""}(SELECT coalesce(max(e.version), 0) AS version FROM cairn_events e WHERE e.stream_id = $1) c
+   WHERE c.version BETWEEN $6 AND $7
+  RETURNING stream_id, version, global_position, transaction_id::text::int8 AS transaction_id, recorded_at, NULL::int8[] AS positions`
+
+const oneEvent = oneEventStatement(false)
+const lockedOneEvent = oneEventStatement(true)
 
 // Several events: ids and types as arrays, data and metadata each as one JSON array (joined texts, no array-literal
 // escaping per event), zipped by ROWS FROM. One row comes back, not one per event: the events share the
@@ -143,18 +154,6 @@ const batchStatement = (locked: boolean, atomic: boolean) => `WITH ${
     FROM written GROUP BY stream_id`
 
 const batches = [batchStatement(false, false), batchStatement(false, true), batchStatement(true, false), batchStatement(true, true)]
-
-// The commonest write of a server: one event to one stream, with the inline projections' lock (every HTTP write).
-// The batch statement's arrays, join and grouping cost more than the insert here: with this statement such appends
-// ran at 0.91x raw on PostgreSQL instead of 0.75–0.81x, and 0.71x in PGlite instead of 0.53–0.56x (`bench:store` F,
-// decision 0039). The lock is taken as the batch statement takes it; the version is read by the primary key's
-// backward probe.
-const lockedOneEvent = `WITH held AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared($8::int8) AS held)
-  INSERT INTO cairn_events (stream_id, version, event_id, type, data, metadata)
-  SELECT $1, c.version + 1, $2::uuid, $3, $4::jsonb, $5::jsonb
-    FROM held, (SELECT coalesce(max(e.version), 0) AS version FROM cairn_events e WHERE e.stream_id = $1) c
-   WHERE c.version BETWEEN $6 AND $7
-  RETURNING stream_id, version, global_position, transaction_id::text::int8 AS transaction_id, recorded_at, NULL::int8[] AS positions`
 
 const byStream = (a: Append.PreparedStream, b: Append.PreparedStream) => (a.stream < b.stream ? -1 : a.stream > b.stream ? 1 : 0)
 
