@@ -6,6 +6,7 @@
  * it: no worker outlives it, even one that left the process group.
  */
 import type { ChildProcess } from "node:child_process"
+import * as FsSync from "node:fs"
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
 import { pathToFileURL } from "node:url"
@@ -59,6 +60,27 @@ export interface SpawnOptions {
 /** Where a gateway's pid is kept while it runs (and read by tests to find the process). */
 export const pidFile = (home: string) => Path.join(home, "gateway.pid")
 
+/*
+ * The pid file is written and removed synchronously, and removed only while it still names this process: a restart
+ * spawns the next gateway as soon as the last one exits, and an asynchronous removal for the old one could land after
+ * the new one's write, leaving a running gateway no later Cairn could find.
+ */
+const recordPid = (home: string, pid: number) => {
+  try {
+    FsSync.writeFileSync(pidFile(home), `${pid}\n`)
+  } catch {
+    // The home is gone (the agent destroyed meanwhile): nothing to record.
+  }
+}
+
+const forgetPid = (home: string, pid: number | undefined) => {
+  try {
+    if (FsSync.readFileSync(pidFile(home), "utf8").trim() === String(pid)) FsSync.rmSync(pidFile(home), { force: true })
+  } catch {
+    // No file, or the home is gone.
+  }
+}
+
 export const spawnGateway = (options: SpawnOptions): Gateway => {
   const tail = new LogTail()
   const launch = options.sandbox.launch({
@@ -82,8 +104,8 @@ export const spawnGateway = (options: SpawnOptions): Gateway => {
     })
     child.on("exit", (code, signal) => resolve(signal ?? `exit code ${code}`))
   })
-  if (child.pid !== undefined) void Fs.writeFile(pidFile(options.home), `${child.pid}\n`).catch(() => {})
-  void exited.then(() => Fs.rm(pidFile(options.home), { force: true }).catch(() => {}))
+  if (child.pid !== undefined) recordPid(options.home, child.pid)
+  void exited.then(() => forgetPid(options.home, child.pid))
   return { child, tail, exited, stopping: false }
 }
 
