@@ -7,6 +7,7 @@ import { afterAll, assert, describe, it } from "@effect/vitest"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import { embeddedStorePass } from "@cairn/server-node/testing"
 import { serverlessCli } from "./ServerlessCli.ts"
 
 const root = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cairn-cli-engine-"))
@@ -35,7 +36,7 @@ const offline = (enginesDir: string) => ({
   npm_config_cache: Path.join(root, "npm-cache")
 })
 
-describe("cairn engine install", () => {
+describe.runIf(embeddedStorePass)("cairn engine install", () => {
   it("says a version already installed is installed, without a server and without downloading", () => {
     const enginesDir = installedEngines("2026.9.1")
     const named = cli(offline(enginesDir), "engine", "install", "2026.9.1")

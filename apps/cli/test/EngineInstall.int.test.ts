@@ -8,6 +8,7 @@ import { afterAll, assert, describe, it } from "@effect/vitest"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import { embeddedStorePass } from "@cairn/server-node/testing"
 import { serverlessCli } from "./ServerlessCli.ts"
 
 const root = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cairn-cli-engine-install-"))
@@ -15,7 +16,7 @@ afterAll(() => Fs.promises.rm(root, { recursive: true, force: true }), 10 * 60_0
 
 const cli = serverlessCli(root)
 
-describe.runIf(process.env["ENGINE_IT"] === "openclaw")("cairn engine install, from the npm registry", () => {
+describe.runIf(process.env["ENGINE_IT"] === "openclaw" && embeddedStorePass)("cairn engine install, from the npm registry", () => {
   it("installs a real version, printing its progress, and then says it is installed", () => {
     const env = { OPENCLAW_ENGINES_DIR: Path.join(root, "engines"), OPENCLAW_VERSIONS: "2026.9.6" }
     const installed = cli(env, "engine", "install")

@@ -1,6 +1,7 @@
 /**
  * Runs the CLI as an operator would where no server runs (CAIRN_URL points nowhere), in `root`'s data directory,
- * without the test run's DATABASE_URL: what `cairn engine …` sees on a machine being set up.
+ * without the test run's DATABASE_URL: what `cairn engine …` sees on a machine being set up. So CI's PostgreSQL pass
+ * would only repeat these runs exactly (an engine's download included): their tests run in the embedded pass only.
  */
 import { spawnSync } from "node:child_process"
 import * as Path from "node:path"
