@@ -5,13 +5,13 @@
 import { Issue } from "@cairn/domain"
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import type { Principal } from "./Access.ts"
-import { CommandHandler } from "./CommandHandler.ts"
-import { now } from "./Now.ts"
-import * as IssuesTable from "./readmodels/IssuesTable.ts"
-import * as WorkspacesTable from "./readmodels/WorkspacesTable.ts"
+import type { Principal } from "../Access.ts"
+import { CommandHandler } from "../CommandHandler.ts"
+import { now } from "../Now.ts"
+import * as IssuesTable from "../readmodels/IssuesTable.ts"
+import * as WorkspacesTable from "../readmodels/WorkspacesTable.ts"
 
-export type { IssueView } from "./readmodels/IssuesTable.ts"
+export type { IssueView } from "../readmodels/IssuesTable.ts"
 
 export class Issues extends Context.Service<Issues>()("cairn/Issues", {
   make: Effect.gen(function*() {

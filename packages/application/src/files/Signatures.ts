@@ -9,10 +9,10 @@ import { CidRecord, type Network } from "@cairn/domain"
 import { SignatureVerifier } from "@cairn/signatures"
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import type { Principal } from "./Access.ts"
-import { CommandHandler } from "./CommandHandler.ts"
-import { now } from "./Now.ts"
-import * as SignaturesTable from "./readmodels/SignaturesTable.ts"
+import type { Principal } from "../Access.ts"
+import { CommandHandler } from "../CommandHandler.ts"
+import { now } from "../Now.ts"
+import * as SignaturesTable from "../readmodels/SignaturesTable.ts"
 
 export interface SignatureView {
   readonly cid: string

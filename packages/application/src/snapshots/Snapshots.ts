@@ -14,12 +14,12 @@ import { type ContentStoreUnavailable, SnapshotStore, type TreeEntry, type TreeL
 import { Agent, Snapshot, ValidationFailed } from "@cairn/domain"
 import { Cause, Context, Effect, Layer, Option, Result, Semaphore } from "effect"
 import { SqlClient } from "effect/sql"
-import type { Principal } from "./Access.ts"
-import { Agents } from "./Agents.ts"
-import { AgentSupervisor } from "./AgentSupervisor.ts"
-import { CommandHandler } from "./CommandHandler.ts"
-import { now } from "./Now.ts"
-import { AgentsTable, SnapshotsTable } from "./readmodels/index.ts"
+import type { Principal } from "../Access.ts"
+import { Agents } from "../agents/Agents.ts"
+import { AgentSupervisor } from "../gateway/AgentSupervisor.ts"
+import { CommandHandler } from "../CommandHandler.ts"
+import { now } from "../Now.ts"
+import { AgentsTable, SnapshotsTable } from "../readmodels/index.ts"
 import { SnapshotSettings } from "./SnapshotSettings.ts"
 
 /** What this node knows of the tree an agent's last snapshot stored: each file's fingerprint, CID and size. */

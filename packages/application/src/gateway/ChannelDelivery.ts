@@ -7,8 +7,8 @@
 import { type ChannelSpec, EngineChannels } from "@cairn/agent-engine"
 import { Channel } from "@cairn/domain"
 import { Effect, type Redacted } from "effect"
-import type { CommandHandler } from "./CommandHandler.ts"
-import type { SecretVault } from "./SecretVault.ts"
+import type { CommandHandler } from "../CommandHandler.ts"
+import type { SecretVault } from "../secrets/SecretVault.ts"
 
 export interface ChannelDelivery {
   readonly specs: ReadonlyArray<ChannelSpec>

@@ -13,13 +13,13 @@ import { Archive, type HubSkill, SkillHub } from "@cairn/skill-hub"
 import { Context, Effect, Layer, Result } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Semver from "semver"
-import type { Principal } from "./Access.ts"
-import { CommandHandler, decision, type Loaded } from "./CommandHandler.ts"
-import { now } from "./Now.ts"
-import * as SkillsTable from "./readmodels/SkillsTable.ts"
+import type { Principal } from "../Access.ts"
+import { CommandHandler, decision, type Loaded } from "../CommandHandler.ts"
+import { now } from "../Now.ts"
+import * as SkillsTable from "../readmodels/SkillsTable.ts"
 import * as SkillFolder from "./SkillFolder.ts"
 
-export type { AgentSkillView, SkillView } from "./readmodels/SkillsTable.ts"
+export type { AgentSkillView, SkillView } from "../readmodels/SkillsTable.ts"
 
 /** What `POST /v0/skills` accepts beside the folder's CID. */
 export interface AddInput {

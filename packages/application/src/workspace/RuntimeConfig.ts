@@ -8,10 +8,10 @@
 import { AgentEngine, type ConfigValidation, type EngineConfig } from "@cairn/agent-engine"
 import { RuntimeConfig as Rules } from "@cairn/domain"
 import { Context, Effect, Layer } from "effect"
-import type { Principal } from "./Access.ts"
-import { Agents } from "./Agents.ts"
-import { CommandHandler } from "./CommandHandler.ts"
-import { now } from "./Now.ts"
+import type { Principal } from "../Access.ts"
+import { Agents } from "../agents/Agents.ts"
+import { CommandHandler } from "../CommandHandler.ts"
+import { now } from "../Now.ts"
 
 export type { ConfigValidation, EngineConfig }
 

@@ -8,12 +8,12 @@ import { ContentStore, type DirectoryFile, directoryPathProblem } from "@cairn/c
 import { CidRecord, File, type Network, ValidationFailed } from "@cairn/domain"
 import { Context, Effect, Layer, Option, type Stream } from "effect"
 import { SqlClient } from "effect/sql"
-import type { Principal } from "./Access.ts"
-import { CommandHandler, decision, emptyStream, unreadDecision } from "./CommandHandler.ts"
-import { now } from "./Now.ts"
-import * as FilesTable from "./readmodels/FilesTable.ts"
+import type { Principal } from "../Access.ts"
+import { CommandHandler, decision, emptyStream, unreadDecision } from "../CommandHandler.ts"
+import { now } from "../Now.ts"
+import * as FilesTable from "../readmodels/FilesTable.ts"
 
-export type { FileView } from "./readmodels/FilesTable.ts"
+export type { FileView } from "../readmodels/FilesTable.ts"
 
 export interface Upload {
   readonly network: Network

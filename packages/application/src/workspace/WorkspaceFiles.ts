@@ -6,11 +6,11 @@
 import { AgentEngine } from "@cairn/agent-engine"
 import { Upload } from "@cairn/domain"
 import { Context, Effect, Layer } from "effect"
-import type { Principal } from "./Access.ts"
-import { Agents } from "./Agents.ts"
-import { CommandHandler } from "./CommandHandler.ts"
-import { now } from "./Now.ts"
-import { WorkspaceLimits } from "./WorkspaceLimits.ts"
+import type { Principal } from "../Access.ts"
+import { Agents } from "../agents/Agents.ts"
+import { CommandHandler } from "../CommandHandler.ts"
+import { now } from "../Now.ts"
+import { WorkspaceLimits } from "../workspaces/WorkspaceLimits.ts"
 
 export interface UploadedFile {
   /** Relative to the workspace: `uploads/<filename>`, which `read` takes back. */

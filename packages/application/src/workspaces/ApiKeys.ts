@@ -7,10 +7,10 @@ import { type ApiKeyClaims, TokenSigner } from "@cairn/auth"
 import { ApiKey, Workspace } from "@cairn/domain"
 import { Clock, Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import { MissingUserId, type Principal, Unauthorized } from "./Access.ts"
-import { CommandHandler, decision } from "./CommandHandler.ts"
-import { now } from "./Now.ts"
-import * as ApiKeysTable from "./readmodels/ApiKeysTable.ts"
+import { MissingUserId, type Principal, Unauthorized } from "../Access.ts"
+import { CommandHandler, decision } from "../CommandHandler.ts"
+import { now } from "../Now.ts"
+import * as ApiKeysTable from "../readmodels/ApiKeysTable.ts"
 
 export class ApiKeys extends Context.Service<ApiKeys>()("cairn/ApiKeys", {
   make: Effect.gen(function*() {

@@ -9,12 +9,12 @@
 import { Agent } from "@cairn/domain"
 import { Cause, Clock, Context, Deferred, Duration, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import { AgentSupervisor } from "./AgentSupervisor.ts"
-import { CommandHandler } from "./CommandHandler.ts"
-import { ClusterSettings, NodeLeases, type OrphanedAgent } from "./NodeLeases.ts"
-import { now } from "./Now.ts"
-import * as AgentsTable from "./readmodels/AgentsTable.ts"
-import { Snapshots } from "./Snapshots.ts"
+import { AgentSupervisor } from "../gateway/AgentSupervisor.ts"
+import { CommandHandler } from "../CommandHandler.ts"
+import { ClusterSettings, NodeLeases, type OrphanedAgent } from "../cluster/NodeLeases.ts"
+import { now } from "../Now.ts"
+import * as AgentsTable from "../readmodels/AgentsTable.ts"
+import { Snapshots } from "../snapshots/Snapshots.ts"
 
 export class Failover extends Context.Service<Failover>()("cairn/Failover", {
   make: Effect.gen(function*() {

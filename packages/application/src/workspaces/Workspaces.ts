@@ -2,12 +2,12 @@
 import { Workspace } from "@cairn/domain"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { CommandHandler } from "./CommandHandler.ts"
-import { now } from "./Now.ts"
-import { SecretVault } from "./SecretVault.ts"
-import * as WorkspacesTable from "./readmodels/WorkspacesTable.ts"
+import { CommandHandler } from "../CommandHandler.ts"
+import { now } from "../Now.ts"
+import { SecretVault } from "../secrets/SecretVault.ts"
+import * as WorkspacesTable from "../readmodels/WorkspacesTable.ts"
 
-export type { WorkspaceView } from "./readmodels/WorkspacesTable.ts"
+export type { WorkspaceView } from "../readmodels/WorkspacesTable.ts"
 
 export class Workspaces extends Context.Service<Workspaces>()("cairn/Workspaces", {
   make: Effect.gen(function*() {

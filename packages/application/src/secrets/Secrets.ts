@@ -8,13 +8,13 @@
 import { Agent, Reservation, Secret } from "@cairn/domain"
 import { Context, Effect, Layer, type Redacted, Result } from "effect"
 import { SqlClient } from "effect/sql"
-import type { Principal } from "./Access.ts"
-import { CommandHandler, decision, type Loaded } from "./CommandHandler.ts"
-import { now } from "./Now.ts"
-import * as SecretsTable from "./readmodels/SecretsTable.ts"
+import type { Principal } from "../Access.ts"
+import { CommandHandler, decision, type Loaded } from "../CommandHandler.ts"
+import { now } from "../Now.ts"
+import * as SecretsTable from "../readmodels/SecretsTable.ts"
 import { SecretVault } from "./SecretVault.ts"
 
-export type { AgentSecretView, SecretListing, SecretView } from "./readmodels/SecretsTable.ts"
+export type { AgentSecretView, SecretListing, SecretView } from "../readmodels/SecretsTable.ts"
 
 /** What an agent's gateway is started with: its secrets as variables, and which value versions those were. */
 export interface Delivery {

@@ -25,12 +25,12 @@ import {
 } from "@cairn/templates"
 import { Context, Effect, Layer, Option, Result, Stream } from "effect"
 import { SqlClient } from "effect/sql"
-import type { Principal } from "./Access.ts"
-import { CommandHandler, decision } from "./CommandHandler.ts"
-import { now } from "./Now.ts"
-import * as TemplatesTable from "./readmodels/TemplatesTable.ts"
+import type { Principal } from "../Access.ts"
+import { CommandHandler, decision } from "../CommandHandler.ts"
+import { now } from "../Now.ts"
+import * as TemplatesTable from "../readmodels/TemplatesTable.ts"
 
-export type { TemplateView } from "./readmodels/TemplatesTable.ts"
+export type { TemplateView } from "../readmodels/TemplatesTable.ts"
 
 /**
  * Whether workspaces may publish from git repositories on this machine or its networks. Off by default; the

@@ -11,7 +11,7 @@
  */
 import { Context, Duration, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import { AgentsNode } from "./AgentSupervisor.ts"
+import { AgentsNode } from "../gateway/AgentSupervisor.ts"
 
 /** How a node takes part in a cluster; `internalUrl` undefined: it does not (a single node). */
 export const ClusterSettings = Context.Reference<{
