@@ -58,6 +58,8 @@ export const emptyStream = <D extends AnyDecider>(decider: D): Loaded<StateOf<D>
 export interface Outcome<D extends AnyDecider> {
   readonly events: ReadonlyArray<EventOf<D>>
   readonly state: StateOf<D>
+  /** The stream's version after the append (undefined for an unread decision): with `state`, a `Loaded` to decide on next. */
+  readonly version: number | undefined
 }
 
 type Outcomes<Ds extends ReadonlyArray<Decision<AnyDecider>>> = { readonly [K in keyof Ds]: Outcome<Ds[K]["decider"]> }
@@ -117,7 +119,7 @@ export class CommandHandler extends Context.Service<CommandHandler>()("cairn/Com
             : yield* load(decider, stream)
           const events = yield* Effect.fromResult(decider.decide(command, state))
           const { encode } = codecOf(decider)
-          outcomes.push({ events, state: events.reduce(decider.evolve, state) })
+          outcomes.push({ events, state: events.reduce(decider.evolve, state), version: version === undefined ? undefined : version + events.length })
           // A stream with nothing to record still guards its version: what was decided on it must still hold.
           // An unread one has no version to guard, and nothing to append when nothing was decided.
           if (version === undefined && events.length === 0) continue

@@ -13,7 +13,7 @@ import type { GitRepositories } from "@cairn/templates"
 import { Layer } from "effect"
 import type { SqlClient } from "effect/sql"
 import { Agents } from "./agents/Agents.ts"
-import type { AgentSupervisor } from "./gateway/AgentSupervisor.ts"
+import { Gateway } from "./gateway/Gateway.ts"
 import { ApiKeys } from "./workspaces/ApiKeys.ts"
 import { Channels } from "./channels/Channels.ts"
 import { CommandHandler } from "./CommandHandler.ts"
@@ -22,10 +22,10 @@ import { Domains } from "./domains/Domains.ts"
 import { Failover } from "./agents/Failover.ts"
 import { Files } from "./files/Files.ts"
 import { Issues } from "./workspaces/Issues.ts"
-import type { NodeLeases } from "./cluster/NodeLeases.ts"
+import { NodeLeases } from "./cluster/NodeLeases.ts"
 import { RuntimeConfig } from "./workspace/RuntimeConfig.ts"
-import type { Secrets } from "./secrets/Secrets.ts"
-import type { Skills } from "./skills/Skills.ts"
+import { Secrets } from "./secrets/Secrets.ts"
+import { Skills } from "./skills/Skills.ts"
 import { SecretVault } from "./secrets/SecretVault.ts"
 import { Signatures } from "./files/Signatures.ts"
 import { Snapshots } from "./snapshots/Snapshots.ts"
@@ -34,7 +34,7 @@ import { Templates } from "./templates/Templates.ts"
 import { WorkspaceFiles } from "./workspace/WorkspaceFiles.ts"
 import { Workspaces } from "./workspaces/Workspaces.ts"
 
-export type Provided = Workspaces | ApiKeys | Files | Signatures | Agents | AgentSupervisor | Secrets | Skills | SecretVault | Issues | CommandHandler
+export type Provided = Workspaces | ApiKeys | Files | Signatures | Agents | Gateway | Secrets | Skills | SecretVault | Issues | CommandHandler
   | Templates
   | Console | WorkspaceFiles
   | RuntimeConfig | Tasks
@@ -49,11 +49,13 @@ export type Requirements =
   | GitRepositories
   | Dns
 
-export const layer: Layer.Layer<Provided, never, Requirements> = Layer.mergeAll(ApiKeys.layer, Files.layer, Signatures.layer, Issues.layer,
-  Console.layer, WorkspaceFiles.layer, RuntimeConfig.layer, Tasks.layer, Channels.layer, Domains.layer,
-  Failover.layer.pipe(Layer.provideMerge(Snapshots.layer))).pipe(
-  Layer.provideMerge(Layer.mergeAll(Workspaces.layer, Agents.layer)),
-  Layer.provideMerge(Templates.layer),
+/** Built floor by floor, in the order of the folders: each floor stands on the ones below it. */
+export const layer: Layer.Layer<Provided, never, Requirements> = Layer.mergeAll(Console.layer, WorkspaceFiles.layer, RuntimeConfig.layer, Tasks.layer).pipe(
+  Layer.provideMerge(Layer.mergeAll(Agents.layer, Failover.layer)),
+  Layer.provideMerge(Layer.mergeAll(Snapshots.layer, Channels.layer, Domains.layer)),
+  Layer.provideMerge(Gateway.layer),
+  Layer.provideMerge(Layer.mergeAll(Templates.layer, Skills.layer, NodeLeases.layer)),
+  Layer.provideMerge(Layer.mergeAll(Workspaces.layer, ApiKeys.layer, Issues.layer, Files.layer, Signatures.layer, Secrets.layer)),
   Layer.provideMerge(SecretVault.layer),
   Layer.provideMerge(CommandHandler.layer)
 )

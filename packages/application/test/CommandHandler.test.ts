@@ -90,7 +90,7 @@ describe("the command handler", () => {
     Effect.gen(function*() {
       const commands = yield* CommandHandler
       const first = yield* commands.execute(quota, "quota-1", new Take({ by: "a", limit: 5 }), actor)
-      assert.deepStrictEqual(first, { events: [new Taken({ by: "a" })], state: 1 })
+      assert.deepStrictEqual(first, { events: [new Taken({ by: "a" })], state: 1, version: 1 })
       yield* commands.execute(quota, "quota-1", new Take({ by: "b", limit: 5 }), actor)
       const recorded = yield* EventStore.use((store) => store.readStream("quota-1"))
       assert.deepStrictEqual(recorded.map((e) => [e.version, e.type, e.data, e.metadata.actor]), [
@@ -143,7 +143,7 @@ describe("the command handler", () => {
     Effect.gen(function*() {
       const commands = yield* CommandHandler
       const outcome = yield* commands.execute(quota, "quota-1", new RequireRoom({ limit: 1 }), actor)
-      assert.deepStrictEqual(outcome, { events: [], state: 0 })
+      assert.deepStrictEqual(outcome, { events: [], state: 0, version: 0 })
       assert.deepStrictEqual(yield* takers("quota-1"), [])
     }).pipe(Effect.provide(fresh())))
 

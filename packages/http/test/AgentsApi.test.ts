@@ -3,7 +3,7 @@
  * contract walked row by row (service interface, sections 7.1 and 7.2).
  */
 import { AgentEngine } from "@cairn/agent-engine"
-import { AgentSupervisor, CrashBackoff } from "@cairn/application"
+import { CrashBackoff, Gateway } from "@cairn/application"
 import { JoseTokenSigner, TokenSigner } from "@cairn/auth"
 import { Agent } from "@cairn/domain"
 import { EventStore, ExpectedVersion } from "@cairn/event-store"
@@ -207,7 +207,7 @@ describe("agents", () => {
     const events = async () => ((await request("GET", `/v0/agents/${id}/events`, token)).body!["events"] as Array<{ type: string; actor: string; data: any }>)
     const crashAndWatch = async () => {
       await control((c) => c.crash(id))
-      await runtime.runPromise(AgentSupervisor.use((supervisor) => supervisor.checkRunning).pipe(Effect.provideService(CrashBackoff, backoff)))
+      await runtime.runPromise(Gateway.use((gateway) => gateway.checkRunning).pipe(Effect.provideService(CrashBackoff, backoff)))
     }
     const backoff = { initial: "100 millis", max: "1 second", stableAfter: "1 minute" } as const
 
@@ -241,7 +241,7 @@ describe("agents", () => {
     const id = (await createAgent(token, "steady")).body!["agent"].agentId as string
     await waitForStatus(token, id, "running")
     await runtime.runPromise(AgentEngine.use((engine) => engine.stop(id)))
-    await runtime.runPromise(AgentSupervisor.use((supervisor) => supervisor.checkRunning))
+    await runtime.runPromise(Gateway.use((gateway) => gateway.checkRunning))
     const history = (await request("GET", `/v0/agents/${id}/events`, token)).body!["events"] as Array<{ type: string }>
     assert.strictEqual(history.at(-1)!.type, "AgentStarted")
     assert.strictEqual((await request("GET", `/v0/agents/${id}`, token)).body!["agent"].status, "running")
@@ -252,7 +252,7 @@ describe("agents", () => {
     const id = (await createAgent(token, "impatient")).body!["agent"].agentId as string
     await waitForStatus(token, id, "running")
     await control((c) => c.crash(id))
-    await runtime.runPromise(AgentSupervisor.use((supervisor) => supervisor.checkRunning).pipe(
+    await runtime.runPromise(Gateway.use((gateway) => gateway.checkRunning).pipe(
       Effect.provideService(CrashBackoff, { initial: "1 hour", max: "1 hour", stableAfter: "1 minute" })
     ))
     assert.strictEqual((await request("POST", `/v0/agents/${id}/restart`, token, {})).body!["agent"].status, "running")
@@ -267,12 +267,12 @@ describe("agents", () => {
     await waitForStatus(token, id, "running")
     await control((c) => c.crash(id))
     // Cairn goes down while the supervisor waits to bring the agent back...
-    await runtime.runPromise(AgentSupervisor.use((supervisor) => supervisor.checkRunning).pipe(
+    await runtime.runPromise(Gateway.use((gateway) => gateway.checkRunning).pipe(
       Effect.provideService(CrashBackoff, { initial: "1 hour", max: "1 hour", stableAfter: "1 minute" })
     ))
     assert.strictEqual((await request("GET", `/v0/agents/${id}`, token)).body!["agent"].status, "not_running")
     // ...and resumes supervision when it starts again.
-    await runtime.runPromise(AgentSupervisor.use((supervisor) => supervisor.resume).pipe(
+    await runtime.runPromise(Gateway.use((gateway) => gateway.resume).pipe(
       Effect.provideService(CrashBackoff, { initial: "10 millis", max: "1 second", stableAfter: "1 minute" })
     ))
     await waitForStatus(token, id, "running")
@@ -289,7 +289,7 @@ describe("agents", () => {
         encode(new Agent.AgentStarted({ agentId, engineVersion: "2026.1.1", node: "other-node", at }), "engine")
       ]
     }])))
-    await runtime.runPromise(AgentSupervisor.use((supervisor) => supervisor.checkRunning.pipe(Effect.andThen(supervisor.resume))))
+    await runtime.runPromise(Gateway.use((gateway) => gateway.checkRunning.pipe(Effect.andThen(gateway.resume))))
     await new Promise((resolve) => setTimeout(resolve, 100))
     const history = await runtime.runPromise(EventStore.use((store) => store.readStream(Agent.stream(agentId))))
     assert.deepStrictEqual(history.map((e) => e.type), ["AgentCreated", "AgentStarted"])
@@ -306,7 +306,7 @@ describe("agents", () => {
       { stream: Agent.stream(deleted), expected: ExpectedVersion.Any, events: [encode(new Agent.AgentDeleted({ agentId: deleted, at }), "ada")] },
       { stream: Agent.stream(moved), expected: ExpectedVersion.Any, events: [encode(new Agent.AgentStarted({ agentId: moved, engineVersion: "2026.1.1", node: "other-node", at }), "engine")] }
     ])))
-    await runtime.runPromise(AgentSupervisor.use((supervisor) => supervisor.releaseForeign))
+    await runtime.runPromise(Gateway.use((gateway) => gateway.releaseForeign))
     const status = (agentId: string) =>
       runtime.runPromise(AgentEngine.use((engine) => engine.status(agentId).pipe(Effect.map((s) => s.state), Effect.catchTag("AgentNotProvisioned", () => Effect.succeed("gone")))))
     assert.strictEqual(await status(deleted), "gone")

@@ -3,7 +3,7 @@
  * cron imitates OpenClaw's (its own jobs on every running gateway; tasks need the gateway running and survive its
  * restarts): every documented status and string, the limit of 20, gateway-token access, and the audit trail.
  */
-import { AgentSupervisor, CrashBackoff } from "@cairn/application"
+import { CrashBackoff, Gateway } from "@cairn/application"
 import { TestRuntime } from "@cairn/runtime/testing"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -306,7 +306,7 @@ describe("tasks need the agent's gateway running", () => {
     expectError(await request("GET", `${tasksPath(id)}/${kept}`, owner), 500, "Failed to read cron job")
     // The supervisor's sweep finds the crash and starts the gateway again after its backoff.
     const backoff = { initial: "100 millis", max: "1 second", stableAfter: "1 minute" } as const
-    await runtime.runPromise(AgentSupervisor.use((supervisor) => supervisor.checkRunning).pipe(Effect.provideService(CrashBackoff, backoff)))
+    await runtime.runPromise(Gateway.use((gateway) => gateway.checkRunning).pipe(Effect.provideService(CrashBackoff, backoff)))
     await waitForStatus(owner, id, "running")
     const listed = (await list("?includeDisabled=true", owner, id)).body!["tasks"] as Array<Json>
     assert.deepStrictEqual(listed.filter((t) => !t["system"]).map((t) => t["name"]), ["outlives-a-crash"])

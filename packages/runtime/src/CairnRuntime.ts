@@ -6,7 +6,7 @@
  */
 import { SimulatedAgentEngine } from "@cairn/agent-engine"
 import { OpenClawAgentEngine } from "@cairn/agent-engine-openclaw"
-import { AgentsNode, AgentSupervisor, ClusterSettings, Failover, Services } from "@cairn/application"
+import { AgentsNode, ClusterSettings, Failover, Gateway, Services } from "@cairn/application"
 import { AllowLocalGit, Templates } from "@cairn/application"
 import { defaultWorkspaceLimits, WorkspaceLimits } from "@cairn/application"
 import { defaultSnapshotSettings, Snapshots, SnapshotSettings } from "@cairn/application"
@@ -310,8 +310,8 @@ const logAdminToken = Layer.effectDiscard(Effect.gen(function*() {
 }))
 
 /** Agents whose gateways ran before this process started are started again, then watched for crashes. */
-const resumeAgents = Layer.effectDiscard(AgentSupervisor.use((supervisor) =>
-  supervisor.resume.pipe(Effect.andThen(Effect.forkScoped(supervisor.watch)))
+const resumeAgents = Layer.effectDiscard(Gateway.use((gateway) =>
+  gateway.resume.pipe(Effect.andThen(Effect.forkScoped(gateway.watch)))
 ))
 
 /** This node's heartbeat and the adoption of agents whose node's lease expired (on several nodes only). */

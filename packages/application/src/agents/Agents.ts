@@ -1,50 +1,33 @@
 /**
  * Hosted agents, the user's side: create (the workspace's quota slot and the agent's first event decided and
  * appended together), list, get, delete, restart, devices, script relaunch, gateway and platform tokens, and the
- * agent's history. Gateways are driven through the AgentEngine port, in the background by the AgentSupervisor;
- * outcomes come back as events. A create waits a moment for the gateway, so a gateway that fails at once is
- * reported (`Gateway failed to start`) with the agent.
+ * agent's history. Every change to a gateway goes through its owner (gateway/Gateway.ts), and outcomes come back as
+ * events. A create waits a moment for the gateway, so a gateway that fails at once is reported (`Gateway failed to
+ * start`) with the agent. A delete is the whole use case, whoever calls it (the HTTP API or a program embedding
+ * Cairn): the workspace's final snapshot, the agent and everything it held let go in one append (its quota slot,
+ * secrets, skills, channels), its gateway and home removed, and its domains released.
  */
 import { AgentEngine, type Provisioning } from "@cairn/agent-engine"
 import { GatewayTokens, TokenSigner } from "@cairn/auth"
 import { Agent, AuditStreams, Channel, ValidationFailed, Workspace } from "@cairn/domain"
-import { compare, EventStore, type RecordedEvent } from "@cairn/event-store"
+import { EventStore } from "@cairn/event-store"
+import { historyOf } from "../History.ts"
 import { Context, Deferred, type Duration, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Principal } from "../Access.ts"
-import { AgentSupervisor } from "../gateway/AgentSupervisor.ts"
-import { NodeLeases } from "../cluster/NodeLeases.ts"
+import { Domains } from "../domains/Domains.ts"
+import { Gateway } from "../gateway/Gateway.ts"
 import { CommandHandler, decision } from "../CommandHandler.ts"
 import { now } from "../Now.ts"
 import * as AgentsTable from "../readmodels/AgentsTable.ts"
 import { Secrets } from "../secrets/Secrets.ts"
+import { Snapshots } from "../snapshots/Snapshots.ts"
 import { Skills } from "../skills/Skills.ts"
 import { Templates } from "../templates/Templates.ts"
 
 export type AgentView = AgentsTable.AgentView
 /** What the engine is doing to bring an agent up (AgentEngine's `provisioning`). */
 export type AgentProvisioning = Provisioning
-
-export interface AgentHistoryEntry {
-  readonly type: string
-  readonly at: string
-  readonly actor: string | null
-  /** The stream the event is in: the agent's own, or one of what was done inside it (console, uploads, …). */
-  readonly stream: string
-  readonly version: number
-  readonly data: unknown
-}
-
-/** Events of several streams as one history, in log order (an agent's or a file's audit trail). */
-export const historyOf = (events: ReadonlyArray<RecordedEvent>): Array<AgentHistoryEntry> =>
-  [...events].sort((a, b) => compare(a.position, b.position)).map((e) => ({
-    type: e.type,
-    at: e.recordedAt.toISOString(),
-    actor: e.metadata.actor ?? null,
-    stream: e.stream,
-    version: e.version,
-    data: e.data
-  }))
 
 /** How long a create waits for the gateway before answering `starting`. */
 export const CreateWait = Context.Reference<Duration.Input>("cairn/Agents/CreateWait", { defaultValue: () => "1 second" })
@@ -67,18 +50,15 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
     const engine = yield* AgentEngine
     const gatewayTokens = yield* GatewayTokens.GatewayTokens
     const signer = yield* TokenSigner
-    const supervisor = yield* AgentSupervisor
+    const gateway = yield* Gateway
+    const snapshots = yield* Snapshots
+    const domains = yield* Domains
     const secrets = yield* Secrets
     const skills = yield* Skills
     const templates = yield* Templates
 
     /** The agent, if the caller's workspace has it. */
-    const get = (workspaceId: string, agentId: string) =>
-      agents.byId(agentId).pipe(Effect.flatMap((found) =>
-        Option.isSome(found) && found.value.workspaceId === workspaceId
-          ? Effect.succeed(found.value)
-          : Effect.fail(new Agent.AgentNotFound({ agentId }))
-      ))
+    const get = agents.visibleIn
 
     /** The agent as its own stream has it now: what a response right after a command shows. */
     const current = (agentId: string) => Effect.map(commands.load(Agent.decider, Agent.stream(agentId)), ({ state }) => liveAgent(state))
@@ -118,7 +98,7 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
       yield* commands.executeAll([
         decision(Workspace.decider, Workspace.stream(workspaceId), new Workspace.TakeAgentSlot({ workspaceId, agentId, at })),
         decision(Agent.decider, Agent.stream(agentId), new Agent.CreateAgent({
-          agentId, workspaceId, userId, name, engineVersion, node: supervisor.node, secrets: attaching.secrets,
+          agentId, workspaceId, userId, name, engineVersion, node: gateway.node, secrets: attaching.secrets,
           ...(template === undefined ? {} : {
             skills: withSkills.skills,
             template: { templateId: template.template.templateId, slug: template.template.slug, snapshotCid: template.template.snapshotCid }
@@ -128,12 +108,8 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
         ...attaching.decisions,
         ...withSkills.decisions
       ], { actor: userId })
-      if (template !== undefined) {
-        // The template's files are in the workspace before the gateway first starts (its skills are installed then).
-        yield* supervisor.provision(agentId, engineVersion, 0)
-        yield* engine.writeWorkspaceFiles(agentId, template.files)
-      }
-      const outcome = yield* supervisor.launch(agentId, engineVersion, 0)
+      // A template's files are in the workspace before the gateway first starts (its skills are installed then).
+      const outcome = yield* gateway.launch(agentId, engineVersion, 0, template === undefined ? {} : { files: template.files })
       const waited = yield* Deferred.await(outcome).pipe(Effect.timeoutOption(yield* CreateWait))
       const agent = yield* current(agentId)
       return { agent, failed: Option.isSome(waited) && waited.value === "failed" }
@@ -141,115 +117,36 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
 
     const list = (principal: Principal) => agents.inWorkspace(principal.workspaceId)
 
-    const remove = Effect.fn("Agents.remove")(function*(principal: Principal, agentId: string) {
-      const { workspaceId, userId } = principal
-      const at = yield* now
-      // The agent's secrets are let go in the same append, so they can be deleted afterwards; planned again if the
-      // agent's attachments change meanwhile.
-      yield* commands.executePlan(Effect.gen(function*() {
+    /** The agent and what it held, let go in one append; planned again if its attachments change meanwhile. */
+    const release = (principal: Principal, agentId: string) =>
+      commands.executePlan(Effect.gen(function*() {
+        const { workspaceId } = principal
+        const at = yield* now
         const loaded = yield* commands.load(Agent.decider, Agent.stream(agentId))
         const agent = yield* Effect.fromResult(Agent.visible(loaded.state, agentId, workspaceId))
         return [
           decision(Agent.decider, Agent.stream(agentId), new Agent.DeleteAgent({ agentId, workspaceId, at }), loaded),
           decision(Workspace.decider, Workspace.stream(workspaceId), new Workspace.ReleaseAgentSlot({ workspaceId, agentId, at })),
+          // Its secrets are let go in the same append, so they can be deleted afterwards.
           ...secrets.releaseAll(agent, at),
           ...skills.releaseAll(agent, at),
           // Its channels go too, so their sealed tokens are no longer delivered to anything.
           decision(Channel.deletion, Channel.stream(agentId), new Channel.RemoveAllChannels({ agentId, at }))
         ]
-      }), { actor: userId })
-      yield* supervisor.forgetDeleted(agentId)
-      yield* engine.destroy(agentId)
+      }), { actor: principal.userId })
+
+    const remove = Effect.fn("Agents.remove")(function*(principal: Principal, agentId: string) {
+      yield* get(principal.workspaceId, agentId)
+      // The workspace's last state is kept as a snapshot for the deleted agents' grace period.
+      yield* snapshots.beforeDelete(principal, agentId)
+      yield* release(principal, agentId)
+      yield* gateway.remove(agentId)
+      yield* domains.afterAgentDeleted(agentId, principal.userId)
     })
 
-    const restartNow = Effect.fn("Agents.restart")(function*(principal: Principal, agentId: string, requested: string | undefined) {
-      const offeredVersions = yield* engine.listVersions
-      const command = new Agent.RestartAgent({
-        agentId,
-        workspaceId: principal.workspaceId,
-        ...(requested === undefined ? {} : { version: requested }),
-        offeredVersions,
-        at: yield* now
-      })
-      const { events, state } = yield* commands.execute(Agent.decider, Agent.stream(agentId), command, { actor: principal.userId })
-      const version = (events[0] as Agent.AgentRestartRequested).engineVersion
-      const agent = liveAgent(state)
-      /** The engine refused before stopping anything: the gateway runs on as it was. */
-      const refused = engine.status(agentId).pipe(
-        Effect.flatMap((status) => status.state === "running" ? supervisor.started(agentId, status.version, []) : Effect.void),
-        Effect.ignore,
-        Effect.andThen(Effect.fail(new Agent.InvalidVersion({ version })))
-      )
-      const failed = (reason?: string) => new Agent.RestartFailed({ agentId, ...(reason === undefined ? {} : { reason }) })
-      /**
-       * The agent's secrets as they are now go to the engine first (a restart is how a change reaches the gateway),
-       * and attached skills the workspace lost are put back.
-       */
-      const deliver = supervisor.deliverSecrets(agentId).pipe(
-        Effect.tap(() => supervisor.restoreSkills(agentId)),
-        Effect.catchTag("SecretUnreadable", (e) => Effect.fail(failed(e.message)))
-      )
-      yield* supervisor.takeOver(agentId)
-      const delivered = yield* deliver.pipe(
-        Effect.flatMap((delivered) => Effect.as(engine.restart(agentId, requested === undefined ? {} : { version: requested }), delivered)),
-        Effect.catchTags({
-          VersionNotOffered: () => refused,
-          DowngradeRefused: () => refused,
-          // The engine no longer holds the agent (its node restarted without it): provision it and start afresh.
-          AgentNotProvisioned: () =>
-            supervisor.provision(agentId, version, agent.tokenGeneration).pipe(
-              Effect.mapError(() => failed()),
-              Effect.andThen(deliver),
-              Effect.tap(() => engine.start(agentId).pipe(Effect.mapError(() => failed())))
-            ),
-          GatewayRestartFailed: () => Effect.fail(failed())
-        }),
-        Effect.tapError((error) =>
-          error._tag === "RestartFailed"
-            ? Effect.flatMap(now, (at) =>
-              commands.execute(Agent.decider, Agent.stream(agentId), new Agent.RecordStartFailure({ agentId, logTail: error.reason ?? "restart failed", at }), { actor: "engine" })
-            ).pipe(
-              Effect.ignore,
-              // A crashed agent stays in the supervisor's hands: this was one more attempt, not the last.
-              Effect.andThen(agent.recovering ? supervisor.recover(agentId) : Effect.void)
-            )
-            : Effect.void
-        )
-      )
-      return yield* supervisor.started(agentId, version, delivered)
-    })
-
-    /**
-     * One restart per agent at a time. A restart that arrives while one runs for the same version (a double click, a
-     * client's retry) joins it and gets its outcome, recording nothing of its own; one for another version waits for
-     * it and then runs. The restart runs detached from the request, so a client that hangs up does not cut it off
-     * between stopping and starting the gateway.
-     */
-    type Restarted = Effect.Success<ReturnType<typeof restartNow>>
-    type RestartError = Effect.Error<ReturnType<typeof restartNow>>
-    const restarting = new Map<string, { readonly requested: string | undefined; readonly done: Deferred.Deferred<Restarted, RestartError> }>()
-    const restart = (
-      principal: Principal,
-      agentId: string,
-      requested: string | undefined
-    ): Effect.Effect<Restarted, RestartError | Effect.Error<ReturnType<typeof get>>> =>
-      get(principal.workspaceId, agentId).pipe(Effect.andThen(Effect.suspend(() => {
-        const running = restarting.get(agentId)
-        if (running !== undefined) {
-          return running.requested === requested
-            ? Deferred.await(running.done)
-            : Deferred.await(running.done).pipe(Effect.ignore, Effect.andThen(restart(principal, agentId, requested)))
-        }
-        // Claimed in the same synchronous step as the check above: no other request can slip in between.
-        const done = Deferred.makeUnsafe<Restarted, RestartError>()
-        restarting.set(agentId, { requested, done })
-        return restartNow(principal, agentId, requested).pipe(
-          Effect.exit,
-          Effect.tap((exit) => Effect.sync(() => restarting.delete(agentId)).pipe(Effect.andThen(Deferred.done(done, exit)))),
-          Effect.forkDetach,
-          Effect.andThen(Deferred.await(done))
-        )
-      })))
+    /** Restarts the agent's gateway (optionally onto another engine version) through its owner. */
+    const restart = (principal: Principal, agentId: string, requested: string | undefined) =>
+      get(principal.workspaceId, agentId).pipe(Effect.andThen(gateway.restart(principal, agentId, requested)))
 
     const devices = (principal: Principal, agentId: string) =>
       get(principal.workspaceId, agentId).pipe(
@@ -268,7 +165,7 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
       const command = new Agent.RotateGatewayToken({ agentId, workspaceId: principal.workspaceId, at: yield* now })
       const { state } = yield* commands.execute(Agent.decider, Agent.stream(agentId), command, { actor: principal.userId })
       const token = gatewayTokens.tokenFor(agentId, liveAgent(state).tokenGeneration)
-      yield* engine.rotateGatewayToken(agentId, token).pipe(Effect.catchTag("AgentNotProvisioned", () => Effect.void))
+      yield* gateway.rotateToken(agentId, token)
       return token
     })
 
@@ -319,9 +216,5 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
     }
   })
 }) {
-  /** The service with its supervisor, which it provides too (the server resumes and watches through it). */
-  static readonly layer = Layer.effect(this, this.make).pipe(
-    Layer.provideMerge(AgentSupervisor.layer),
-    Layer.provideMerge(Layer.mergeAll(Secrets.layer, Skills.layer, NodeLeases.layer))
-  )
+  static readonly layer = Layer.effect(this, this.make)
 }

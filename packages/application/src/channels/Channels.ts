@@ -1,9 +1,9 @@
 /**
  * An agent's messaging channels (Telegram, Slack, Discord, WhatsApp): list, configure, remove. Tokens are checked
  * (shape 400, format 500 `Configuration failed`, as the spec has it) and sealed by the SecretVault before anything
- * is decided; events carry only their ciphertext and a hint. The engine is then told (its config written, the
- * tokens in the gateway's environment, ChannelDelivery.ts) and a running gateway restarted through
- * `Agents.restart`, so the restart is one of the agent's own, recorded as any other. An engine that refuses the
+ * is decided; events carry only their ciphertext and a hint. The gateway's owner then hands them to the engine
+ * (`Gateway.applyChannels`: its config written, the tokens in the gateway's environment, ChannelDelivery.ts) and
+ * restarts a running gateway, so the restart is one of the agent's own, recorded as any other. An engine that refuses the
  * configuration leaves the channel as it was (the change is reverted in the log) and answers `Configuration failed`.
  * Channels are a paid feature: the free plan gets 403.
  */
@@ -12,8 +12,8 @@ import { Channel } from "@cairn/domain"
 import { Context, Effect, Layer, Option, type Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Principal } from "../Access.ts"
-import { Agents } from "../agents/Agents.ts"
-import { AgentSupervisor } from "../gateway/AgentSupervisor.ts"
+import * as AgentsTable from "../readmodels/AgentsTable.ts"
+import { Gateway } from "../gateway/Gateway.ts"
 import * as ChannelDelivery from "../gateway/ChannelDelivery.ts"
 import { CommandHandler } from "../CommandHandler.ts"
 import { now } from "../Now.ts"
@@ -51,8 +51,8 @@ export class Channels extends Context.Service<Channels>()("cairn/Channels", {
   make: Effect.gen(function*() {
     const commands = yield* CommandHandler
     const vault = yield* SecretVault
-    const agents = yield* Agents
-    const supervisor = yield* AgentSupervisor
+    const agents = AgentsTable.queries(yield* SqlClient.SqlClient)
+    const gateway = yield* Gateway
     const engine = yield* AgentEngine
     const sql = yield* SqlClient.SqlClient
     const table = ChannelsTable.queries(sql)
@@ -63,14 +63,14 @@ export class Channels extends Context.Service<Channels>()("cairn/Channels", {
     /** The agent (404 otherwise) on a plan with channels (403 otherwise). */
     const payingAgent = (principal: Principal, agentId: string) =>
       Effect.gen(function*() {
-        const agent = yield* agents.get(principal.workspaceId, agentId)
+        const agent = yield* agents.visibleIn(principal.workspaceId, agentId)
         const workspace = yield* workspaces.byId(principal.workspaceId)
         if (Option.isSome(workspace) && workspace.value.plan === "free") return yield* new Channel.ChannelsNotOnPlan()
         return agent
       })
 
     const list = Effect.fn("Channels.list")(function*(principal: Principal, agentId: string) {
-      yield* agents.get(principal.workspaceId, agentId)
+      yield* agents.visibleIn(principal.workspaceId, agentId)
       const rows = new Map((yield* table.ofAgent(agentId)).map((row) => [row.channel, row]))
       const common = (channel: Channel.ChannelName): ChannelCommon => {
         const row = rows.get(channel)
@@ -107,26 +107,6 @@ export class Channels extends Context.Service<Channels>()("cairn/Channels", {
         return { sealingId, sealed, ...(hint === undefined ? {} : { hint }) } satisfies Channel.SealedToken
       })
 
-    /**
-     * Hands the agent's channels to the engine: the config for the next start always, and a running (or starting)
-     * gateway restarted with them. An agent the engine does not hold here gets them at its next start.
-     */
-    const applyToEngine = (principal: Principal, agentId: string, workspaceId: string) =>
-      Effect.gen(function*() {
-        const { specs } = yield* ChannelDelivery.deliveryFor(commands, vault, agentId, workspaceId)
-        const written = yield* engine.setChannels(agentId, specs).pipe(
-          Effect.as(true),
-          Effect.catchTag("AgentNotProvisioned", () => Effect.succeed(false))
-        )
-        if (!written) return
-        const status = yield* engine.status(agentId).pipe(Effect.option)
-        if (Option.isSome(status) && (status.value.state === "running" || status.value.state === "starting")) {
-          yield* agents.restart(principal, agentId, undefined)
-        } else {
-          yield* supervisor.deliverSecrets(agentId)
-        }
-      })
-
     const configure = Effect.fn("Channels.configure")(function*(principal: Principal, agentId: string, channelName: string, body: unknown) {
       const channel = yield* channelOf(channelName)
       yield* payingAgent(principal, agentId)
@@ -151,7 +131,7 @@ export class Channels extends Context.Service<Channels>()("cairn/Channels", {
         ...tokens,
         at
       }), { actor: userId }, loaded)
-      yield* applyToEngine(principal, agentId, workspaceId).pipe(
+      yield* gateway.applyChannels(principal, agentId).pipe(
         Effect.catch((error) =>
           Effect.gen(function*() {
             yield* Effect.logWarning(`Agent ${agentId}: the engine refused the ${channel} configuration; reverting it`, error)
@@ -162,7 +142,7 @@ export class Channels extends Context.Service<Channels>()("cairn/Channels", {
               ...(previous === undefined ? {} : { previous }),
               at: yield* now
             }), { actor: "engine" }).pipe(Effect.ignore)
-            yield* applyToEngine(principal, agentId, workspaceId).pipe(Effect.ignore)
+            yield* gateway.applyChannels(principal, agentId).pipe(Effect.ignore)
             return yield* new Channel.ConfigurationFailed({ channel, reason: "the engine did not take the configuration" })
           })
         )
@@ -173,7 +153,7 @@ export class Channels extends Context.Service<Channels>()("cairn/Channels", {
 
     const remove = Effect.fn("Channels.remove")(function*(principal: Principal, agentId: string, channelName: string) {
       const channel = yield* channelOf(channelName)
-      yield* agents.get(principal.workspaceId, agentId)
+      yield* agents.visibleIn(principal.workspaceId, agentId)
       const { events } = yield* commands.execute(Channel.decider, Channel.stream(agentId), new Channel.RemoveChannel({
         agentId,
         channel,
@@ -181,7 +161,7 @@ export class Channels extends Context.Service<Channels>()("cairn/Channels", {
       }), { actor: principal.userId })
       if (events.length === 0) return `${label[channel]} was not configured`
       // The log already says removed: the next start applies it whatever happens here.
-      yield* applyToEngine(principal, agentId, principal.workspaceId).pipe(
+      yield* gateway.applyChannels(principal, agentId).pipe(
         Effect.tapError((error) => Effect.logWarning(`Agent ${agentId}: the engine did not drop ${channel}`, error)),
         Effect.mapError(() => new Channel.RemovalFailed({ channel }))
       )

@@ -11,7 +11,12 @@
  */
 import { Context, Duration, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import { AgentsNode } from "../gateway/AgentSupervisor.ts"
+
+/**
+ * This Cairn node's name. Each agent's gateway runs on the node that created (or last started) it, and only that
+ * node supervises it, so nodes sharing one database never start the same agent twice.
+ */
+export const AgentsNode = Context.Reference<string>("cairn/Agents/Node", { defaultValue: () => "local" })
 
 /** How a node takes part in a cluster; `internalUrl` undefined: it does not (a single node). */
 export const ClusterSettings = Context.Reference<{

@@ -12,7 +12,7 @@ import { Domain, Reservation, ValidationFailed } from "@cairn/domain"
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Principal } from "../Access.ts"
-import { Agents } from "../agents/Agents.ts"
+import * as AgentsTable from "../readmodels/AgentsTable.ts"
 import { CommandHandler, decision } from "../CommandHandler.ts"
 import { DomainSettings } from "./DomainSettings.ts"
 import { now } from "../Now.ts"
@@ -81,7 +81,7 @@ const verificationValue = () =>
 export class Domains extends Context.Service<Domains>()("cairn/Domains", {
   make: Effect.gen(function*() {
     const commands = yield* CommandHandler
-    const agents = yield* Agents
+    const agents = AgentsTable.queries(yield* SqlClient.SqlClient)
     const dns = yield* Dns
     const settings = yield* DomainSettings
     const sql = yield* SqlClient.SqlClient
@@ -97,12 +97,12 @@ export class Domains extends Context.Service<Domains>()("cairn/Domains", {
       })
 
     const list = Effect.fn("Domains.list")(function*(principal: Principal, agentId: string) {
-      yield* agents.get(principal.workspaceId, agentId)
+      yield* agents.visibleIn(principal.workspaceId, agentId)
       return (yield* table.ofAgent(agentId)).map(domainView)
     })
 
     const add = Effect.fn("Domains.add")(function*(principal: Principal, agentId: string, input: DomainInput) {
-      const agent = yield* agents.get(principal.workspaceId, agentId)
+      const agent = yield* agents.visibleIn(principal.workspaceId, agentId)
       if (given(input.subdomain) === given(input.customDomain)) {
         return yield* new ValidationFailed({ detail: "give exactly one of subdomain and customDomain" })
       }
@@ -146,7 +146,7 @@ export class Domains extends Context.Service<Domains>()("cairn/Domains", {
     })
 
     const update = Effect.fn("Domains.update")(function*(principal: Principal, agentId: string, domainId: string, input: DomainInput) {
-      yield* agents.get(principal.workspaceId, agentId)
+      yield* agents.visibleIn(principal.workspaceId, agentId)
       if (given(input.subdomain) || given(input.customDomain)) {
         return yield* new ValidationFailed({ detail: "a domain's name cannot be changed: remove it and add another" })
       }
@@ -176,7 +176,7 @@ export class Domains extends Context.Service<Domains>()("cairn/Domains", {
       }), { actor })
 
     const remove = Effect.fn("Domains.remove")(function*(principal: Principal, agentId: string, domainId: string) {
-      yield* agents.get(principal.workspaceId, agentId)
+      yield* agents.visibleIn(principal.workspaceId, agentId)
       yield* removeOne(agentId, domainId, "removed", principal.userId)
     })
 
@@ -199,7 +199,7 @@ export class Domains extends Context.Service<Domains>()("cairn/Domains", {
       })
 
     const verify = Effect.fn("Domains.verify")(function*(principal: Principal, agentId: string, domainId: string) {
-      yield* agents.get(principal.workspaceId, agentId)
+      yield* agents.visibleIn(principal.workspaceId, agentId)
       const { domain } = yield* loadDomain(agentId, domainId)
       if (domain.status === "active") return { domain: domainView(domain), verified: true, message: "Domain is active" } satisfies VerifyOutcome
       const record = Domain.verificationName(domain.name)

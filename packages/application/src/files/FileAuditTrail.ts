@@ -6,7 +6,7 @@
 import { CidRecord, File } from "@cairn/domain"
 import { EventStore } from "@cairn/event-store"
 import { Effect } from "effect"
-import { historyOf } from "../agents/Agents.ts"
+import { historyOf } from "../History.ts"
 
 export const fileAuditTrail = (cidOrFileId: string) =>
   Effect.gen(function*() {

@@ -70,12 +70,19 @@ const toAgent = (row: Row): AgentView => ({
 export const queries = (sql: SqlClient.SqlClient) => {
   /** The agents a node supervises; agents recorded before nodes were named count as everyone's. */
   const onNode = (node: string) => sql`(node = ${node} OR node IS NULL)`
+  const byId = (agentId: string) =>
+    sql<Row>`SELECT * FROM cairn_agents WHERE id = ${agentId}`.pipe(
+      Effect.orDie,
+      Effect.map(([row]) => Option.map(Option.fromNullishOr(row), toAgent))
+    )
   return {
-    byId: (agentId: string) =>
-      sql<Row>`SELECT * FROM cairn_agents WHERE id = ${agentId}`.pipe(
-        Effect.orDie,
-        Effect.map(([row]) => Option.map(Option.fromNullishOr(row), toAgent))
-      ),
+    byId,
+    /** The agent, if `workspaceId` has it: another workspace's agent, or a deleted one, is not found. */
+    visibleIn: (workspaceId: string, agentId: string) =>
+      Effect.flatMap(byId(agentId), (found) =>
+        Option.isSome(found) && found.value.workspaceId === workspaceId
+          ? Effect.succeed(found.value)
+          : Effect.fail(new Agent.AgentNotFound({ agentId }))),
     inWorkspace: (workspaceId: string) =>
       sql<Row>`SELECT * FROM cairn_agents WHERE workspace_id = ${workspaceId} ORDER BY created_at, id`.pipe(
         Effect.orDie,

@@ -11,12 +11,11 @@
  */
 import { AgentEngine, type RestoreEntry, type WorkspaceEntry } from "@cairn/agent-engine"
 import { type ContentStoreUnavailable, SnapshotStore, type TreeEntry, type TreeListing } from "@cairn/content-store"
-import { Agent, Snapshot, ValidationFailed } from "@cairn/domain"
-import { Cause, Context, Effect, Layer, Option, Result, Semaphore } from "effect"
+import { Snapshot, ValidationFailed } from "@cairn/domain"
+import { Context, Effect, Layer, Option, Result, Semaphore } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Principal } from "../Access.ts"
-import { Agents } from "../agents/Agents.ts"
-import { AgentSupervisor } from "../gateway/AgentSupervisor.ts"
+import { Gateway } from "../gateway/Gateway.ts"
 import { CommandHandler } from "../CommandHandler.ts"
 import { now } from "../Now.ts"
 import { AgentsTable, SnapshotsTable } from "../readmodels/index.ts"
@@ -73,8 +72,8 @@ export class Snapshots extends Context.Service<Snapshots>()("cairn/Snapshots", {
     const commands = yield* CommandHandler
     const engine = yield* AgentEngine
     const store = yield* SnapshotStore
-    const agents = yield* Agents
-    const supervisor = yield* AgentSupervisor
+    const agents = AgentsTable.queries(yield* SqlClient.SqlClient)
+    const gateway = yield* Gateway
     const settings = yield* SnapshotSettings
     const sql = yield* SqlClient.SqlClient
     const table = SnapshotsTable.queries(sql)
@@ -205,7 +204,7 @@ export class Snapshots extends Context.Service<Snapshots>()("cairn/Snapshots", {
 
     /** The agent, if the caller's workspace has it, and snapshots are on. */
     const visible = (principal: Principal, agentId: string) =>
-      agents.get(principal.workspaceId, agentId).pipe(Effect.tap(() => enabled))
+      agents.visibleIn(principal.workspaceId, agentId).pipe(Effect.tap(() => enabled))
 
     const sync = Effect.fn("Snapshots.sync")(function*(principal: Principal, agentId: string) {
       const agent = yield* visible(principal, agentId)
@@ -219,12 +218,12 @@ export class Snapshots extends Context.Service<Snapshots>()("cairn/Snapshots", {
     const beforeDelete = (principal: Principal, agentId: string) =>
       Effect.gen(function*() {
         if (!settings.enabled) return
-        const agent = yield* agents.get(principal.workspaceId, agentId)
+        const agent = yield* agents.visibleIn(principal.workspaceId, agentId)
         yield* take(agentId, agent.workspaceId, "auto", principal.userId).pipe(oneAtATime(agentId))
       }).pipe(Effect.catchTag("AgentNotFound", () => Effect.void), Effect.catchCause((cause) => Effect.logWarning(`Agent ${agentId}: no snapshot before its deletion`, cause)))
 
     const status = Effect.fn("Snapshots.status")(function*(principal: Principal, agentId: string) {
-      yield* agents.get(principal.workspaceId, agentId)
+      yield* agents.visibleIn(principal.workspaceId, agentId)
       const { state } = yield* history(agentId)
       const lastSync = state.lastSync ?? null
       return {
@@ -265,29 +264,6 @@ export class Snapshots extends Context.Service<Snapshots>()("cairn/Snapshots", {
       })
     }
 
-    /** Starts the gateway again after a reset stopped it, as a restart would; a failure is the agent's next event. */
-    const startAgain = (agentId: string, engineVersion: string) =>
-      Effect.gen(function*() {
-        const delivered = yield* supervisor.deliverSecrets(agentId)
-        yield* supervisor.restoreSkills(agentId)
-        yield* engine.start(agentId)
-        yield* supervisor.started(agentId, engineVersion, delivered)
-      }).pipe(
-        Effect.catchCause((cause) =>
-          Effect.logWarning(`Agent ${agentId}: the gateway did not start again after a reset`, cause).pipe(
-            Effect.andThen(now),
-            Effect.flatMap((at) =>
-              commands.execute(Agent.decider, Agent.stream(agentId), new Agent.RecordStartFailure({
-                agentId,
-                logTail: `the gateway did not start after a workspace reset: ${Cause.pretty(cause).split("\n")[0]}`,
-                at
-              }), { actor: "engine" })
-            ),
-            Effect.ignore
-          )
-        )
-      )
-
     const reset = Effect.fn("Snapshots.reset")(function*(principal: Principal, agentId: string, body: string) {
       const agent = yield* visible(principal, agentId)
       const snapshotCid = yield* Effect.fromResult(Snapshot.resetTarget(body))
@@ -315,14 +291,12 @@ export class Snapshots extends Context.Service<Snapshots>()("cairn/Snapshots", {
         const pre = yield* take(agentId, agent.workspaceId, "pre-reset", principal.userId).pipe(
           Effect.catchTag("SyncFailed", () => failure("the pre-reset snapshot could not be taken"))
         )
-        const wasRunning = yield* engine.status(agentId).pipe(
-          Effect.map((status) => status.state === "running" || status.state === "starting"),
-          Effect.orElseSucceed(() => false)
-        )
-        yield* supervisor.takeOver(agentId)
-        const restored = yield* engine.stop(agentId).pipe(
-          Effect.andThen(engine.restoreWorkspace(agentId, restoreEntries(agentId, target), { exclude: excluded })),
-          Effect.result
+        // The gateway is stopped while its workspace is replaced, and started again (if it ran) before this answers.
+        const restored = yield* gateway.whileStopped(
+          agentId,
+          agent.engineVersion,
+          "a workspace reset",
+          engine.restoreWorkspace(agentId, restoreEntries(agentId, target), { exclude: excluded })
         )
         if (Result.isSuccess(restored)) {
           // The workspace is the target tree now; files kept in place keep their fingerprints (a chmod changes one,
@@ -336,7 +310,6 @@ export class Snapshots extends Context.Service<Snapshots>()("cairn/Snapshots", {
         } else {
           indexes.delete(agentId)
         }
-        if (wasRunning) yield* startAgain(agentId, agent.engineVersion)
         if (Result.isFailure(restored)) {
           yield* Effect.logWarning(`Agent ${agentId}: workspace restore failed`, restored.failure)
           return yield* failure("the workspace could not be restored", pre.snapshotCid)
@@ -392,7 +365,7 @@ export class Snapshots extends Context.Service<Snapshots>()("cairn/Snapshots", {
 
     /** One round: a snapshot of every agent running here whose workspace changed, then expiry and collection. */
     const round = Effect.gen(function*() {
-      for (const agent of yield* agentsTable.runningOn(supervisor.node)) {
+      for (const agent of yield* agentsTable.runningOn(gateway.node)) {
         yield* take(agent.agentId, agent.workspaceId, "auto", "snapshots").pipe(
           oneAtATime(agent.agentId),
           Effect.catchCause((cause) => Effect.logWarning(`Agent ${agent.agentId}: automatic snapshot failed`, cause))

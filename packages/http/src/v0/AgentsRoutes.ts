@@ -9,10 +9,8 @@ import {
   type AgentSecretView,
   type AgentSkillView,
   type AgentView,
-  Domains,
   Secrets,
-  Skills,
-  Snapshots
+  Skills
 } from "@cairn/application"
 import { Agent, Secret, Skill, Template, Workspace } from "@cairn/domain"
 import { Effect, Redacted, Schema } from "effect"
@@ -167,10 +165,8 @@ export const layer = HttpRouter.use((router) =>
     const { route, agentRoute } = yield* Kit.make(router)
     const agents = yield* Agents
     const wire = (agent: AgentView) => toWire(agent, agents.engine)
-    const snapshots = yield* Snapshots
     const secrets = yield* Secrets
     const skills = yield* Skills
-    const domains = yield* Domains
 
     yield* route("POST", "/v0/agents", {
       summary: "Create an agent",
@@ -217,17 +213,12 @@ export const layer = HttpRouter.use((router) =>
         } satisfies typeof AgentDetailWire.Type
       }))
 
-    // The workspace's last state is kept as a snapshot for the deleted agents' grace period; its domains go.
+    // The whole delete is the service's (a final snapshot, everything the agent held let go, its domains released).
     yield* agentRoute("DELETE", "/v0/agents/:agentId", {
       summary: "Delete an agent",
       response: { schema: Kit.Done },
       errors: [new Agent.AgentNotFound({ agentId: "" })]
-    }, ({ principal, agentId }) =>
-      snapshots.beforeDelete(principal, agentId).pipe(
-        Effect.andThen(agents.remove(principal, agentId)),
-        Effect.andThen(domains.afterAgentDeleted(agentId, principal.userId)),
-        Effect.as({ success: true, message: "Agent deleted" })
-      ))
+    }, ({ principal, agentId }) => Effect.as(agents.remove(principal, agentId), { success: true, message: "Agent deleted" }))
 
     yield* agentRoute("POST", "/v0/agents/:agentId/restart", {
       summary: "Restart an agent's gateway, optionally on another engine version",
