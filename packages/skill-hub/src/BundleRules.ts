@@ -1,9 +1,10 @@
 /**
  * The rules every skill bundle obeys, whether it arrives as an archive (Archive.ts) or is read from a catalog folder
  * (LocalCatalog.ts): relative paths (the domain's `RelativePath` rule, once a leading `./` and a trailing `/` are
- * dropped), no links or special files, within the size and count limits. Folders are implied by the files' paths. A bundle whose files all sit in one folder, with
- * no SKILL.md beside that folder, is that folder (`zip -r skill.zip my-skill/`). macOS's `__MACOSX/` resource forks
- * are dropped, so a folder compressed in Finder is read like any other.
+ * dropped), no links or special files, within the size and count limits. Folders are implied by the files' paths. A
+ * bundle whose files all sit in one folder, with no SKILL.md beside that folder, is that folder
+ * (`zip -r skill.zip my-skill/`). macOS's `__MACOSX/` resource forks are dropped, so a folder compressed in Finder is
+ * read like any other.
  */
 import { RelativePath, ValidationFailed } from "@cairn/domain"
 import { Result } from "effect"
