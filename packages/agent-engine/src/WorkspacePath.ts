@@ -3,19 +3,17 @@
  * it touches anything. Callers validate what users send; a path that breaks these rules reaching an adapter is a
  * defect, so adapters die on it (`require*`) rather than write or read outside the agent's workspace.
  */
+import { RelativePath } from "@cairn/domain"
 import { Effect } from "effect"
 import type { WorkspaceFile } from "./AgentEngine.ts"
 import type { RestoreEntry } from "./WorkspaceTree.ts"
 
 /**
- * A relative, `/`-separated path that stays where it starts: no leading `/`, no empty, `.` or `..` segment, no
- * backslash (a separator elsewhere) and no NUL.
+ * A relative, `/`-separated path that stays where it starts, by the domain's one rule (`RelativePath`): no leading
+ * `/` or drive letter, no empty, `.` or `..` segment, no backslash (a separator elsewhere), no control character
+ * (NUL included), at most 4096 bytes of UTF-8 and 255 per segment.
  */
-export const isRelativePath = (path: string): boolean =>
-  path.length > 0 &&
-  path.length <= 4096 &&
-  !/[\\\0]/.test(path) &&
-  path.split("/").every((segment) => segment.length > 0 && segment.length <= 255 && segment !== "." && segment !== "..")
+export const isRelativePath = RelativePath.isRelativePath
 
 /**
  * A skill folder's name: one path segment. It may not start with `.`: OpenClaw does not discover dot-folders, and

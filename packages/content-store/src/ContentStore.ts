@@ -4,7 +4,8 @@
  * before it calls `cat`). Adapters: HeliaContentStore (embedded @helia/unixfs on a filesystem blockstore, or in
  * memory with `layerMemory` for tests), KuboContentStore (a Kubo node's RPC API).
  */
-import { Context, type Effect, Schema, type Stream } from "effect"
+import { RelativePath } from "@cairn/domain"
+import { Context, type Effect, Result, Schema, type Stream } from "effect"
 
 export type Network = "public" | "private"
 
@@ -68,9 +69,10 @@ export class NotADirectory extends Schema.TaggedError<NotADirectory>()("NotADire
 }
 
 /**
- * A path `addDirectory` refuses: empty, absolute, with an empty, `.` or `..` segment, a backslash (the importer reads
- * `\/` as an escaped slash) or a NUL; given twice; or both a file and a directory (`a` beside `a/b`). Callers check
- * paths first (`directoryPathProblem`), so this is a guard, not a message for clients.
+ * A path `addDirectory` refuses: one the domain's `RelativePath` rule refuses (empty, absolute or a drive letter,
+ * an empty, `.` or `..` segment, a backslash (the importer reads `\/` as an escaped slash), a control character
+ * (NUL included), over 4096 bytes or a segment over 255); given twice; or both a file and a directory (`a` beside
+ * `a/b`). Callers check paths first (`directoryPathProblem`), so this is a guard, not a message for clients.
  */
 export class InvalidDirectoryPath extends Schema.TaggedError<InvalidDirectoryPath>()("InvalidDirectoryPath", {
   path: Schema.String,
@@ -81,8 +83,9 @@ export class InvalidDirectoryPath extends Schema.TaggedError<InvalidDirectoryPat
   }
 }
 
-const segmentProblem = (segment: string) =>
-  segment === "" ? "has an empty segment" : segment === "." || segment === ".." ? "has a . or .. segment" : undefined
+// Folder uploads have always said "has a . or .. segment" for both; the rule's other words are used as they are.
+const reasonOf = (problem: RelativePath.Problem) =>
+  problem.reason === "DotSegment" || problem.reason === "DotDotSegment" ? "has a . or .. segment" : problem.detail
 
 /**
  * The first path of `paths` that `addDirectory` would refuse, with why; undefined when every path is fine. Pure, so
@@ -92,12 +95,8 @@ export const directoryPathProblem = (paths: ReadonlyArray<string>): InvalidDirec
   const files = new Set<string>()
   const directories = new Set<string>()
   for (const path of paths) {
-    const reason = path === "" ? "is empty"
-      : path.startsWith("/") ? "is absolute"
-      : path.includes("\\") ? "contains a backslash"
-      : path.includes("\0") ? "contains a NUL character"
-      : path.split("/").map(segmentProblem).find((problem) => problem !== undefined)
-    if (reason !== undefined) return new InvalidDirectoryPath({ path, reason })
+    const checked = RelativePath.validate(path)
+    if (Result.isFailure(checked)) return new InvalidDirectoryPath({ path, reason: reasonOf(checked.failure) })
     if (files.has(path)) return new InvalidDirectoryPath({ path, reason: "is given twice" })
     if (directories.has(path)) return new InvalidDirectoryPath({ path, reason: "is both a file and a directory" })
     files.add(path)

@@ -98,6 +98,7 @@ describe("file upload", () => {
       ["a..b", "must not contain .."],
       ["nul\u0000.txt", "must not contain control characters"],
       ["line\nbreak.txt", "must not contain control characters"],
+      ["C:evil.txt", "must not start with a drive letter (C:)"],
       ["x".repeat(256), "must be at most 255 bytes"]
     ]
     for (const [filename, why] of refused) {
@@ -254,6 +255,7 @@ describe("file read", () => {
     expectError(await readError(undefined), 400, "Validation failed: path is required")
     expectError(await readError(""), 400, "Validation failed: path is required")
     expectError(await readError("/etc/passwd"), 400, "Validation failed: path must be relative to the workspace")
+    expectError(await readError("C:/Windows/win.ini"), 400, "Validation failed: path must be relative to the workspace")
     expectError(await readError("../secrets.key"), 400, "Validation failed: path must not contain .. (it stays inside the workspace)")
     expectError(await readError("uploads/../../other/file"), 400, "Validation failed: path must not contain .. (it stays inside the workspace)")
     expectError(await readError("uploads\\notes.txt"), 400, "Validation failed: path must use / as separator, not \\")

@@ -141,6 +141,7 @@ describe("POST /v3/files with a folder", () => {
       [["site/../../escape.txt", "site/ok.txt"], `file path "site/../../escape.txt" has a . or .. segment`],
       [["site/./a.txt", "site/b.txt"], `file path "site/./a.txt" has a . or .. segment`],
       [["/etc/passwd", "b.txt"], `file path "/etc/passwd" is absolute`],
+      [["C:/Windows/a.txt", "b.txt"], `file path "C:/Windows/a.txt" starts with a drive letter`],
       [["site//a.txt", "b.txt"], `file path "site//a.txt" has an empty segment`],
       [["site/", "b.txt"], `file path "site/" has an empty segment`],
       [["site\\..\\..\\a.txt", "b.txt"], `file path "site\\\\..\\\\..\\\\a.txt" contains a backslash`],

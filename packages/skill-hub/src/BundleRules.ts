@@ -1,11 +1,12 @@
 /**
  * The rules every skill bundle obeys, whether it arrives as an archive (Archive.ts) or is read from a catalog folder
- * (LocalCatalog.ts): relative paths with no `..`, backslash or control character, no links or special files, within
- * the size and count limits. Folders are implied by the files' paths. A bundle whose files all sit in one folder, with
- * no SKILL.md beside that folder, is that folder (`zip -r skill.zip my-skill/`). macOS's `__MACOSX/` resource forks
- * are dropped, so a folder compressed in Finder is read like any other.
+ * (LocalCatalog.ts): relative paths (the domain's `RelativePath` rule, once a leading `./` and a trailing `/` are
+ * dropped), no links or special files, within the size and count limits. Folders are implied by the files' paths. A
+ * bundle whose files all sit in one folder, with no SKILL.md beside that folder, is that folder
+ * (`zip -r skill.zip my-skill/`). macOS's `__MACOSX/` resource forks are dropped, so a folder compressed in Finder is
+ * read like any other.
  */
-import { ValidationFailed } from "@cairn/domain"
+import { RelativePath, ValidationFailed } from "@cairn/domain"
 import { Result } from "effect"
 import type { BundleFile } from "./SkillHub.ts"
 
@@ -48,23 +49,48 @@ const refuse = (name: string, why: string) => Result.fail(refusal(name, why))
 /** The refusal of an entry that is neither a file nor a folder. */
 export const wrongKind = (name: string, kind: keyof typeof kindRefusals) => refusal(name, kindRefusals[kind])
 
+/** A bundle path's refusal, in the words bundles have always used. */
+const pathRefusal = (problem: RelativePath.Problem): string => {
+  switch (problem.reason) {
+    case "Nul":
+    case "ControlCharacter":
+      return "has a control character in its path"
+    case "Backslash":
+      return "has a backslash in its path"
+    case "Absolute":
+    case "DriveLetter":
+      return "is an absolute path"
+    case "DotDotSegment":
+      return "leaves the bundle's folder (..)"
+    case "DotSegment":
+    case "EmptySegment":
+      return "has an empty or . segment"
+    case "Empty":
+      return "has no file name"
+    case "NotUnicode":
+      return "has a path that is not valid Unicode"
+    case "TooLong":
+      return `has a path longer than ${RelativePath.maxBytes} bytes`
+    case "SegmentTooLong":
+      return `has a name longer than ${RelativePath.maxSegmentBytes} bytes in its path`
+  }
+}
+
 /**
  * Checks one entry's kind and name: the path to keep (without a leading `./` or trailing `/`), or undefined for a
- * folder, which is implied by the files inside it.
+ * folder, which is implied by the files inside it. What is left once those are stripped is a `RelativePath`.
  */
 export const checkEntry = (name: string, kind: EntryKind): Result.Result<string | undefined, ValidationFailed> => {
   if (kind !== "file" && kind !== "directory") return Result.fail(wrongKind(name, kind))
-  if (/[\u0000-\u001f\u007f]/.test(name)) return refuse(name, "has a control character in its path")
-  if (name.includes("\\")) return refuse(name, "has a backslash in its path")
-  if (name.startsWith("/") || /^[A-Za-z]:/.test(name)) return refuse(name, "is an absolute path")
   // `tar -czf skill.tgz .` names every entry `./…`.
   const path = name.replace(/^(\.\/)+/, "").replace(/\/$/, "")
   if (path === "" || path === ".") {
+    // `/` is the file system's root, not the bundle's.
+    if (name.startsWith("/")) return refuse(name, "is an absolute path")
     return kind === "directory" ? Result.succeed(undefined) : refuse(name, "has no file name")
   }
-  const segments = path.split("/")
-  if (segments.includes("..")) return refuse(name, "leaves the bundle's folder (..)")
-  if (segments.some((segment) => segment === "" || segment === ".")) return refuse(name, "has an empty or . segment")
+  const checked = RelativePath.validate(path)
+  if (Result.isFailure(checked)) return refuse(name, pathRefusal(checked.failure))
   return Result.succeed(kind === "directory" ? undefined : path)
 }
 

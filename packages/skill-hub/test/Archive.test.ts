@@ -115,6 +115,14 @@ describe("Archive.read", () => {
           yield* refusal(yield* tarGz([{ header: { name: "/etc/x", size: 1 }, body: "e" }])),
           refused(`the bundle's "/etc/x" is an absolute path`)
         )
+        assert.deepStrictEqual(
+          yield* refusal(zip({ "C:/x": strToU8("evil") })),
+          refused(`the bundle's "C:/x" is an absolute path`)
+        )
+        assert.deepStrictEqual(
+          yield* refusal(yield* tarGz([{ header: { name: "./c:x", size: 1 }, body: "e" }])),
+          refused(`the bundle's "./c:x" is an absolute path`)
+        )
       }))
 
     it.effect("a backslash, a control character or an empty segment in a path", () =>
@@ -130,6 +138,15 @@ describe("Archive.read", () => {
         assert.deepStrictEqual(
           yield* refusal(zip({ "a//b.md": strToU8("x") })),
           refused(`the bundle's "a//b.md" has an empty or . segment`)
+        )
+        assert.deepStrictEqual(
+          yield* refusal(zip({ "a\u007fb.md": strToU8("x") })),
+          refused(`the bundle's "a\u007fb.md" has a control character in its path`)
+        )
+        const long = "x".repeat(256)
+        assert.deepStrictEqual(
+          yield* refusal(zip({ [`docs/${long}`]: strToU8("x") })),
+          refused(`the bundle's "docs/${long}" has a name longer than 255 bytes in its path`)
         )
       }))
 

@@ -6,7 +6,8 @@
  * commit's tree under `path`, symlinks and submodules reported as such for validation to refuse. Reading stops as
  * soon as the folder is past the template limits.
  */
-import { Effect, Layer } from "effect"
+import { RelativePath } from "@cairn/domain"
+import { Effect, Layer, Result } from "effect"
 import * as git from "isomorphic-git"
 import nodeHttp from "isomorphic-git/http/node"
 import * as Dns from "node:dns/promises"
@@ -74,13 +75,19 @@ const cappedHttp: git.HttpClient = {
   }
 }
 
-/** The folder inside the repository, `/`-separated without leading or trailing slashes; "" for the root. */
+/**
+ * The folder inside the repository, `/`-separated without leading or trailing slashes; "" for the root (nothing,
+ * `/` or `.`). Leading and trailing slashes are dropped, then the rest is a loosely written `RelativePath`: no `..`,
+ * backslash, control character or drive letter.
+ */
 const folderOf = (path: string | undefined) => {
   const trimmed = (path ?? "").replace(/^\/+|\/+$/g, "")
-  if (trimmed.split("/").some((segment) => segment === "..") || trimmed.includes("\\") || trimmed.includes("\0")) {
-    refuse("path must be a folder inside the repository")
-  }
-  return trimmed === "." ? "" : trimmed
+  if (trimmed === "") return ""
+  const folder = RelativePath.validateLoose(trimmed)
+  if (Result.isSuccess(folder)) return folder.success
+  // Only `.` segments were left, which name the root.
+  if (folder.failure.reason === "Empty") return ""
+  return refuse("path must be a folder inside the repository")
 }
 
 /** The git directory of a local repository: `<dir>/.git` of a working copy, or the directory itself when bare. */

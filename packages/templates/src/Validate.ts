@@ -4,7 +4,9 @@
  * files only, at most 1000 files and 20 MiB. `.git/` is not part of a template and is skipped. Every failure is one
  * readable string (`/agent/name: must NOT have more than 100 characters`), so clients can show them as a list.
  */
+import { RelativePath } from "@cairn/domain"
 import type { ErrorObject } from "ajv"
+import { Result } from "effect"
 import type { Manifest } from "./Manifest.ts"
 // ajv's compiled validator for ManifestSchema.ts, kept as code (ManifestValidatorCode.ts): no ajv to load or compile.
 import { validate as check } from "./ManifestValidator.generated.js"
@@ -73,16 +75,40 @@ export const validateManifest = (value: unknown): ManifestValidation =>
     ? { valid: true, errors: [], manifest: value as Manifest }
     : { valid: false, errors: readable(check.errors ?? []), manifest: typeof value === "object" && value !== null ? (value as Manifest) : null }
 
-/** Whether a path could escape the folder or mean something else elsewhere: absolute, `..`, `\`, NUL, a drive. */
-export const unsafePath = (path: string): string | undefined => {
-  if (path === "") return "path must not be empty"
-  if (path.includes("\0")) return "path must not contain a NUL character"
-  if (path.includes("\\")) return "path must not contain a backslash"
-  if (path.startsWith("/") || /^[A-Za-z]:/.test(path)) return "path must be relative"
-  if (path.split("/").some((segment) => segment === "" || segment === "." || segment === "..")) {
-    return "path must not have empty, . or .. segments"
+/** A template path's refusal, in the words template validation has always used. */
+const unsafeReason = (problem: RelativePath.Problem): string => {
+  switch (problem.reason) {
+    case "Empty":
+      return "path must not be empty"
+    case "Nul":
+      return "path must not contain a NUL character"
+    case "ControlCharacter":
+      return "path must not contain a control character"
+    case "NotUnicode":
+      return "path must be valid Unicode"
+    case "Backslash":
+      return "path must not contain a backslash"
+    case "Absolute":
+    case "DriveLetter":
+      return "path must be relative"
+    case "DotDotSegment":
+    case "DotSegment":
+    case "EmptySegment":
+      return "path must not have empty, . or .. segments"
+    case "TooLong":
+      return `path must be at most ${RelativePath.maxBytes} bytes`
+    case "SegmentTooLong":
+      return `path must have names of at most ${RelativePath.maxSegmentBytes} bytes`
   }
-  return undefined
+}
+
+/**
+ * Whether a path could escape the folder or mean something else elsewhere, by the domain's `RelativePath` rule:
+ * empty, absolute, a drive, `..`, `.` or empty segments, `\`, control characters (NUL included), too long.
+ */
+export const unsafePath = (path: string): string | undefined => {
+  const checked = RelativePath.validate(path)
+  return Result.isFailure(checked) ? unsafeReason(checked.failure) : undefined
 }
 
 /** Whether an entry belongs to git's own bookkeeping (a `.git` folder anywhere), which is never part of a template. */

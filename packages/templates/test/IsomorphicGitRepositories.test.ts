@@ -42,6 +42,9 @@ describe("a template read from a local repository", () => {
       assert.include(yield* failure(fetchGitTemplate({ gitUrl: repo.dir, branch: "nope" }, { allowLocal: true })), "no branch, tag or commit named nope")
       assert.include(yield* failure(fetchGitTemplate({ gitUrl: repo.dir, path: "missing" }, { allowLocal: true })), "no folder missing in that commit")
       assert.include(yield* failure(fetchGitTemplate({ gitUrl: repo.dir, path: "../x" }, { allowLocal: true })), "path must be a folder inside the repository")
+      for (const path of ["a/../../x", "a\\b", "C:/x", "a\nb"]) {
+        assert.include(yield* failure(fetchGitTemplate({ gitUrl: repo.dir, path }, { allowLocal: true })), "path must be a folder inside the repository", path)
+      }
       assert.include(yield* failure(fetchGitTemplate({ gitUrl: Path.dirname(repo.dir) }, { allowLocal: true })), "not a git repository")
       assert.include(yield* failure(fetchGitTemplate({ gitUrl: "relative/repo" }, { allowLocal: true })), "gitUrl must be an https:// URL")
       assert.include(yield* failure(fetchGitTemplate({ gitUrl: "git@github.com:o/r.git" }, { allowLocal: false })), "gitUrl must be an https:// URL")

@@ -141,6 +141,8 @@ describe("a template folder", () => {
       { path: "nul\0", content: text("") },
       { path: "C:evil", content: text("") },
       { path: "a//b", content: text("") },
+      { path: "line\nbreak", content: text("") },
+      { path: "x".repeat(256), content: text("") },
       { path: "link.md", content: text("SOUL.md"), kind: "symlink" },
       { path: "vendor/lib", content: text(""), kind: "submodule" }
     ]
@@ -151,6 +153,8 @@ describe("a template folder", () => {
       "\"nul\\u0000\": path must not contain a NUL character",
       "\"C:evil\": path must be relative",
       "\"a//b\": path must not have empty, . or .. segments",
+      "\"line\\nbreak\": path must not contain a control character",
+      `"${"x".repeat(256)}": path must have names of at most 255 bytes`,
       "link.md: symbolic links are not allowed",
       "vendor/lib: git submodules are not allowed"
     ])

@@ -26,7 +26,7 @@ export interface SkillManifest {
 // One set of bundle rules for every way a skill arrives: the hub's (archives, catalogs) serve folders by CID too.
 const limits = BundleRules.defaultLimits
 
-/** A path inside the folder: relative, `/`-separated, no empty, `.` or `..` segments, no backslash or control characters. */
+/** A path inside the folder: a `RelativePath`, as written (no leading `./` or trailing `/` for the bundle rules to strip). */
 export const checkPath = (path: string): Result.Result<string, ValidationFailed> =>
   Result.flatMap(BundleRules.checkEntry(path, "file"), (kept) =>
     kept === path ? Result.succeed(path) : Result.fail(BundleRules.reject(`the bundle's ${JSON.stringify(path)} has an empty or . segment`)))

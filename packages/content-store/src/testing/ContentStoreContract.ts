@@ -329,7 +329,7 @@ export const contentStoreContract = <E>(
           assert.deepInclude(yield* Effect.flip(store.walk(cid, "public")), { _tag: "ContentNotFound", cid, network: "public" })
         }))
 
-      it.effect("refuses a path that is empty, absolute, climbs, is doubled or is both file and directory", () =>
+      it.effect("refuses a path that is empty, absolute, climbs, is unsafe elsewhere, is doubled or is both file and directory", () =>
         Effect.gen(function*() {
           const store = yield* ContentStore
           const bad: ReadonlyArray<readonly [ReadonlyArray<string>, string]> = [
@@ -341,6 +341,9 @@ export const contentStoreContract = <E>(
             [["a/"], "a/"],
             [["a\\b"], "a\\b"],
             [["a\0b"], "a\0b"],
+            [["a\nb"], "a\nb"],
+            [["C:/x"], "C:/x"],
+            [["x".repeat(256)], "x".repeat(256)],
             [["a.txt", "a.txt"], "a.txt"],
             [["a", "a/b"], "a"],
             [["a/b", "a"], "a"]

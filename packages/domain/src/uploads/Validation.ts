@@ -1,25 +1,45 @@
 /**
  * The rules for files going into and out of an agent's workspace. An upload's `filename` is one path segment
- * (written to `uploads/<filename>`): not empty, `.` or `..`, no `/`, `\`, `..`, control characters (NUL included)
- * or lone surrogates, at most 255 bytes of UTF-8. Its `contentBase64` is strict base64 (RFC 4648 §4, padded): no
- * data-URL prefix, no whitespace or line breaks, no other alphabet (base64url's `-` and `_`), no misplaced or
- * missing padding, no stray bits in the last character. A path to read is relative to the workspace and never
- * climbs out of it. Failures are 400 `Validation failed: <detail>`.
+ * (written to `uploads/<filename>`): a relative path by `RelativePath`'s rule (no control characters, NUL included,
+ * no lone surrogates, no backslash, no drive letter, at most 255 bytes of UTF-8) that is also not `.` or `..`, has
+ * no `/`, no `..` anywhere in it and no C1 control character. Its `contentBase64` is strict base64 (RFC 4648 §4,
+ * padded): no data-URL prefix, no whitespace or line breaks, no other alphabet (base64url's `-` and `_`), no
+ * misplaced or missing padding, no stray bits in the last character. A path to read is a relative path, loosely
+ * written (`RelativePath.validateLoose`), that never climbs out of the workspace. Failures are 400
+ * `Validation failed: <detail>`.
  */
 import { Result } from "effect"
+import * as RelativePath from "../RelativePath.ts"
 import { ValidationFailed } from "../ValidationFailed.ts"
 
-export const maxFilenameBytes = 255
-export const maxPathBytes = 4096
+export const maxFilenameBytes = RelativePath.maxSegmentBytes
+export const maxPathBytes = RelativePath.maxBytes
 
 /** Where an upload named `filename` goes, relative to the workspace. */
 export const uploadPath = (filename: string) => `uploads/${filename}`
 
 const fail = (detail: string) => Result.fail(new ValidationFailed({ detail }))
-const byteLength = (text: string) => new TextEncoder().encode(text).length
-// C0 controls, DEL and C1 controls.
-const control = /[\u0000-\u001f\u007f-\u009f]/
-const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
+// C1 controls: refused here on top of RelativePath's C0 controls and DEL (they are invisible in a name).
+const c1Control = /[\u0080-\u009f]/
+
+/** A filename's refusal, in the words uploads have always used. */
+const filenameProblem = (problem: RelativePath.Problem): string => {
+  switch (problem.reason) {
+    case "Nul":
+    case "ControlCharacter":
+      return "filename must not contain control characters"
+    case "NotUnicode":
+      return "filename must be valid Unicode"
+    case "TooLong":
+    case "SegmentTooLong":
+      return `filename must be at most ${maxFilenameBytes} bytes`
+    case "DriveLetter":
+      return "filename must not start with a drive letter (C:)"
+    default:
+      // Empty, absolute, backslash and . or .. names are refused before the rule is asked.
+      return `filename ${problem.detail}`
+  }
+}
 
 export const validateFilename = (filename: unknown): Result.Result<string, ValidationFailed> => {
   if (filename === undefined || filename === null || filename === "") return fail("filename is required")
@@ -27,10 +47,8 @@ export const validateFilename = (filename: unknown): Result.Result<string, Valid
   if (filename === "." || filename === "..") return fail("filename must not be . or ..")
   if (filename.includes("/") || filename.includes("\\")) return fail("filename must not contain / or \\")
   if (filename.includes("..")) return fail("filename must not contain ..")
-  if (control.test(filename)) return fail("filename must not contain control characters")
-  if (loneSurrogate.test(filename)) return fail("filename must be valid Unicode")
-  if (byteLength(filename) > maxFilenameBytes) return fail(`filename must be at most ${maxFilenameBytes} bytes`)
-  return Result.succeed(filename)
+  if (c1Control.test(filename)) return fail("filename must not contain control characters")
+  return Result.mapError(RelativePath.validate(filename), (problem) => new ValidationFailed({ detail: filenameProblem(problem) }))
 }
 
 const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
@@ -87,22 +105,40 @@ export const decodeBase64 = (text: unknown): Result.Result<Uint8Array, Validatio
   return Result.succeed(out)
 }
 
+/** A read path's refusal, in the words reads have always used. */
+const readPathProblem = (problem: RelativePath.Problem): string => {
+  switch (problem.reason) {
+    case "Empty":
+      return "path must name a file"
+    case "Absolute":
+    case "DriveLetter":
+      return "path must be relative to the workspace"
+    case "Backslash":
+      return "path must use / as separator, not \\"
+    case "Nul":
+    case "ControlCharacter":
+    case "NotUnicode":
+      return "path must not contain control characters"
+    case "DotDotSegment":
+      return "path must not contain .. (it stays inside the workspace)"
+    case "TooLong":
+    case "SegmentTooLong":
+      return `path must be at most ${maxPathBytes} bytes, each name at most ${maxFilenameBytes}`
+    default:
+      // A loose path has its . and empty segments dropped, never refused.
+      return `path ${problem.detail}`
+  }
+}
+
 /**
  * A path to read from the workspace, as the engine takes it: relative, `/`-separated, `.` and empty segments
- * dropped; absolute paths, `..`, `\` and control characters refused.
+ * dropped (`RelativePath.validateLoose`); absolute paths, drive letters, `..`, `\` and control characters (C1
+ * included) refused.
  */
 export const validateReadPath = (path: unknown): Result.Result<string, ValidationFailed> => {
   if (typeof path !== "string" || path === "") return fail("path is required")
-  if (path.startsWith("/")) return fail("path must be relative to the workspace")
-  if (path.includes("\\")) return fail("path must use / as separator, not \\")
-  if (control.test(path) || loneSurrogate.test(path)) return fail("path must not contain control characters")
-  const segments = path.split("/").filter((segment) => segment !== "" && segment !== ".")
-  if (segments.includes("..")) return fail("path must not contain .. (it stays inside the workspace)")
-  if (segments.length === 0) return fail("path must name a file")
-  if (byteLength(path) > maxPathBytes || segments.some((segment) => byteLength(segment) > maxFilenameBytes)) {
-    return fail(`path must be at most ${maxPathBytes} bytes, each name at most ${maxFilenameBytes}`)
-  }
-  return Result.succeed(segments.join("/"))
+  if (c1Control.test(path)) return fail("path must not contain control characters")
+  return Result.mapError(RelativePath.validateLoose(path), (problem) => new ValidationFailed({ detail: readPathProblem(problem) }))
 }
 
 /**

@@ -42,6 +42,7 @@ describe("an upload's filename", () => {
       ["a\u007fb", "must not contain control characters"],
       ["a\u0085b", "must not contain control characters"],
       ["a\uD800b", "must be valid Unicode"],
+      ["C:evil.txt", "must not start with a drive letter (C:)"],
       ["a".repeat(256), "must be at most 255 bytes"],
       ["é".repeat(128), "must be at most 255 bytes"]
     ]
@@ -105,7 +106,11 @@ describe("a path to read", () => {
       ["a/../../b", "path must not contain .. (it stays inside the workspace)"],
       ["a\\..\\b", "path must use / as separator, not \\"],
       ["a\0b", "path must not contain control characters"],
+      ["a\u0085b", "path must not contain control characters"],
+      ["C:/Windows/win.ini", "path must be relative to the workspace"],
+      ["./C:x", "path must be relative to the workspace"],
       ["./", "path must name a file"],
+      [".", "path must name a file"],
       ["x".repeat(256), "path must be at most 4096 bytes, each name at most 255"]
     ]
     for (const [path, why] of refused) assert.strictEqual(detail(Upload.validateReadPath(path)), `Validation failed: ${why}`, JSON.stringify(path))
