@@ -1,7 +1,7 @@
-import { NoMasterKeys } from "@cairn/auth"
+import { NoMasterKeys } from "@cairn/auth/node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
-import { build } from "./MasterKeyFixtures.ts"
+import { build } from "../MasterKeyFixtures.ts"
 
 describe("NoMasterKeys", () => {
   it.effect("has no current key and no key by any id", () =>

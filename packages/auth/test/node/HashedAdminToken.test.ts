@@ -1,13 +1,14 @@
 import { AdminToken } from "@cairn/auth"
+import { HashedAdminToken } from "@cairn/auth/node"
 import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Context, Effect, Layer, Redacted } from "effect"
 import { join } from "node:path"
-import * as TempDir from "./TempDir.ts"
+import * as TempDir from "../TempDir.ts"
 
 const withConfig = (env: Record<string, string>) => Effect.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(env)))
 
 const build = (dataDir: string, env: Record<string, string> = {}) =>
-  Layer.build(AdminToken.layerConfig({ dataDir })).pipe(Effect.map(Context.get(AdminToken.AdminToken)), withConfig(env))
+  Layer.build(HashedAdminToken.layerConfig({ dataDir })).pipe(Effect.map(Context.get(AdminToken.AdminToken)), withConfig(env))
 
 describe("AdminToken", () => {
   it.effect("ADMIN_TOKEN wins over the data directory, which is left untouched", () =>
@@ -17,13 +18,13 @@ describe("AdminToken", () => {
       assert.isTrue(yield* admin.verify("from-the-environment"))
       assert.isFalse(yield* admin.verify("from-the-environmenT"))
       assert.deepStrictEqual(admin.source, { _tag: "Config" })
-      assert.isFalse(yield* TempDir.exists(AdminToken.tokenFilePath(dir)))
+      assert.isFalse(yield* TempDir.exists(HashedAdminToken.tokenFilePath(dir)))
     }))
 
   it.effect("without ADMIN_TOKEN a 32-byte token is generated once in <dataDir>/admin-token with mode 0600", () =>
     Effect.gen(function*() {
       const dir = yield* TempDir.make
-      const path = AdminToken.tokenFilePath(dir)
+      const path = HashedAdminToken.tokenFilePath(dir)
       const first = yield* build(dir)
       assert.deepStrictEqual(first.source, { _tag: "File", path, created: true })
       assert.strictEqual(yield* TempDir.modeOf(path), 0o600)
@@ -42,7 +43,7 @@ describe("AdminToken", () => {
     Effect.gen(function*() {
       const dir = join(yield* TempDir.make, "not", "yet")
       const admin = yield* build(dir)
-      assert.isTrue(yield* admin.verify(yield* TempDir.readText(AdminToken.tokenFilePath(dir))))
+      assert.isTrue(yield* admin.verify(yield* TempDir.readText(HashedAdminToken.tokenFilePath(dir))))
     }))
 
   it.effect("two data directories get different tokens", () =>
@@ -51,13 +52,13 @@ describe("AdminToken", () => {
       const other = yield* TempDir.make
       yield* build(one)
       const admin = yield* build(other)
-      assert.isFalse(yield* admin.verify(yield* TempDir.readText(AdminToken.tokenFilePath(one))))
+      assert.isFalse(yield* admin.verify(yield* TempDir.readText(HashedAdminToken.tokenFilePath(one))))
     }))
 
   it.effect("wrong candidates are refused, whatever their length", () =>
     Effect.gen(function*() {
       const token = "correct-horse-battery-staple"
-      const admin = yield* Layer.build(AdminToken.layer(Redacted.make(token))).pipe(
+      const admin = yield* Layer.build(HashedAdminToken.layer(Redacted.make(token))).pipe(
         Effect.map(Context.get(AdminToken.AdminToken))
       )
       assert.isTrue(yield* admin.verify(token))
@@ -71,7 +72,7 @@ describe("AdminToken", () => {
     Effect.gen(function*() {
       const dir = yield* TempDir.make
       const admins = yield* Effect.all(Array.from({ length: 8 }, () => build(dir)), { concurrency: "unbounded" })
-      const token = yield* TempDir.readText(AdminToken.tokenFilePath(dir))
+      const token = yield* TempDir.readText(HashedAdminToken.tokenFilePath(dir))
       for (const admin of admins) assert.isTrue(yield* admin.verify(token))
       assert.strictEqual(admins.filter((admin) => admin.source._tag === "File" && admin.source.created).length, 1)
       assert.deepStrictEqual(yield* TempDir.list(dir), ["admin-token"])
@@ -80,7 +81,7 @@ describe("AdminToken", () => {
   it.effect("an operator's edit to the file is honoured, trailing newline and all", () =>
     Effect.gen(function*() {
       const dir = yield* TempDir.make
-      yield* TempDir.writeText(AdminToken.tokenFilePath(dir), "chosen-by-operator\n")
+      yield* TempDir.writeText(HashedAdminToken.tokenFilePath(dir), "chosen-by-operator\n")
       const admin = yield* build(dir)
       assert.isTrue(yield* admin.verify("chosen-by-operator"))
       assert.isFalse(yield* admin.verify("chosen-by-operator\n"))
@@ -100,17 +101,17 @@ describe("AdminToken", () => {
       const fromEnvironment = yield* Effect.flip(build(dir, { ADMIN_TOKEN: "  " }))
       assert.strictEqual(fromEnvironment._tag, "InvalidAdminToken")
       assert.include(fromEnvironment.message, "ADMIN_TOKEN")
-      yield* TempDir.writeText(AdminToken.tokenFilePath(dir), "\n")
+      yield* TempDir.writeText(HashedAdminToken.tokenFilePath(dir), "\n")
       const fromFile = yield* Effect.flip(build(dir))
       assert.strictEqual(fromFile._tag, "InvalidAdminToken")
-      assert.include(fromFile.message, AdminToken.tokenFilePath(dir))
+      assert.include(fromFile.message, HashedAdminToken.tokenFilePath(dir))
     }))
 
   describe("read, for local tooling", () => {
     it.effect("returns ADMIN_TOKEN when set", () =>
       Effect.gen(function*() {
         const dir = yield* TempDir.make
-        const token = yield* AdminToken.read({ dataDir: dir }).pipe(withConfig({ ADMIN_TOKEN: "from-the-environment" }))
+        const token = yield* HashedAdminToken.read({ dataDir: dir }).pipe(withConfig({ ADMIN_TOKEN: "from-the-environment" }))
         assert.strictEqual(Redacted.value(token), "from-the-environment")
       }))
 
@@ -118,16 +119,16 @@ describe("AdminToken", () => {
       Effect.gen(function*() {
         const dir = yield* TempDir.make
         const admin = yield* build(dir)
-        const token = yield* AdminToken.read({ dataDir: dir }).pipe(withConfig({}))
+        const token = yield* HashedAdminToken.read({ dataDir: dir }).pipe(withConfig({}))
         assert.isTrue(yield* admin.verify(Redacted.value(token)))
       }))
 
     it.effect("fails, without creating one, when the server never started on the data directory", () =>
       Effect.gen(function*() {
         const dir = yield* TempDir.make
-        const error = yield* Effect.flip(AdminToken.read({ dataDir: dir }).pipe(withConfig({})))
+        const error = yield* Effect.flip(HashedAdminToken.read({ dataDir: dir }).pipe(withConfig({})))
         assert.strictEqual(error._tag, "SecretFileError")
-        assert.isFalse(yield* TempDir.exists(AdminToken.tokenFilePath(dir)))
+        assert.isFalse(yield* TempDir.exists(HashedAdminToken.tokenFilePath(dir)))
       }))
   })
 })

@@ -6,7 +6,7 @@
  */
 import { Config, Effect, Layer, Option, Redacted } from "effect"
 import * as MasterKeyMaterial from "./MasterKeyMaterial.ts"
-import { MasterKeys, RotationUnsupported } from "./MasterKeys.ts"
+import { MasterKeys, RotationUnsupported } from "../MasterKeys.ts"
 
 export interface Options {
   readonly current: Redacted.Redacted<string>

@@ -9,7 +9,7 @@ import { Config, Effect, Layer, Option } from "effect"
 import { join } from "node:path"
 import * as ConfigMasterKeys from "./ConfigMasterKeys.ts"
 import * as FileMasterKeys from "./FileMasterKeys.ts"
-import { InvalidMasterKey } from "./MasterKeys.ts"
+import { InvalidMasterKey } from "../MasterKeys.ts"
 import * as NoMasterKeys from "./NoMasterKeys.ts"
 
 export interface Options {

@@ -1,11 +1,12 @@
-import { type ApiKeyClaims, JoseTokenSigner, TokenSigner } from "@cairn/auth"
+import { type ApiKeyClaims, TokenSigner } from "@cairn/auth"
+import { JoseTokenSigner } from "@cairn/auth/node"
 import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Context, Effect, Layer, Redacted, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import * as jose from "jose"
 import { spawn } from "node:child_process"
 import { join } from "node:path"
-import * as TempDir from "./TempDir.ts"
+import * as TempDir from "../TempDir.ts"
 
 const claims: ApiKeyClaims = { userId: "user-1", workspaceId: "ws-1", keyId: "key-1", scopes: ["agents:read", "agents:write"] }
 
@@ -306,7 +307,7 @@ describe("JoseTokenSigner", () => {
       Effect.gen(function*() {
         const dir = yield* TempDir.make
         const path = join(dir, "data", "signing-key.json")
-        const module = new URL("../src/JoseTokenSigner.ts", import.meta.url).href
+        const module = new URL("../../src/node/JoseTokenSigner.ts", import.meta.url).href
         const startAt = Date.now() + 1500
         // Each child waits for the same instant, so their reads, generations and links overlap.
         const script = `
@@ -319,7 +320,7 @@ describe("JoseTokenSigner", () => {
         `
         const run = Effect.callback<string, Error>((resume) => {
           const child = spawn(process.execPath, ["--input-type=module", "-e", script], {
-            cwd: new URL("..", import.meta.url),
+            cwd: new URL("../..", import.meta.url),
             env: { ...process.env, SIGNER_MODULE: module, START_AT: String(startAt), KEY_FILE: path },
             stdio: ["ignore", "pipe", "pipe"]
           })

@@ -1,10 +1,11 @@
-import { FileMasterKeys, type MasterKey } from "@cairn/auth"
+import type { MasterKey } from "@cairn/auth"
+import { FileMasterKeys } from "@cairn/auth/node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import * as fs from "node:fs/promises"
 import { join } from "node:path"
-import { configuredKey, roundTrip, unwrap, withLogs, wrap } from "./MasterKeyFixtures.ts"
-import * as TempDir from "./TempDir.ts"
+import { configuredKey, roundTrip, unwrap, withLogs, wrap } from "../MasterKeyFixtures.ts"
+import * as TempDir from "../TempDir.ts"
 
 interface KeyRingFile {
   readonly version: number

@@ -1,9 +1,9 @@
-import { MasterKeysConfig } from "@cairn/auth"
+import { MasterKeysConfig } from "@cairn/auth/node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import { join } from "node:path"
-import { build, configuredKey, roundTrip, withConfig, withLogs } from "./MasterKeyFixtures.ts"
-import * as TempDir from "./TempDir.ts"
+import { build, configuredKey, roundTrip, withConfig, withLogs } from "../MasterKeyFixtures.ts"
+import * as TempDir from "../TempDir.ts"
 
 const choose = (options: MasterKeysConfig.Options, env: Record<string, string>) =>
   withLogs(build(MasterKeysConfig.layerConfig(options)).pipe(withConfig(env)))

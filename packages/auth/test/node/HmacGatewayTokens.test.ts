@@ -1,9 +1,9 @@
-import { GatewayTokens, JoseTokenSigner } from "@cairn/auth"
+import { HmacGatewayTokens, JoseTokenSigner } from "@cairn/auth/node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Redacted } from "effect"
 import * as jose from "jose"
 
-const tokens = GatewayTokens.make(Redacted.make("k".repeat(43)))
+const tokens = HmacGatewayTokens.make(Redacted.make("k".repeat(43)))
 
 describe("gateway tokens", () => {
   it("match their agent at their generation only", () => {
@@ -16,7 +16,7 @@ describe("gateway tokens", () => {
   })
 
   it("depend on the server secret", () => {
-    const other = GatewayTokens.make(Redacted.make("x".repeat(43)))
+    const other = HmacGatewayTokens.make(Redacted.make("x".repeat(43)))
     assert.notStrictEqual(Redacted.value(other.tokenFor("agent1", 0)), Redacted.value(tokens.tokenFor("agent1", 0)))
   })
 })

@@ -1,8 +1,8 @@
-import { SecretFile } from "@cairn/auth"
+import { SecretFile } from "@cairn/auth/node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Logger, Redacted, Ref } from "effect"
 import { join } from "node:path"
-import * as TempDir from "./TempDir.ts"
+import * as TempDir from "../TempDir.ts"
 
 describe("SecretFile", () => {
   it.effect("creates a missing file with its parent directories and mode 0600", () =>

@@ -7,7 +7,7 @@
  */
 import { Effect, Layer, Option, Redacted, Ref, Schema, Semaphore } from "effect"
 import * as MasterKeyMaterial from "./MasterKeyMaterial.ts"
-import { InvalidMasterKey, type MasterKey, MasterKeys, MasterKeysUnavailable } from "./MasterKeys.ts"
+import { InvalidMasterKey, type MasterKey, MasterKeys, MasterKeysUnavailable } from "../MasterKeys.ts"
 import * as SecretFile from "./SecretFile.ts"
 
 export interface Options {

@@ -1,7 +1,7 @@
-import { ConfigMasterKeys } from "@cairn/auth"
+import { ConfigMasterKeys } from "@cairn/auth/node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Option, Redacted } from "effect"
-import { build, configuredKey, roundTrip, withConfig } from "./MasterKeyFixtures.ts"
+import { build, configuredKey, roundTrip, withConfig } from "../MasterKeyFixtures.ts"
 
 const make = (current: string, previous: ReadonlyArray<string> = []) =>
   ConfigMasterKeys.make({ current: Redacted.make(current), previous: previous.map((key) => Redacted.make(key)) })

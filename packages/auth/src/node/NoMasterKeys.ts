@@ -4,7 +4,7 @@
  * rotating fails saying how to configure one.
  */
 import { Effect, Layer } from "effect"
-import { MasterKeys, RotationUnsupported } from "./MasterKeys.ts"
+import { MasterKeys, RotationUnsupported } from "../MasterKeys.ts"
 
 export const make = Effect.succeed(MasterKeys.of({
   source: "none: no master key is configured, so secrets are unavailable",

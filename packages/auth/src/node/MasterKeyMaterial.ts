@@ -6,7 +6,7 @@
  */
 import { Effect, Redacted, Result } from "effect"
 import { Base64, Hex } from "effect/encoding"
-import { InvalidMasterKey, type MasterKey } from "./MasterKeys.ts"
+import { InvalidMasterKey, type MasterKey } from "../MasterKeys.ts"
 
 export interface Material {
   readonly key: MasterKey
