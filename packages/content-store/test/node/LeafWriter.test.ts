@@ -2,7 +2,7 @@
  * LeafWriter's failures: a leaf that cannot be written (its directory gone, a full disk) fails the next write and
  * the end as rejected promises, which the upload route turns into a 503, never as a throw (a 500).
  */
-import { LeafWriter } from "@cairn/content-store"
+import { LeafWriter } from "@cairn/content-store/node"
 import { assert, describe, it } from "@effect/vitest"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"

@@ -3,7 +3,7 @@
  * back; a buffer that cannot be transferred is hashed on the main thread's side with the same result; a failed write
  * keeps its error code; and a process that hashed a leaf still ends on its own (an idle worker holds nothing).
  */
-import { hashAndWriteLeaf } from "@cairn/content-store"
+import { hashAndWriteLeaf } from "@cairn/content-store/node"
 import { assert, describe, it } from "@effect/vitest"
 import { execFileSync } from "node:child_process"
 import { createHash, randomBytes } from "node:crypto"
@@ -57,7 +57,7 @@ describe("hashAndWriteLeaf", () => {
 
   it("lets a process end once its leaves are written", async () => {
     const dir = await directory()
-    const module = fileURLToPath(new URL("../src/LeafWorker.ts", import.meta.url))
+    const module = fileURLToPath(new URL("../../src/node/LeafWorker.ts", import.meta.url))
     const script = `import { hashAndWriteLeaf } from ${JSON.stringify(module)}
 const written = await hashAndWriteLeaf(${JSON.stringify(path.join(dir, "0"))}, Buffer.allocUnsafeSlow(1024), 1024)
 console.log(Buffer.from(written.sha256).toString("hex"))`

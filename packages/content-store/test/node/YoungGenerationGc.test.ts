@@ -2,7 +2,7 @@
  * Uploads pace young-generation collections by the body bytes they read (YoungGenerationGc.ts): a scavenge runs once
  * `bytesPerYoungCollection` bytes have been counted, and not before.
  */
-import { bodyBytesRead, bytesPerYoungCollection } from "@cairn/content-store"
+import { bodyBytesRead, bytesPerYoungCollection } from "@cairn/content-store/node"
 import { assert, describe, it } from "@effect/vitest"
 import { constants, PerformanceObserver } from "node:perf_hooks"
 
