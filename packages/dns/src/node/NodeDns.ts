@@ -6,7 +6,7 @@
  */
 import { Effect, Layer } from "effect"
 import { Resolver } from "node:dns/promises"
-import { Dns, DnsUnavailable, type TxtAnswer } from "./Dns.ts"
+import { Dns, DnsUnavailable, type TxtAnswer } from "../Dns.ts"
 
 export interface NodeDnsOptions {
   /** The servers to ask (the system's when absent or empty). */
