@@ -5,14 +5,14 @@
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
-import type { TemplateFile } from "./Validate.ts"
+import type { TemplateFile } from "../Validate.ts"
 
 export interface ShippedTemplate {
   readonly slug: string
   readonly files: ReadonlyArray<TemplateFile>
 }
 
-export const directory = fileURLToPath(new URL("../catalog/", import.meta.url))
+export const directory = fileURLToPath(new URL("../../catalog/", import.meta.url))
 
 /** Every regular file under `dir` at its `/`-separated path relative to `dir`; `.git/` left out, symlinks reported. */
 export const readFolder = async (dir: string): Promise<Array<TemplateFile>> => {

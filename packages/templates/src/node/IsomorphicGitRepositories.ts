@@ -15,8 +15,8 @@ import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
-import { type FetchedTemplate, type FetchOptions, GitFetchFailed, GitRepositories, type GitSource } from "./GitRepositories.ts"
-import { maxFiles, maxTotalBytes, type TemplateFile } from "./Validate.ts"
+import { type FetchedTemplate, type FetchOptions, GitFetchFailed, GitRepositories, type GitSource } from "../GitRepositories.ts"
+import { maxFiles, maxTotalBytes, type TemplateFile } from "../Validate.ts"
 
 /** The most a clone may transfer: a template is at most 20 MiB of files, its history a few times that. */
 export const maxTransferBytes = 100 * 1024 * 1024

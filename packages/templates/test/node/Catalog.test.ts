@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
-import * as Catalog from "../src/Catalog.ts"
-import { listingOf } from "../src/Manifest.ts"
-import { validateTemplate } from "../src/Validate.ts"
+import * as Catalog from "../../src/node/Catalog.ts"
+import { listingOf } from "../../src/Manifest.ts"
+import { validateTemplate } from "../../src/Validate.ts"
 
 describe("the shipped catalog", () => {
   it("has its templates, each valid against manifest v1, with persona files", async () => {

@@ -3,8 +3,8 @@ import { Effect } from "effect"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { pathToFileURL } from "node:url"
-import { fetchGitTemplate, isInternalAddress } from "../src/IsomorphicGitRepositories.ts"
-import { makeRepository, serveRepositories } from "../src/testing/index.ts"
+import { fetchGitTemplate, isInternalAddress } from "../../src/node/IsomorphicGitRepositories.ts"
+import { makeRepository, serveRepositories } from "../../src/testing/index.ts"
 
 const decoded = (files: ReadonlyArray<{ path: string; content: Uint8Array; kind?: string }>) =>
   Object.fromEntries(files.map((f) => [f.path, f.kind === "symlink" ? `-> ${new TextDecoder().decode(f.content)}` : new TextDecoder().decode(f.content)]))
