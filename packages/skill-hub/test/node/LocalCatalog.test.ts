@@ -1,12 +1,13 @@
-import { LocalCatalog, type SkillHub } from "@cairn/skill-hub"
+import type { SkillHub } from "@cairn/skill-hub"
+import { LocalCatalog } from "@cairn/skill-hub/node"
 import { writeCatalog } from "@cairn/skill-hub/testing"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as fs from "node:fs/promises"
 import { join } from "node:path"
 import { pathToFileURL } from "node:url"
-import { byPath, tempDir } from "./Fixtures.ts"
-import { sampleCatalog } from "./SampleCatalog.ts"
+import { byPath, tempDir } from "../Fixtures.ts"
+import { sampleCatalog } from "../SampleCatalog.ts"
 
 const withCatalog = <A, E>(use: (hub: SkillHub["Service"], dir: string) => Effect.Effect<A, E>) =>
   Effect.gen(function*() {

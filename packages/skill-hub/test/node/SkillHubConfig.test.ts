@@ -1,4 +1,5 @@
-import { SkillHub, SkillHubConfig } from "@cairn/skill-hub"
+import { SkillHub } from "@cairn/skill-hub"
+import { SkillHubConfig } from "@cairn/skill-hub/node"
 import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer } from "effect"
 import { join } from "node:path"

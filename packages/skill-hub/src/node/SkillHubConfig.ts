@@ -5,7 +5,7 @@
  */
 import { Config, Effect, Layer, Option } from "effect"
 import { join } from "node:path"
-import * as ClawHubRegistry from "./ClawHubRegistry.ts"
+import * as ClawHubRegistry from "../ClawHubRegistry.ts"
 import * as LocalCatalog from "./LocalCatalog.ts"
 
 export interface Options {

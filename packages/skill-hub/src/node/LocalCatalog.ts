@@ -21,7 +21,7 @@ import { pathToFileURL } from "node:url"
 import valid from "semver/functions/valid.js"
 import rsort from "semver/functions/rsort.js"
 import { parse as parseYaml } from "yaml"
-import * as BundleRules from "./BundleRules.ts"
+import * as BundleRules from "../BundleRules.ts"
 import {
   type BundleFile,
   type HubPage,
@@ -32,7 +32,7 @@ import {
   pageSize,
   SkillHub,
   SkillHubUnavailable
-} from "./SkillHub.ts"
+} from "../SkillHub.ts"
 
 export interface Options {
   readonly dir: string
