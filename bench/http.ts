@@ -12,7 +12,8 @@
  * process), written to that file, then four of the raw server's, to `<file>.raw` (open them in Chrome's DevTools).
  */
 import { ApiKeys, Files, Workspaces } from "@cairn/application"
-import { JoseTokenSigner, VerifiedTokens } from "@cairn/auth"
+import { VerifiedTokens } from "@cairn/auth"
+import { JoseTokenSigner } from "@cairn/auth/node"
 import { CairnHttp } from "@cairn/http"
 import { PgDatabase } from "@cairn/event-store-pg"
 import { layerFreshPostgres } from "@cairn/event-store-pg/testing"

@@ -3,7 +3,8 @@
  * (`ADMIN_TOKEN`, or the file the server wrote in DATA_DIR). A refusal is shown with the server's own `error`
  * string and status (exit 1); a server that cannot be reached, with the URL tried and how to start one (exit 3).
  */
-import { AdminToken, type SecretFile } from "@cairn/auth"
+import type { AdminToken } from "@cairn/auth"
+import { HashedAdminToken, type SecretFile } from "@cairn/auth/node"
 import { Config, Effect, Redacted } from "effect"
 import { ServerRefused, ServerUnreachable, UsageError } from "./CliErrors.ts"
 
@@ -47,7 +48,7 @@ export const request = (
       return yield* new UsageError({ detail: `CAIRN_URL must be the server's http(s) address, such as http://127.0.0.1:3000, not "${base}"` })
     }
     const dataDir = yield* Config.String("DATA_DIR").pipe(Config.withDefault("./data"))
-    const token = yield* AdminToken.read({ dataDir })
+    const token = yield* HashedAdminToken.read({ dataDir })
     const response = yield* Effect.tryPromise({
       try: () =>
         fetch(url, {

@@ -73,7 +73,7 @@ describe("the server's bundle", () => {
   it("records the server's sources, the packages' modules, PGlite's module and the installed packages' lock", () => {
     const inputs = new Set(manifest.inputs.map(([path]) => path))
     assert.isAbove(inputs.size, 1_000)
-    for (const file of ["apps/server-node/src/Server.ts", "packages/http/src/DocsRoutes.ts", "packages/templates/src/Catalog.ts", "packages/http/package.json"]) {
+    for (const file of ["apps/server-node/src/Server.ts", "packages/http/src/DocsRoutes.ts", "packages/templates/src/node/Catalog.ts", "packages/http/package.json"]) {
       assert.isTrue(inputs.has(join(Bundle.root, file)), file)
     }
     assert.isTrue([...inputs].some((path) => path.includes("/node_modules/effect/")))

@@ -2,20 +2,21 @@
  * The MasterKeys port: where the keys that wrap workspaces' data keys come from. Secrets are encrypted under a random
  * data key per workspace, and a data key is only ever stored wrapped (AES-256-GCM) under a master key, named by the
  * master key's id. A rotation makes a new key current while the earlier ones stay readable, so data keys can be
- * rewrapped one by one; retiring then forgets the earlier keys. Adapters: `FileMasterKeys` (a key-ring file),
- * `ConfigMasterKeys` (keys in configuration), `NoMasterKeys`; `MasterKeysConfig.layerConfig` picks one.
+ * rewrapped one by one; retiring then forgets the earlier keys. Adapters, in `@cairn/auth/node`: `FileMasterKeys` (a
+ * key-ring file), `ConfigMasterKeys` (keys in configuration), `NoMasterKeys`; `MasterKeysConfig.layerConfig` picks one.
  */
 import { Context, type Effect, type Option, Schema } from "effect"
-// Types only: the key is WebCrypto's CryptoKey, the same on Node, Bun and Deno; this package's types are Node's.
-import type { webcrypto } from "node:crypto"
 
 /**
  * A master key: its id (a fingerprint of the key, safe to store and log) and the key, usable only to wrap and unwrap.
  */
 export interface MasterKey {
   readonly id: string
-  /** AES-GCM 256, non-extractable, usages `encrypt` and `decrypt`. */
-  readonly key: webcrypto.CryptoKey
+  /**
+   * AES-GCM 256, non-extractable, usages `encrypt` and `decrypt`: WebCrypto's CryptoKey, global on Node, Bun and
+   * Deno (this package's Node types declare the global as a class value, hence the instance type).
+   */
+  readonly key: InstanceType<typeof CryptoKey>
 }
 
 /**

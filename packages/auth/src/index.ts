@@ -1,15 +1,10 @@
 /**
- * The TokenSigner port and its errors, the jose adapter, the admin token, the MasterKeys port and its adapters, and
- * the secret files they keep.
+ * The auth ports and what they share, runnable on Node, Bun and Deno: `TokenSigner` (API keys and platform tokens)
+ * with its errors, `AdminToken`, `GatewayTokens`, `MasterKeys` with its errors, and `VerifiedTokens`, the memo of
+ * verified API keys. The adapters (jose, the key files, the HMAC and hashed tokens) are `@cairn/auth/node`.
  */
 export * as AdminToken from "./AdminToken.ts"
-export * as ConfigMasterKeys from "./ConfigMasterKeys.ts"
-export * as FileMasterKeys from "./FileMasterKeys.ts"
 export * as GatewayTokens from "./GatewayTokens.ts"
-export * as JoseTokenSigner from "./JoseTokenSigner.ts"
 export * from "./MasterKeys.ts"
-export * as MasterKeysConfig from "./MasterKeysConfig.ts"
-export * as NoMasterKeys from "./NoMasterKeys.ts"
-export * as SecretFile from "./SecretFile.ts"
 export * from "./TokenSigner.ts"
 export * as VerifiedTokens from "./VerifiedTokens.ts"

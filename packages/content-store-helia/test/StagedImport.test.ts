@@ -1,5 +1,5 @@
 import { deterministicBytes } from "@cairn/content-store/testing"
-import { LeafWriter } from "@cairn/content-store"
+import { LeafWriter } from "@cairn/content-store/node"
 import { unixfs } from "@helia/unixfs"
 import { assert, describe, it } from "@effect/vitest"
 import { MemoryBlockstore } from "blockstore-core"

@@ -4,7 +4,8 @@
  */
 import { AgentEngine } from "@cairn/agent-engine"
 import { CrashBackoff, Gateway } from "@cairn/application"
-import { JoseTokenSigner, TokenSigner } from "@cairn/auth"
+import { TokenSigner } from "@cairn/auth"
+import { JoseTokenSigner } from "@cairn/auth/node"
 import { Agent } from "@cairn/domain"
 import { EventStore, ExpectedVersion } from "@cairn/event-store"
 import { TestRuntime } from "@cairn/runtime/testing"

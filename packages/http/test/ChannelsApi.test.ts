@@ -6,7 +6,7 @@
  * tokens in no response and no event. Runs on PGlite, and on Postgres with DATABASE_URL.
  */
 import { fakeChannelTokens } from "@cairn/agent-engine/testing"
-import { NoMasterKeys } from "@cairn/auth"
+import { NoMasterKeys } from "@cairn/auth/node"
 import { Channel } from "@cairn/domain"
 import { EventStore } from "@cairn/event-store"
 import { TestRuntime } from "@cairn/runtime/testing"

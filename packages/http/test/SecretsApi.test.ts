@@ -4,7 +4,7 @@
  * fresh Postgres database when DATABASE_URL is set.
  */
 import { SecretVault } from "@cairn/application"
-import { NoMasterKeys } from "@cairn/auth"
+import { NoMasterKeys } from "@cairn/auth/node"
 import { Secret } from "@cairn/domain"
 import { EventStore } from "@cairn/event-store"
 import { TestRuntime } from "@cairn/runtime/testing"

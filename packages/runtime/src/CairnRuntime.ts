@@ -12,7 +12,8 @@ import { defaultWorkspaceLimits, WorkspaceLimits } from "@cairn/application"
 import { defaultSnapshotSettings, Snapshots, SnapshotSettings } from "@cairn/application"
 import { defaultDomainSettings, Domains, DomainSettings } from "@cairn/application"
 import { NodeDns } from "@cairn/dns/node"
-import { AdminToken, GatewayTokens, JoseTokenSigner, MasterKeysConfig } from "@cairn/auth"
+import { AdminToken, type GatewayTokens } from "@cairn/auth"
+import { HashedAdminToken, HmacGatewayTokens, JoseTokenSigner, MasterKeysConfig, type SecretFile } from "@cairn/auth/node"
 import { HeliaContentStore, HeliaSnapshotStore } from "@cairn/content-store-helia"
 import { KuboContentStore, KuboSnapshotStore } from "@cairn/content-store-kubo"
 import { Snapshot } from "@cairn/domain"
@@ -20,7 +21,7 @@ import { DataDirLock, PgDatabase, PgEventStore } from "@cairn/event-store-pg"
 import type { PgClient } from "@effect/sql-pg"
 import type { SqlClient } from "effect/sql"
 import { Eip1271SignatureVerifier, EoaSignatureVerifier } from "@cairn/signatures"
-import { SkillHubConfig } from "@cairn/skill-hub"
+import { SkillHubConfig } from "@cairn/skill-hub/node"
 import { Catalog, IsomorphicGitRepositories } from "@cairn/templates/node"
 import { Config, ConfigProvider, Duration, Effect, Layer, Option, Schema } from "effect"
 import * as Fs from "node:fs/promises"
@@ -156,6 +157,13 @@ const layerSignatureVerifier = Layer.unwrap(Effect.map(
   })
 ))
 
+// Typed with the port it provides, which the server's layers then name (the port sits in a namespace of
+// `@cairn/auth`, which declarations can name only through an import).
+const layerGatewayTokens = (
+  dataDir: string
+): Layer.Layer<GatewayTokens.GatewayTokens, Config.ConfigError | SecretFile.SecretFileError> =>
+  HmacGatewayTokens.layerConfig({ dataDir })
+
 /**
  * The API-key signer, the admin token, gateway tokens, and the secrets master keys: configured, or (on the embedded
  * database, a single node) kept in `DATA_DIR/secrets.key`, made at first start; with `DATABASE_URL` never made up.
@@ -165,8 +173,8 @@ const layerCredentials = Layer.unwrap(Effect.gen(function*() {
   const embedded = Option.isNone(yield* Config.option(Config.String("DATABASE_URL")))
   return Layer.mergeAll(
     JoseTokenSigner.layerConfig({ dataDir: dir }),
-    AdminToken.layerConfig({ dataDir: dir }),
-    GatewayTokens.layerConfig({ dataDir: dir }),
+    HashedAdminToken.layerConfig({ dataDir: dir }),
+    layerGatewayTokens(dir),
     MasterKeysConfig.layerConfig({ dataDir: dir, embedded })
   )
 }))

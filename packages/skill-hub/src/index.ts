@@ -1,7 +1,9 @@
-/** The skill hub port, its adapters, and the archive reader skill bundles go through. */
+/**
+ * The skill hub port, the archive reader skill bundles go through, and the ClawHub registry adapter (the ClawHub
+ * protocol over `fetch`, so it runs on Node, Bun and Deno). The catalog on disk (`LocalCatalog`) and the choice
+ * between the two (`SkillHubConfig`) are `@cairn/skill-hub/node`.
+ */
 export * as Archive from "./Archive.ts"
 export * as BundleRules from "./BundleRules.ts"
 export * as ClawHubRegistry from "./ClawHubRegistry.ts"
-export * as LocalCatalog from "./LocalCatalog.ts"
 export * from "./SkillHub.ts"
-export * as SkillHubConfig from "./SkillHubConfig.ts"

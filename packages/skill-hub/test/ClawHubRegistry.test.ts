@@ -1,4 +1,5 @@
-import { ClawHubRegistry, type HubSkill, LocalCatalog, SkillHub } from "@cairn/skill-hub"
+import { ClawHubRegistry, type HubSkill, SkillHub } from "@cairn/skill-hub"
+import { LocalCatalog } from "@cairn/skill-hub/node"
 import { RegistryServer, writeCatalog } from "@cairn/skill-hub/testing"
 import { assert, describe, it } from "@effect/vitest"
 import { type Duration, Effect, Redacted } from "effect"

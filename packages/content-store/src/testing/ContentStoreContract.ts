@@ -18,7 +18,8 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { ContentStore, type DirectoryEntry, type DirectoryFile, type Network } from "../ContentStore.ts"
 import { heldContent } from "../HeldPieces.ts"
-import { LeafWriter, stagedContent, type StagedLeaves } from "../StagedLeaves.ts"
+import { LeafWriter, stagedContent } from "../node/LeafWriter.ts"
+import type { StagedLeaves } from "../StagedLeaves.ts"
 
 /** `length` pseudo-random bytes (xorshift32): the same on every run and machine, and no two 1 MiB chunks alike. */
 export const deterministicBytes = (length: number): Uint8Array<ArrayBuffer> => {

@@ -5,19 +5,8 @@
  * UnixFS directory. Pinata's legacy `POST /pinning/pinFileToIPFS` (the SDK's `fileArray`) is served here too.
  */
 import { ApiKeys, Files, type FolderUpload, type ListQuery, type Principal } from "@cairn/application"
-import {
-  bodyBytesRead,
-  ContentStoreUnavailable,
-  heldBytes,
-  heldContent,
-  type HeldPieces,
-  heldStart,
-  LeafWriter,
-  readStaged,
-  readStagedStart,
-  stagedContent,
-  type StagedLeaves
-} from "@cairn/content-store"
+import { ContentStoreUnavailable, heldBytes, heldContent, type HeldPieces, heldStart, type StagedLeaves } from "@cairn/content-store"
+import { bodyBytesRead, LeafWriter, readStaged, readStagedStart, stagedContent } from "@cairn/content-store/node"
 import { Cid, File, Network, ValidationFailed } from "@cairn/domain"
 import { ByteSize, Config, Effect, FileSystem, Path, Schema, type Scope, Stream } from "effect"
 import { HttpIncomingMessage, HttpRouter, type HttpServerRequest, Multipart } from "effect/http"

@@ -6,7 +6,7 @@
  * disk under `DATA_DIR/uploads/<id>` (bytes plus a JSON description), so they survive a restart of this node.
  */
 import { ApiKeys, Files } from "@cairn/application"
-import { bodyBytesRead } from "@cairn/content-store"
+import { bodyBytesRead } from "@cairn/content-store/node"
 import { ValidationFailed } from "@cairn/domain"
 import { Effect, type FileSystem, RcMap, Schema, Semaphore, Stream } from "effect"
 import type { HttpServerRequest } from "effect/http"

@@ -12,13 +12,16 @@ import { defaultSnapshotSettings, type SnapshotSettingValues, SnapshotSettings }
 import { defaultDomainSettings, type DomainSettingValues, DomainSettings } from "@cairn/application"
 import type { Dns } from "@cairn/dns"
 import { NodeDns } from "@cairn/dns/node"
-import { AdminToken, ConfigMasterKeys, GatewayTokens, JoseTokenSigner, type MasterKeys, TokenSigner } from "@cairn/auth"
+import type { AdminToken, GatewayTokens, MasterKeys } from "@cairn/auth"
+import { TokenSigner } from "@cairn/auth"
+import { ConfigMasterKeys, HashedAdminToken, HmacGatewayTokens, JoseTokenSigner } from "@cairn/auth/node"
 import { HeliaContentStore, HeliaSnapshotStore } from "@cairn/content-store-helia"
 import type { SnapshotStore } from "@cairn/content-store"
 import { layerTest as layerTestDatabase } from "@cairn/event-store-pg/testing"
 import { CairnHttp, RouteCatalog } from "@cairn/http"
 import { EoaSignatureVerifier } from "@cairn/signatures"
-import { LocalCatalog, type SkillHub } from "@cairn/skill-hub"
+import type { SkillHub } from "@cairn/skill-hub"
+import { LocalCatalog } from "@cairn/skill-hub/node"
 import { IsomorphicGitRepositories } from "@cairn/templates/node"
 import { NodeServices } from "@effect/platform-node"
 import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
@@ -58,6 +61,14 @@ export interface TestRuntimeOptions {
 const randomMasterKey = () => btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))))
 const layerMasterKeys = () => ConfigMasterKeys.layer({ current: Redacted.make(randomMasterKey()), previous: [] })
 
+// Typed with the ports they provide, which the test layers then name (the ports sit in namespaces of `@cairn/auth`,
+// which declarations can name only through an import).
+const layerTokens: Layer.Layer<AdminToken.AdminToken | GatewayTokens.GatewayTokens, AdminToken.InvalidAdminToken> =
+  Layer.merge(
+    HashedAdminToken.layer(Redacted.make(adminToken)),
+    HmacGatewayTokens.layer(Redacted.make("gateway-key-for-tests-only-gateway-key-for"))
+  )
+
 const layerSigner = Layer.effect(TokenSigner, Effect.flatMap(JoseTokenSigner.generate, JoseTokenSigner.make))
 
 /** The application services and everything under them, for tests. */
@@ -67,8 +78,7 @@ export const layerTest = (options: TestRuntimeOptions = {}) =>
     Layer.provideMerge(Layer.mergeAll(
       options.signer ?? layerSigner,
       options.masterKeys ?? layerMasterKeys(),
-      AdminToken.layer(Redacted.make(adminToken)),
-      GatewayTokens.layer(Redacted.make("gateway-key-for-tests-only-gateway-key-for")),
+      layerTokens,
       SimulatedAgentEngine.layer({ startDelay: options.startDelay ?? "20 millis" }),
       HeliaContentStore.layerMemory,
       options.skillHub ?? LocalCatalog.layer({ dir: Fs.mkdtempSync(Path.join(Os.tmpdir(), "cairn-hub-")) }),

@@ -2,7 +2,7 @@
 import { Effect } from "effect"
 import * as fs from "node:fs/promises"
 import { dirname, join } from "node:path"
-import type { HubFields } from "../LocalCatalog.ts"
+import type { HubFields } from "../node/LocalCatalog.ts"
 
 export interface CatalogVersion {
   /** Path inside the skill folder → content. */

@@ -27,7 +27,7 @@ import { createHash } from "node:crypto"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import * as Archive from "../Archive.ts"
-import * as LocalCatalog from "../LocalCatalog.ts"
+import * as LocalCatalog from "../node/LocalCatalog.ts"
 import type { BundleFile, HubQuery, HubSkill } from "../SkillHub.ts"
 
 export interface Verdict {

@@ -1,1 +1,0 @@
-export * as NodeDns from "./NodeDns.ts"
