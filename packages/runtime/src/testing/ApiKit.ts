@@ -11,11 +11,23 @@ import type { makeTestApi, Reply } from "./TestRuntime.ts"
 /** The test runtime's client: a JSON request with an optional bearer token, its reply parsed. */
 export type Request = ReturnType<typeof makeTestApi>["request"]
 
-/** A field an error body must have: its exact value, or a pattern its text must match. */
-export type Expected = string | RegExp | number | boolean | null | ReadonlyArray<unknown> | Readonly<Record<string, unknown>>
+/**
+ * A field an error body must have: its exact value, a pattern its text must match, or a function that asserts on it
+ * (for a field whose value the test cannot know whole, such as a new agent).
+ */
+export type Expected =
+  | string
+  | RegExp
+  | number
+  | boolean
+  | null
+  | ReadonlyArray<unknown>
+  | Readonly<Record<string, unknown>>
+  | ((value: any) => void)
 
 const expectField = (actual: unknown, expected: Expected, label: string) => {
-  if (expected instanceof RegExp) {
+  if (typeof expected === "function") expected(actual)
+  else if (expected instanceof RegExp) {
     assert.isString(actual, label)
     assert.match(actual as string, expected, label)
   } else assert.deepStrictEqual(actual, expected, label)
@@ -23,7 +35,8 @@ const expectField = (actual: unknown, expected: Expected, label: string) => {
 
 /**
  * Asserts a refusal: the status, a JSON content type, and a body that is exactly `{ error }` (the message equal to
- * `error`, or matching it when a pattern) plus the `details` named, each equal or matching, and no other field.
+ * `error`, or matching it when a pattern) plus the `details` named, each equal, matching or passing its check, and
+ * no other field.
  */
 export const expectError = (response: Reply, status: number, error: string | RegExp, details: Readonly<Record<string, Expected>> = {}) => {
   const shown = JSON.stringify(response.body)
