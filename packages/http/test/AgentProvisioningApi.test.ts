@@ -4,21 +4,14 @@
  * The simulated engine holds the install and the start, so each phase is seen for sure, not caught by luck.
  */
 import { AgentEngine } from "@cairn/agent-engine"
-import { TestRuntime } from "@cairn/runtime/testing"
+import { ApiKit, TestRuntime } from "@cairn/runtime/testing"
 import { afterAll, assert, describe, it } from "@effect/vitest"
 
 const { runtime, request, workspace, key, control, dispose } = TestRuntime.makeTestApi()
 afterAll(dispose)
 
-/** Asks for the agent until `done` holds for its body; the engine moves on in the background. */
-const waitFor = async (token: string, agentId: string, what: string, done: (body: Record<string, any>) => boolean) => {
-  for (let i = 0; i < 500; i++) {
-    const got = await request("GET", `/v0/agents/${agentId}`, token)
-    if (got.status === 200 && done(got.body!)) return got.body!
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
-  return assert.fail(`agent ${agentId}: ${what} never came`)
-}
+// Asks for the agent until a phase is seen; the engine moves on in the background.
+const { waitForAgent: waitFor } = ApiKit.make(request)
 
 describe("an agent's provisioning through /v0/agents/{id}", () => {
   it("shows installing_engine with the MB installed, then starting_gateway, and nothing once running", async () => {

@@ -8,7 +8,7 @@ import { TokenSigner } from "@cairn/auth"
 import { JoseTokenSigner } from "@cairn/auth/node"
 import { Agent } from "@cairn/domain"
 import { EventStore, ExpectedVersion } from "@cairn/event-store"
-import { TestRuntime } from "@cairn/runtime/testing"
+import { ApiKit, TestRuntime } from "@cairn/runtime/testing"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
@@ -27,15 +27,11 @@ const { runtime, web, request, workspace: newWorkspace, key, control, dispose } 
 const workspace = (agentLimit: number, internal = false) => newWorkspace(agentLimit, { internal })
 /** Agent events as another node would record them. */
 const encode = (event: Agent.AgentEvent, actor: string) => ({ type: event._tag, data: Schema.encodeSync(Agent.AgentEvent)(event), metadata: { actor } })
-const createAgent = (token: string, name: unknown = "helper") => request("POST", "/v0/agents", token, { name })
-const waitForStatus = async (token: string, agentId: string, status: string) => {
-  for (let i = 0; i < 200; i++) {
-    const got = await request("GET", `/v0/agents/${agentId}`, token)
-    if (got.body?.["agent"]?.status === status) return
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
-  assert.fail(`agent ${agentId} never became ${status}`)
-}
+const { expectError } = ApiKit
+const kit = ApiKit.make(request)
+const { waitForStatus } = kit
+/** `POST /v0/agents` with this name (any value, for the validation rows). */
+const createAgent = (token: string, name: unknown = "helper") => kit.createAgent(token, { name })
 
 let owner: string
 let agentId: string
@@ -52,12 +48,6 @@ beforeAll(async () => {
 afterAll(dispose)
 
 describe("the /v0 error contract, row by row", () => {
-  const expectError = (response: { status: number; body: Record<string, any> | undefined }, status: number, error: string | RegExp) => {
-    assert.strictEqual(response.status, status, JSON.stringify(response.body))
-    if (typeof error === "string") assert.strictEqual(response.body?.["error"], error)
-    else assert.match(response.body?.["error"], error)
-  }
-
   it("400 on create with a missing, over-long or banned-character name", async () => {
     expectError(await request("POST", "/v0/agents", owner, {}), 400, "Validation failed: name is required")
     expectError(await createAgent(owner, ""), 400, "Validation failed: name is required")
@@ -68,23 +58,23 @@ describe("the /v0 error contract, row by row", () => {
   })
 
   it("401 on a missing header, an expired or revoked JWT, a rotated gateway token, another agent's token", async () => {
-    expectError(await request("GET", "/v0/agents"), 401, "Unauthorized")
+    expectError(await request("GET", "/v0/agents"), 401, "Unauthorized", { reason: "missing-credentials" })
     const workspaceId = await workspace(5)
     const expiring = await key(workspaceId, ["org:agents"], "ada", 1)
     await new Promise((resolve) => setTimeout(resolve, 1200))
-    expectError(await request("GET", "/v0/agents", expiring.token), 401, "Unauthorized")
+    expectError(await request("GET", "/v0/agents", expiring.token), 401, "Unauthorized", { reason: "expired" })
     const revoked = await key(workspaceId)
     assert.strictEqual((await request("GET", "/v0/agents", revoked.token)).status, 200)
     await request("POST", `/admin/keys/${revoked.keyId}/revoke`, "admin-secret")
-    expectError(await request("GET", "/v0/agents", revoked.token), 401, "Unauthorized")
+    expectError(await request("GET", "/v0/agents", revoked.token), 401, "Unauthorized", { reason: "revoked" })
     const old = (await request("GET", `/v0/agents/${agentId}/gateway-token`, owner)).body!["gatewayToken"] as string
     assert.strictEqual((await request("GET", `/v0/agents/${agentId}`, old)).status, 200)
     const rotated = await request("POST", `/v0/agents/${agentId}/gateway-token/rotate`, owner)
     assert.notStrictEqual(rotated.body!["gatewayToken"], old)
-    expectError(await request("GET", `/v0/agents/${agentId}`, old), 401, "Unauthorized")
+    expectError(await request("GET", `/v0/agents/${agentId}`, old), 401, "Unauthorized", { reason: "stale-gateway-token" })
     assert.strictEqual((await request("GET", `/v0/agents/${agentId}`, rotated.body!["gatewayToken"])).status, 200)
     const other = (await createAgent((await key(workspaceId)).token, "theirs")).body!["agent"].agentId as string
-    expectError(await request("GET", `/v0/agents/${other}`, rotated.body!["gatewayToken"]), 401, "Unauthorized")
+    expectError(await request("GET", `/v0/agents/${other}`, rotated.body!["gatewayToken"]), 401, "Unauthorized", { reason: "stale-gateway-token" })
     // The same token also works as ?token= and as the gw_token cookie, and the rotated one does not.
     const current = rotated.body!["gatewayToken"] as string
     assert.strictEqual((await web.handler(new Request(`http://cairn/v0/agents/${agentId}?token=${current}`))).status, 200)
@@ -142,7 +132,7 @@ describe("the /v0 error contract, row by row", () => {
   it("500 Gateway failed to start carries the agent, which is listed and can be restarted", async () => {
     await control((c) => c.failNextStart("*", "port 18789 in use"))
     const failed = await createAgent(owner, "unlucky")
-    expectError(failed, 500, "Gateway failed to start")
+    expectError(failed, 500, "Gateway failed to start", { agent: (agent) => assert.deepInclude(agent, { name: "unlucky", status: "not_running" }) })
     const agent = failed.body!["agent"]
     assert.strictEqual(agent.name, "unlucky")
     assert.strictEqual(agent.status, "not_running")

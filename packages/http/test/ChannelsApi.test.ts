@@ -9,31 +9,13 @@ import { fakeChannelTokens } from "@cairn/agent-engine/testing"
 import { NoMasterKeys } from "@cairn/auth/node"
 import { Channel } from "@cairn/domain"
 import { EventStore } from "@cairn/event-store"
-import { TestRuntime } from "@cairn/runtime/testing"
+import { ApiKit, TestRuntime } from "@cairn/runtime/testing"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 
 const { request, workspace, key, control, dispose, runtime } = TestRuntime.makeTestApi()
 
-const expectError = (response: TestRuntime.Reply, status: number, error: string) => {
-  assert.strictEqual(response.status, status, JSON.stringify(response.body))
-  assert.strictEqual(response.body?.["error"], error)
-}
-
-const waitForStatus = async (token: string, agentId: string, status: string) => {
-  for (let i = 0; i < 300; i++) {
-    if ((await request("GET", `/v0/agents/${agentId}`, token)).body?.["agent"]?.status === status) return
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
-  assert.fail(`agent ${agentId} never became ${status}`)
-}
-
-const newAgent = async (token: string, name: string) => {
-  const created = await request("POST", "/v0/agents", token, { name })
-  assert.strictEqual(created.status, 201, JSON.stringify(created.body))
-  const id = created.body!["agent"].agentId as string
-  await waitForStatus(token, id, "running")
-  return id
-}
+const { expectError } = ApiKit
+const { waitForStatus, newAgent } = ApiKit.make(request)
 
 const discordToken = "MTIzNDU2Nzg5MDEyMzQ1Njc4.GhIjKl.abcdefghijklmnopqrstuvwxyz0123456789AB"
 const allTokens = [fakeChannelTokens.telegram, fakeChannelTokens.slackBot, fakeChannelTokens.slackApp, discordToken]
@@ -100,8 +82,9 @@ describe("POST /v0/agents/:agentId/channels/:channel", () => {
   })
 
   it("refuses another configuration of an enabled channel (500 Configuration failed), but takes one that disables it", async () => {
-    expectError(await configure("telegram", { dmPolicy: "pairing" }), 500, "Configuration failed")
-    expectError(await configure("telegram", { botToken: fakeChannelTokens.telegram }), 500, "Configuration failed")
+    const alreadyEnabled = { reason: "telegram is already enabled: disable it (enabled:false) or remove it first" }
+    expectError(await configure("telegram", { dmPolicy: "pairing" }), 500, "Configuration failed", alreadyEnabled)
+    expectError(await configure("telegram", { botToken: fakeChannelTokens.telegram }), 500, "Configuration failed", alreadyEnabled)
     const disabled = await configure("telegram", { enabled: false, dmPolicy: "pairing" })
     assert.strictEqual(disabled.status, 200, JSON.stringify(disabled.body))
     assert.deepInclude((await channels())["telegram"], { configured: true, enabled: false, dmPolicy: "pairing", botTokenSet: true })
@@ -187,7 +170,7 @@ describe("POST /v0/agents/:agentId/channels/:channel", () => {
     ]
     for (const [channel, body] of cases) {
       const response = await configure(channel, body, owner, id)
-      expectError(response, 500, "Configuration failed")
+      expectError(response, 500, "Configuration failed", { reason: new RegExp(`^${channel} (botToken|appToken) is malformed: expected `) })
       for (const token of Object.values(body)) assert.notInclude(JSON.stringify(response.body), token as string)
     }
     assert.isFalse((await channels(owner, id))["slack"].configured)
@@ -232,7 +215,7 @@ describe("POST /v0/agents/:agentId/channels/:channel", () => {
   it("answers 500 Configuration failed when the engine refuses, and leaves the channel as it was", async () => {
     const id = await newAgent(owner, "engine-refuses")
     await control((c) => c.failChannels(id, "the config cannot be written"))
-    expectError(await configure("telegram", { botToken: fakeChannelTokens.telegram }, owner, id), 500, "Configuration failed")
+    expectError(await configure("telegram", { botToken: fakeChannelTokens.telegram }, owner, id), 500, "Configuration failed", { reason: "the engine did not take the configuration" })
     await control((c) => c.clearFailures(id))
     assert.isFalse((await channels(owner, id))["telegram"].configured, "reverted")
     const retried = await configure("telegram", { botToken: fakeChannelTokens.telegram }, owner, id)

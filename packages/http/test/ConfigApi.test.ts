@@ -5,30 +5,17 @@
  * the audit trail, which names the settings a write changed and never their values.
  */
 import { RedactedMarker } from "@cairn/agent-engine"
-import { TestRuntime } from "@cairn/runtime/testing"
+import { ApiKit, TestRuntime } from "@cairn/runtime/testing"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 
 const { web, request, workspace, key, control, dispose } = TestRuntime.makeTestApi()
 
-const expectError = (response: TestRuntime.Reply, status: number, error: string) => {
-  assert.strictEqual(response.status, status, JSON.stringify(response.body))
-  assert.strictEqual(response.body?.["error"], error, JSON.stringify(response.body))
-}
+const { expectError } = ApiKit
+const { newAgent: newAgentOf } = ApiKit.make(request)
 
 /** A request whose body is sent exactly as given (not JSON-encoded). */
-const raw = async (method: string, path: string, token: string, body: string): Promise<TestRuntime.Reply> => {
-  const response = await web.handler(new Request(`http://cairn${path}`, { method, headers: { authorization: `Bearer ${token}` }, body }))
-  const text = await response.text()
-  return { status: response.status, body: text === "" ? undefined : JSON.parse(text) }
-}
-
-const waitForStatus = async (token: string, agentId: string, status: string) => {
-  for (let i = 0; i < 300; i++) {
-    if ((await request("GET", `/v0/agents/${agentId}`, token)).body?.["agent"]?.status === status) return
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
-  assert.fail(`agent ${agentId} never became ${status}`)
-}
+const raw = async (method: string, path: string, token: string, body: string): Promise<TestRuntime.Reply> =>
+  TestRuntime.replyOf(await web.handler(new Request(`http://cairn${path}`, { method, headers: { authorization: `Bearer ${token}` }, body })))
 
 type Json = Record<string, any>
 const withLevel = (config: Json, level: string) => ({ ...config, logging: { ...config["logging"], level } })
@@ -41,13 +28,7 @@ const read = (token = owner, id = agentId) => request("GET", path(id), token)
 const events = async (id = agentId) => (await request("GET", `/v0/agents/${id}/events`, owner)).body!["events"] as Array<Json>
 const configEvents = async (id = agentId) => (await events(id)).filter((e) => e["type"] === "RuntimeConfigWritten")
 
-const newAgent = async (name: string) => {
-  const created = await request("POST", "/v0/agents", owner, { name })
-  assert.strictEqual(created.status, 201, JSON.stringify(created.body))
-  const id = created.body!["agent"].agentId as string
-  await waitForStatus(owner, id, "running")
-  return id
-}
+const newAgent = (name: string) => newAgentOf(owner, name)
 
 beforeAll(async () => {
   owner = (await key(await workspace(20))).token
@@ -147,7 +128,7 @@ describe("writing the config", () => {
   it("400 Invalid config with the engine's issues, and nothing written", async () => {
     const current = (await read()).body!
     const refused = await request("PUT", path(), owner, { config: { ...current["config"], bogusKey: 1 }, baseHash: current["hash"] })
-    expectError(refused, 400, "Invalid config")
+    expectError(refused, 400, "Invalid config", { issues: [{ path: "<root>", message: 'Unrecognized key: "bogusKey"' }] })
     assert.deepStrictEqual(Object.keys(refused.body!).sort(), ["error", "issues"])
     const issues = refused.body!["issues"] as Array<{ path: string; message: string }>
     assert.isTrue(issues.some((issue) => issue.path === "<root>" && issue.message.includes("bogusKey")), JSON.stringify(issues))
@@ -233,13 +214,13 @@ describe("who may use an agent's config", () => {
 
     const other = await newAgent("neighbour")
     const otherToken = (await request("GET", `/v0/agents/${other}/gateway-token`, owner)).body!["gatewayToken"] as string
-    expectError(await read(otherToken), 401, "Unauthorized")
-    expectError(await request("PUT", path(), otherToken, { config: {} }), 401, "Unauthorized")
-    expectError(await request("GET", path()), 401, "Unauthorized")
-    expectError(await request("POST", `${path()}/validate`, undefined, { config: "{}" }), 401, "Unauthorized")
+    expectError(await read(otherToken), 401, "Unauthorized", { reason: "stale-gateway-token" })
+    expectError(await request("PUT", path(), otherToken, { config: {} }), 401, "Unauthorized", { reason: "stale-gateway-token" })
+    expectError(await request("GET", path()), 401, "Unauthorized", { reason: "missing-credentials" })
+    expectError(await request("POST", `${path()}/validate`, undefined, { config: "{}" }), 401, "Unauthorized", { reason: "missing-credentials" })
 
     const rotated = (await request("POST", `/v0/agents/${other}/gateway-token/rotate`, owner)).body!["gatewayToken"] as string
-    expectError(await read(otherToken, other), 401, "Unauthorized")
+    expectError(await read(otherToken, other), 401, "Unauthorized", { reason: "stale-gateway-token" })
     assert.strictEqual((await read(rotated, other)).status, 200)
   })
 

@@ -3,25 +3,15 @@
  * results for any exit code, the time and output limits, every documented refusal, gateway-token access, and the
  * audit trail, which records each command and how it ended but never what it printed.
  */
-import { TestRuntime } from "@cairn/runtime/testing"
+import { ApiKit, TestRuntime } from "@cairn/runtime/testing"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 
 // Short limits so the timeout and the output cap are quick to reach.
 const limits = { consoleTimeoutMs: 400, consoleMaxOutputBytes: 1000 }
 const { web, request, workspace, key, control, dispose } = TestRuntime.makeTestApi({ workspaceLimits: limits })
 
-const expectError = (response: TestRuntime.Reply, status: number, error: string) => {
-  assert.strictEqual(response.status, status, JSON.stringify(response.body))
-  assert.deepStrictEqual(response.body, { error })
-}
-
-const waitForStatus = async (token: string, agentId: string, status: string) => {
-  for (let i = 0; i < 300; i++) {
-    if ((await request("GET", `/v0/agents/${agentId}`, token)).body?.["agent"]?.status === status) return
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
-  assert.fail(`agent ${agentId} never became ${status}`)
-}
+const { expectError } = ApiKit
+const { waitForStatus } = ApiKit.make(request)
 
 const secretValue = "sk-console-secret-0a1b2c3d4e5f"
 let owner: string

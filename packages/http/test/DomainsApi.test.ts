@@ -8,7 +8,7 @@
 import { Domains } from "@cairn/application"
 import { NodeDns } from "@cairn/dns/node"
 import { LoopbackDns } from "@cairn/dns/testing"
-import { TestRuntime } from "@cairn/runtime/testing"
+import { ApiKit, TestRuntime } from "@cairn/runtime/testing"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Option } from "effect"
 
@@ -21,23 +21,10 @@ const options = {
 }
 const { runtime, web, request, workspace, key, dispose } = TestRuntime.makeTestApi(options)
 
-const expectError = (response: TestRuntime.Reply, status: number, error: string) => {
-  assert.strictEqual(response.status, status, JSON.stringify(response.body))
-  assert.strictEqual(response.body?.["error"], error)
-}
+const { expectError } = ApiKit
+const { newAgent } = ApiKit.make(request)
 
 type Request = typeof request
-
-const newAgent = async (token: string, name: string, send: Request = request) => {
-  const created = await send("POST", "/v0/agents", token, { name })
-  assert.strictEqual(created.status, 201, JSON.stringify(created.body))
-  const id = created.body!["agent"].agentId as string
-  for (let i = 0; i < 300; i++) {
-    if ((await send("GET", `/v0/agents/${id}`, token)).body?.["agent"]?.status === "running") return id
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
-  return assert.fail(`agent ${id} never ran`)
-}
 
 let owner: string
 let other: string
@@ -310,7 +297,7 @@ describe("expiry", () => {
     const api = TestRuntime.makeTestApi({ ...options, domains: { appsDomain: apps, verifyTimeoutMs: 0 } })
     try {
       const token = (await api.key(await api.workspace(2))).token
-      const id = await newAgent(token, "expiring", api.request)
+      const id = await ApiKit.make(api.request).newAgent(token, "expiring")
       const domain = (await add({ customDomain: "expiring.example.com", targetPort: 3000 }, token, id, api.request)).body!["domain"]
       await api.runtime.runPromise(Domains.use((d) => d.round))
       const listed = (await api.request("GET", `/v0/agents/${id}/domains`, token)).body!["domains"]

@@ -3,7 +3,7 @@
  * names and base64, the size limit decided while the body streams in), reading files back as raw bytes, every
  * documented refusal, gateway-token access, and the audit trail (name, size and hash; never the content).
  */
-import { TestRuntime } from "@cairn/runtime/testing"
+import { ApiKit, TestRuntime } from "@cairn/runtime/testing"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { createHash } from "node:crypto"
 
@@ -11,18 +11,8 @@ import { createHash } from "node:crypto"
 const limits = { uploadMaxBytes: 1024 * 1024, fileReadMaxBytes: 64 * 1024 }
 const { web, request, workspace, key, dispose } = TestRuntime.makeTestApi({ workspaceLimits: limits })
 
-const expectError = (response: TestRuntime.Reply, status: number, error: string) => {
-  assert.strictEqual(response.status, status, JSON.stringify(response.body))
-  assert.deepStrictEqual(response.body, { error })
-}
-
-const waitForStatus = async (token: string, agentId: string, status: string) => {
-  for (let i = 0; i < 300; i++) {
-    if ((await request("GET", `/v0/agents/${agentId}`, token)).body?.["agent"]?.status === status) return
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
-  assert.fail(`agent ${agentId} never became ${status}`)
-}
+const { expectError } = ApiKit
+const { waitForStatus } = ApiKit.make(request)
 
 const base64 = (bytes: Uint8Array | string) => Buffer.from(typeof bytes === "string" ? new TextEncoder().encode(bytes) : bytes).toString("base64")
 
@@ -37,8 +27,9 @@ const read = async (path: string | undefined, token = owner, id = agentId) => {
 }
 const readError = async (path: string | undefined, token = owner, id = agentId): Promise<TestRuntime.Reply> => {
   const got = await read(path, token, id)
-  assert.match(got.headers.get("content-type") ?? "", /^application\/json/)
-  return { status: got.status, body: JSON.parse(new TextDecoder().decode(got.bytes)) }
+  const contentType = got.headers.get("content-type") ?? undefined
+  assert.match(contentType ?? "", /^application\/json/)
+  return { status: got.status, body: JSON.parse(new TextDecoder().decode(got.bytes)), contentType }
 }
 
 beforeAll(async () => {

@@ -4,7 +4,7 @@
  * service is down. Postgres cannot store NUL in text, so this must be caught before the database, on every route.
  * Runs on PGlite, and on Postgres when DATABASE_URL is set.
  */
-import { TestRuntime } from "@cairn/runtime/testing"
+import { ApiKit, TestRuntime } from "@cairn/runtime/testing"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 
 const api = TestRuntime.makeTestApi()
@@ -14,6 +14,7 @@ afterAll(api.dispose)
 const expectValidationFailed = (response: TestRuntime.Reply, what: string) => {
   assert.strictEqual(response.status, 400, `${what}: ${JSON.stringify(response.body)}`)
   assert.match(response.body?.["error"], /^Validation failed: /, what)
+  ApiKit.expectError(response, 400, /^Validation failed: /)
 }
 
 let token: string
@@ -71,7 +72,7 @@ describe("a NUL character", () => {
       const response = await api.web.handler(new Request("http://cairn/v3/files", {
         method: "POST", headers: { authorization: `Bearer ${token}` }, body: form
       }))
-      return { status: response.status, body: await response.json() as Record<string, any> }
+      return TestRuntime.replyOf(response)
     }
     expectValidationFailed(await upload({ name: "a\u0000b" }), "upload name")
     expectValidationFailed(await upload({ keyvalues: JSON.stringify({ k: "v\u0000" }) }), "upload keyvalues")

@@ -4,7 +4,7 @@
  * every documented error string as an example; and the docs page that renders it from Cairn's own copy of Scalar.
  */
 import { CairnHttp, OpenApi, RouteCatalog } from "@cairn/http"
-import { ResponseValidation, TestRuntime } from "@cairn/runtime/testing"
+import { ApiKit, ResponseValidation, TestRuntime } from "@cairn/runtime/testing"
 import { Validator } from "@seriousme/openapi-schema-validator"
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Schema } from "effect"
@@ -126,12 +126,7 @@ describe("the response Schemas", () => {
   it("check every JSON answer of a tour of the API: none is left unchecked", async () => {
     const workspace = await api.workspace(2)
     const { token, keyId } = await api.key(workspace, ["org:agents", "org:files:read", "org:files:write"])
-    const created = await api.request("POST", "/v0/agents", token, { name: "Tour" })
-    assert.strictEqual(created.status, 201, JSON.stringify(created.body))
-    const agentId = created.body!["agent"].agentId as string
-    for (let i = 0; i < 300 && (await api.request("GET", `/v0/agents/${agentId}`, token)).body?.["agent"]?.status !== "running"; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 10))
-    }
+    const agentId = await ApiKit.make(api.request).newAgent(token, "Tour")
     const agent = `/v0/agents/${agentId}`
     const secret = await api.request("POST", "/v0/secrets", token, { name: "TOUR_KEY", value: "v" })
     const tour: Array<[string, string, unknown?]> = [

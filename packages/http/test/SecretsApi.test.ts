@@ -7,7 +7,7 @@ import { SecretVault } from "@cairn/application"
 import { NoMasterKeys } from "@cairn/auth/node"
 import { Secret } from "@cairn/domain"
 import { EventStore } from "@cairn/event-store"
-import { TestRuntime } from "@cairn/runtime/testing"
+import { ApiKit, TestRuntime } from "@cairn/runtime/testing"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect, Exit, Schema } from "effect"
 import { SqlClient } from "effect/sql"
@@ -16,21 +16,9 @@ const api = TestRuntime.makeTestApi()
 const { request, workspace, key, control, runtime } = api
 afterAll(api.dispose)
 
-const expectError = (response: TestRuntime.Reply, status: number, error: string | RegExp) => {
-  assert.strictEqual(response.status, status, JSON.stringify(response.body))
-  if (typeof error === "string") assert.strictEqual(response.body?.["error"], error)
-  else assert.match(response.body?.["error"], error)
-}
+const { expectError } = ApiKit
+const { createAgent, waitForStatus } = ApiKit.make(request)
 const createSecret = (token: string, name: unknown, value: unknown) => request("POST", "/v0/secrets", token, { name, value })
-const createAgent = (token: string, body: Record<string, unknown> = {}) => request("POST", "/v0/agents", token, { name: "helper", ...body })
-const waitForStatus = async (token: string, agentId: string, status: string) => {
-  for (let i = 0; i < 300; i++) {
-    const got = await request("GET", `/v0/agents/${agentId}`, token)
-    if (got.body?.["agent"]?.status === status) return got.body!
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
-  return assert.fail(`agent ${agentId} never became ${status}`)
-}
 const secretsOf = async (token: string, agentId: string) =>
   (await request("GET", `/v0/agents/${agentId}`, token)).body!["secrets"] as Array<{ id: string; name: string; synced: boolean }>
 
@@ -113,7 +101,7 @@ describe("a secret's life", () => {
     expectError(await request("PUT", `/v0/secrets/${id}`, owner, { value: "" }), 400, "Validation failed: value is required")
 
     const refused = await request("DELETE", `/v0/secrets/${id}`, owner)
-    expectError(refused, 409, /keeper/)
+    expectError(refused, 409, /keeper/, { agents: [{ agentId: agent, name: "keeper" }] })
     assert.include(refused.body!["error"], agent)
     assert.strictEqual((await request("DELETE", `/v0/agents/${agent}/secrets/${id}`, owner)).status, 200)
     assert.strictEqual((await request("DELETE", `/v0/secrets/${id}`, owner)).status, 200)
@@ -141,13 +129,14 @@ describe("attaching secrets", () => {
     expectError(await request("POST", `/v0/agents/${agent}/secrets`, owner, { secretIds: [] }), 400, /^Validation failed: /)
     assert.strictEqual((await request("POST", `/v0/agents/${agent}/secrets`, owner, { secretIds: [apiKey] })).status, 200)
     const conflict = await request("POST", `/v0/agents/${agent}/secrets`, owner, { secretIds: [oauth] })
-    expectError(conflict, 409, "Conflicting secrets")
+    const anthropic = { provider: "anthropic", secrets: ["ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY"] }
+    expectError(conflict, 409, "Conflicting secrets", { conflict: anthropic })
     assert.deepStrictEqual(conflict.body!["conflict"], { provider: "anthropic", secrets: ["ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY"] })
     assert.deepStrictEqual((await secretsOf(owner, agent)).map((s) => s.name), ["ANTHROPIC_API_KEY"])
     const stranger = (await key(await workspace(1))).token
     expectError(await request("POST", `/v0/agents/${agent}/secrets`, stranger, { secretIds: [apiKey] }), 404, "Agent not found")
     // A create names its secrets with the same checks, all in one command.
-    expectError(await createAgent(owner, { name: "conflicted", secretIds: [apiKey, oauth] }), 409, "Conflicting secrets")
+    expectError(await createAgent(owner, { name: "conflicted", secretIds: [apiKey, oauth] }), 409, "Conflicting secrets", { conflict: anthropic })
     expectError(await createAgent(owner, { name: "lost", secretIds: ["nope"] }), 404, "Secret not found")
   })
 
@@ -209,7 +198,7 @@ describe("delivery to the gateway", () => {
     const original = await sealedOf(first)
     await sql((s) => s`UPDATE cairn_events SET data = jsonb_set(data, '{sealed,ciphertext}', to_jsonb(${flipped(original.ciphertext)}::text)) WHERE stream_id = ${Secret.stream(first)} AND type = 'SecretCreated'`)
     const refused = await restart(agent)
-    expectError(refused, 500, "Restart failed")
+    expectError(refused, 500, "Restart failed", { reason: /could not be decrypted/ })
     assert.match(refused.body!["reason"], /could not be decrypted/)
     assert.notInclude(JSON.stringify(refused.body), "untouched")
     assert.strictEqual((await request("GET", `/v0/agents/${agent}`, owner)).body!["agent"].status, "not_running")
@@ -217,7 +206,7 @@ describe("delivery to the gateway", () => {
     // The other secret's ciphertext, moved onto this one: it does not open either (bound to its own secret id).
     const other = await sealedOf(second)
     await sql((s) => s`UPDATE cairn_events SET data = jsonb_set(data, '{sealed}', ${JSON.stringify(other)}::jsonb) WHERE stream_id = ${Secret.stream(first)} AND type = 'SecretCreated'`)
-    expectError(await restart(agent), 500, "Restart failed")
+    expectError(await restart(agent), 500, "Restart failed", { reason: /could not be decrypted/ })
     assert.notStrictEqual((await environmentOf(agent))?.["TAMPERED_ONE"], "untouched-two")
 
     // Put back, it opens again.
@@ -251,6 +240,6 @@ describe("deleting a workspace", () => {
     }))
     assert.isTrue(Exit.isFailure(after))
     assert.match(JSON.stringify(after), /SecretUnreadable/)
-    expectError(await request("GET", "/v0/secrets", token), 401, "Unauthorized")
+    expectError(await request("GET", "/v0/secrets", token), 401, "Unauthorized", { reason: "revoked" })
   })
 })

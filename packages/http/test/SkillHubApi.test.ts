@@ -7,7 +7,7 @@
 import { AgentEngine } from "@cairn/agent-engine"
 import { Archive, ClawHubRegistry } from "@cairn/skill-hub"
 import { RegistryServer, writeCatalog } from "@cairn/skill-hub/testing"
-import { TestRuntime } from "@cairn/runtime/testing"
+import { ApiKit, TestRuntime } from "@cairn/runtime/testing"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect, Exit, Scope } from "effect"
 import * as Fs from "node:fs"
@@ -38,11 +38,7 @@ afterAll(async () => {
   await Effect.runPromise(Scope.close(scope, Exit.void))
 })
 
-const expectError = (response: TestRuntime.Reply, status: number, error: string | RegExp) => {
-  assert.strictEqual(response.status, status, JSON.stringify(response.body))
-  if (typeof error === "string") assert.strictEqual(response.body?.["error"], error)
-  else assert.match(response.body?.["error"], error)
-}
+const { expectError } = ApiKit
 const script = (agentId: string) =>
   runtime.runPromise(AgentEngine.use((e) => e.readSkill(agentId, "hello-hub"))).then((files) =>
     new TextDecoder().decode(files?.find((f) => f.path === "scripts/hello.sh")?.content))

@@ -7,7 +7,7 @@
 import { AgentEngine } from "@cairn/agent-engine"
 import { ContentStore } from "@cairn/content-store"
 import { Archive } from "@cairn/skill-hub"
-import { TestRuntime } from "@cairn/runtime/testing"
+import { ApiKit, TestRuntime } from "@cairn/runtime/testing"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect, Stream } from "effect"
 
@@ -28,11 +28,8 @@ const store = (files: ReadonlyArray<{ path: string; content: Uint8Array }>) =>
 const engine = <A>(f: (e: AgentEngine["Service"]) => Effect.Effect<A, unknown>) => runtime.runPromise(AgentEngine.use(f) as Effect.Effect<A>)
 const decoded = (bytes: Uint8Array | undefined) => (bytes === undefined ? undefined : new TextDecoder().decode(bytes))
 
-const expectError = (response: TestRuntime.Reply, status: number, error: string | RegExp) => {
-  assert.strictEqual(response.status, status, JSON.stringify(response.body))
-  if (typeof error === "string") assert.strictEqual(response.body?.["error"], error)
-  else assert.match(response.body?.["error"], error)
-}
+const { expectError } = ApiKit
+const { newAgent } = ApiKit.make(request)
 const register = (token: string, skillCid: unknown, extra: Record<string, unknown> = {}) =>
   request("POST", "/v0/skills", token, { skillCid, ...extra })
 const uploadArchive = async (token: string, body: BodyInit, type = "application/zip"): Promise<TestRuntime.Reply> => {
@@ -42,15 +39,9 @@ const uploadArchive = async (token: string, body: BodyInit, type = "application/
     body,
     ...(body instanceof ReadableStream ? { duplex: "half" } : {})
   } as RequestInit))
-  const raw = await response.text()
-  return { status: response.status, body: raw === "" ? undefined : JSON.parse(raw) }
+  return TestRuntime.replyOf(response)
 }
 const librarySize = async (token: string) => ((await request("GET", "/v0/skills", token)).body!["skills"] as Array<unknown>).length
-const createAgent = async (token: string) => {
-  const created = await request("POST", "/v0/agents", token, { name: "helper" })
-  assert.include([200, 201], created.status, JSON.stringify(created.body))
-  return created.body!["agent"]["agentId"] as string
-}
 
 let owner: string
 beforeAll(async () => {
@@ -154,7 +145,7 @@ describe("the skill library", () => {
 
 describe("an agent's skills", () => {
   it("attaches library skills into the agent's workspace, lists and detaches them", async () => {
-    const agentId = await createAgent(owner)
+    const agentId = await newAgent(owner)
     const files = folder("attach-me")
     const skill = (await register(owner, await store(files))).body!["skill"]
     const attached = await request("POST", `/v0/agents/${agentId}/skills`, owner, { skillCids: [skill.skillCid] })
@@ -169,7 +160,7 @@ describe("an agent's skills", () => {
     const engineList = await engine((e) => e.listSkills(agentId))
     assert.isTrue(engineList.some((s) => s.name === "attach-me" && s.source === "workspace"))
 
-    expectError(await request("DELETE", `/v0/skills/${skill.skillId}`, owner), 409, /^Skill is attached to agents: helper/)
+    expectError(await request("DELETE", `/v0/skills/${skill.skillId}`, owner), 409, /^Skill is attached to agents: helper/, { agents: [{ agentId, name: "helper" }] })
     const detached = await request("DELETE", `/v0/agents/${agentId}/skills/${skill.skillId}`, owner)
     assert.strictEqual(detached.status, 200)
     assert.isUndefined(await engine((e) => e.readSkill(agentId, "attach-me")))
@@ -178,7 +169,7 @@ describe("an agent's skills", () => {
   })
 
   it("refuses a CID not in the library (404) and an eleventh skill (400), attaching nothing", async () => {
-    const agentId = await createAgent(owner)
+    const agentId = await newAgent(owner)
     expectError(await request("POST", `/v0/agents/${agentId}/skills`, owner, { skillCids: ["bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku"] }), 404,
       "Skill not installed in the library")
     const cids = await Promise.all(Array.from({ length: 11 }, async (_, i) =>
@@ -194,7 +185,7 @@ describe("an agent's skills", () => {
 
   it("offers a newer library version, refuses to overwrite files changed in the agent (409 naming them), and applies it when forced", async () => {
     const token = (await key(await workspace(5))).token
-    const agentId = await createAgent(token)
+    const agentId = await newAgent(token)
     const v1 = (await register(token, await store(folder("updatable", "echo v1", "version: 1.0.0\n")))).body!["skill"]
     await request("POST", `/v0/agents/${agentId}/skills`, token, { skillCids: [v1.skillCid] })
     assert.deepStrictEqual((await request("GET", `/v0/agents/${agentId}/skills/updates`, token)).body, { updates: [] })
@@ -206,7 +197,7 @@ describe("an agent's skills", () => {
 
     await engine((e) => e.writeWorkspaceFiles(agentId, [{ path: "skills/updatable/scripts/run.sh", content: text("#!/bin/sh\necho edited\n") }]))
     const refused = await request("POST", `/v0/agents/${agentId}/skills/${v1.skillId}/update`, token, {})
-    expectError(refused, 409, /^Skill version conflict: scripts\/run.sh changed/)
+    expectError(refused, 409, /^Skill version conflict: scripts\/run.sh changed/, { changedFiles: ["scripts/run.sh"] })
     assert.deepStrictEqual(refused.body!["changedFiles"], ["scripts/run.sh"])
     assert.strictEqual(decoded((await engine((e) => e.readSkill(agentId, "updatable")))?.find((f) => f.path === "scripts/run.sh")?.content), "#!/bin/sh\necho edited\n")
 
@@ -228,17 +219,17 @@ describe("an agent's skills", () => {
 
   it("lets go of an agent's skills when the agent is deleted, so they can leave the library", async () => {
     const token = (await key(await workspace(5))).token
-    const agentId = await createAgent(token)
+    const agentId = await newAgent(token)
     const skill = (await register(token, await store(folder("outlives")))).body!["skill"]
     await request("POST", `/v0/agents/${agentId}/skills`, token, { skillCids: [skill.skillCid] })
-    expectError(await request("DELETE", `/v0/skills/${skill.skillId}`, token), 409, /^Skill is attached to agents/)
+    expectError(await request("DELETE", `/v0/skills/${skill.skillId}`, token), 409, /^Skill is attached to agents/, { agents: [{ agentId, name: "helper" }] })
     assert.strictEqual((await request("DELETE", `/v0/agents/${agentId}`, token)).status, 200)
     assert.strictEqual((await request("DELETE", `/v0/skills/${skill.skillId}`, token)).body!["wasInLibrary"], true)
   })
 
   it("puts attached skills back into a workspace that lost them when the gateway restarts", async () => {
     const token = (await key(await workspace(5))).token
-    const agentId = await createAgent(token)
+    const agentId = await newAgent(token)
     const skill = (await register(token, await store(folder("restored")))).body!["skill"]
     await request("POST", `/v0/agents/${agentId}/skills`, token, { skillCids: [skill.skillCid] })
     await engine((e) => e.removeSkill(agentId, "restored"))

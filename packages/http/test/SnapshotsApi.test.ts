@@ -8,27 +8,15 @@ import { CommandHandler, ReadModels, Snapshots } from "@cairn/application"
 import { Snapshot } from "@cairn/domain"
 import { ContentStoreUnavailable, SnapshotStore } from "@cairn/content-store"
 import { HeliaSnapshotStore } from "@cairn/content-store-helia"
-import { TestRuntime } from "@cairn/runtime/testing"
+import { ApiKit, TestRuntime } from "@cairn/runtime/testing"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect, Layer, Stream } from "effect"
 import { SqlClient } from "effect/sql"
 
 const { runtime, request, workspace, key, control, dispose } = TestRuntime.makeTestApi({ snapshots: { keep: 3 } })
 
-const expectError = (response: TestRuntime.Reply, status: number, error: string) => {
-  assert.strictEqual(response.status, status, JSON.stringify(response.body))
-  assert.strictEqual(response.body?.["error"], error)
-}
-
-type Request = typeof request
-
-const waitForStatus = async (token: string, agentId: string, status: string, send: Request = request) => {
-  for (let i = 0; i < 300; i++) {
-    if ((await send("GET", `/v0/agents/${agentId}`, token)).body?.["agent"]?.status === status) return
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
-  assert.fail(`agent ${agentId} never became ${status}`)
-}
+const { expectError } = ApiKit
+const { waitForStatus, newAgent } = ApiKit.make(request)
 
 const text = (value: string) => new TextEncoder().encode(value)
 const write = (agentId: string, path: string, content: string | undefined) =>
@@ -51,15 +39,6 @@ let agentId: string
 const sync = (token = owner, id = agentId) => request("POST", `/v0/agents/${id}/snapshots/sync`, token)
 const reset = (body: unknown, token = owner, id = agentId) => request("POST", `/v0/agents/${id}/snapshots/reset`, token, body)
 const list = (query = "", token = owner, id = agentId) => request("GET", `/v0/agents/${id}/snapshots${query}`, token)
-
-/** A new agent, running; through another test runtime's client when `send` is given. */
-const newAgent = async (token: string, name: string, send: Request = request) => {
-  const created = await send("POST", "/v0/agents", token, { name })
-  assert.strictEqual(created.status, 201, JSON.stringify(created.body))
-  const id = created.body!["agent"].agentId as string
-  await waitForStatus(token, id, "running", send)
-  return id
-}
 
 beforeAll(async () => {
   owner = (await key(await workspace(10))).token
@@ -236,7 +215,7 @@ describe("failures", () => {
   let id: string
   beforeAll(async () => {
     token = (await api.key(await api.workspace(2))).token
-    id = await newAgent(token, "faults", api.request)
+    id = await ApiKit.make(api.request).newAgent(token, "faults")
   }, 120_000)
   afterAll(api.dispose)
   const syncIt = () => api.request("POST", `/v0/agents/${id}/snapshots/sync`, token)
@@ -262,7 +241,7 @@ describe("failures", () => {
     faults.catFails = true
     const failed = await api.request("POST", `/v0/agents/${id}/snapshots/reset`, token, { snapshotCid: first })
     faults.catFails = false
-    expectError(failed, 500, "Reset failed")
+    expectError(failed, 500, "Reset failed", { preResetCid: /^baf/ })
     const preResetCid = failed.body!["preResetCid"] as string
     assert.strictEqual((await listIt())[0]!["snapshotCid"], preResetCid)
     const events = (await api.request("GET", `/v0/agents/${id}/events`, token)).body!["events"] as Array<Record<string, any>>
@@ -284,7 +263,7 @@ describe("automatic rounds", () => {
 
   it("snapshot running agents whose workspace changed, and remove a deleted agent's snapshots after the grace period", async () => {
     const token = (await api.key(await api.workspace(2))).token
-    const id = await newAgent(token, "auto", api.request)
+    const id = await ApiKit.make(api.request).newAgent(token, "auto")
     const listIt = async () => (await api.request("GET", `/v0/agents/${id}/snapshots`, token)).body!["snapshots"] as Array<Record<string, any>>
     await api.control((c) => c.editWorkspaceFile(id, "journal.md", text("day one")))
     await round()

@@ -4,36 +4,19 @@
  * restarts): every documented status and string, the limit of 20, gateway-token access, and the audit trail.
  */
 import { CrashBackoff, Gateway } from "@cairn/application"
-import { TestRuntime } from "@cairn/runtime/testing"
+import { ApiKit, TestRuntime } from "@cairn/runtime/testing"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 
 const { runtime, web, request, workspace, key, control, dispose } = TestRuntime.makeTestApi()
 
-const expectError = (response: TestRuntime.Reply, status: number, error: string) => {
-  assert.strictEqual(response.status, status, JSON.stringify(response.body))
-  assert.strictEqual(response.body?.["error"], error, JSON.stringify(response.body))
-}
-const invalid = (response: TestRuntime.Reply, reason: string | RegExp) => {
-  expectError(response, 400, "Invalid parameters")
-  if (typeof reason === "string") assert.strictEqual(response.body!["reason"], reason)
-  else assert.match(response.body!["reason"], reason)
-}
+const { expectError } = ApiKit
+const { waitForStatus, newAgent: newAgentOf } = ApiKit.make(request)
+const invalid = (response: TestRuntime.Reply, reason: string | RegExp) => expectError(response, 400, "Invalid parameters", { reason })
 
 /** A request whose body is sent exactly as given (not JSON-encoded). */
-const raw = async (method: string, path: string, token: string, body: string): Promise<TestRuntime.Reply> => {
-  const response = await web.handler(new Request(`http://cairn${path}`, { method, headers: { authorization: `Bearer ${token}` }, body }))
-  const text = await response.text()
-  return { status: response.status, body: text === "" ? undefined : JSON.parse(text) }
-}
-
-const waitForStatus = async (token: string, agentId: string, status: string) => {
-  for (let i = 0; i < 300; i++) {
-    if ((await request("GET", `/v0/agents/${agentId}`, token)).body?.["agent"]?.status === status) return
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
-  assert.fail(`agent ${agentId} never became ${status}`)
-}
+const raw = async (method: string, path: string, token: string, body: string): Promise<TestRuntime.Reply> =>
+  TestRuntime.replyOf(await web.handler(new Request(`http://cairn${path}`, { method, headers: { authorization: `Bearer ${token}` }, body })))
 
 type Json = Record<string, any>
 const hour = 3_600_000
@@ -53,13 +36,7 @@ const daily = (name: string) => ({
   payload: { kind: "agentTurn", text: "Summarise yesterday in three lines." }
 })
 
-const newAgent = async (name: string) => {
-  const created = await request("POST", "/v0/agents", owner, { name })
-  assert.strictEqual(created.status, 201, JSON.stringify(created.body))
-  const id = created.body!["agent"].agentId as string
-  await waitForStatus(owner, id, "running")
-  return id
-}
+const newAgent = (name: string) => newAgentOf(owner, name)
 
 beforeAll(async () => {
   owner = (await key(await workspace(20))).token
@@ -325,13 +302,13 @@ describe("who may use an agent's tasks", () => {
     assert.strictEqual(recorded["actor"], "ada")
     assert.strictEqual((await request("DELETE", `${tasksPath()}/${made.body!["task"].id}`, token)).status, 200)
 
-    expectError(await request("GET", tasksPath()), 401, "Unauthorized")
-    expectError(await request("POST", tasksPath(), undefined, daily("anon")), 401, "Unauthorized")
+    expectError(await request("GET", tasksPath()), 401, "Unauthorized", { reason: "missing-credentials" })
+    expectError(await request("POST", tasksPath(), undefined, daily("anon")), 401, "Unauthorized", { reason: "missing-credentials" })
     const other = await newAgent("other-scheduler")
     const otherToken = (await request("GET", `/v0/agents/${other}/gateway-token`, owner)).body!["gatewayToken"] as string
-    expectError(await list("", otherToken), 401, "Unauthorized")
+    expectError(await list("", otherToken), 401, "Unauthorized", { reason: "stale-gateway-token" })
     await request("POST", `/v0/agents/${other}/gateway-token/rotate`, owner)
-    expectError(await list("", otherToken, other), 401, "Unauthorized")
+    expectError(await list("", otherToken, other), 401, "Unauthorized", { reason: "stale-gateway-token" })
   })
 
   it("404 Agent not found for an unknown agent or another workspace's", async () => {

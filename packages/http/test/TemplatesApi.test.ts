@@ -8,7 +8,7 @@ import { type Principal, Templates } from "@cairn/application"
 import { ContentStore } from "@cairn/content-store"
 import { Catalog } from "@cairn/templates/node"
 import { makeRepository, type Repository } from "@cairn/templates/testing"
-import { TestRuntime } from "@cairn/runtime/testing"
+import { ApiKit, TestRuntime } from "@cairn/runtime/testing"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { pathToFileURL } from "node:url"
@@ -18,11 +18,9 @@ const api = TestRuntime.makeTestApi({ allowLocalGit: true })
 const { request, workspace, key, runtime } = api
 afterAll(api.dispose)
 
-const expectError = (response: TestRuntime.Reply, status: number, error: string | RegExp) => {
-  assert.strictEqual(response.status, status, JSON.stringify(response.body))
-  if (typeof error === "string") assert.strictEqual(response.body?.["error"], error)
-  else assert.match(response.body?.["error"], error)
-}
+const { expectError } = ApiKit
+/** What a refused template folder without a manifest lists as its problems. */
+const missingManifest = { validationErrors: ["manifest.json: missing (it must be at the template's root)"] }
 
 const manifest = (name: string, extra: Record<string, unknown> = {}) =>
   JSON.stringify({
@@ -147,16 +145,20 @@ describe("publishing a template from git", () => {
     const bad = makeRepository()
     bad.commit({ "manifest.json": JSON.stringify({ version: 1, agent: { name: "x".repeat(101) }, skills: [{ name: "s" }] }) })
     const refused = await request("POST", "/v0/templates", owner, { gitUrl: bad.dir })
-    expectError(refused, 400, "Validation failed: /agent/name: must NOT have more than 100 characters")
+    expectError(refused, 400, "Validation failed: /agent/name: must NOT have more than 100 characters", {
+      validationErrors: ["/agent/name: must NOT have more than 100 characters", "/skills/0: must have exactly one of clawhub_slug or cid"]
+    })
     assert.deepStrictEqual(refused.body!["validationErrors"], [
       "/agent/name: must NOT have more than 100 characters",
       "/skills/0: must have exactly one of clawhub_slug or cid"
     ])
     const noManifest = makeRepository()
     noManifest.commit({ "SOUL.md": "x" })
-    expectError(await request("POST", "/v0/templates", owner, { gitUrl: noManifest.dir }), 400, "Validation failed: manifest.json: missing (it must be at the template's root)")
-    expectError(await publishFromGit(owner, { branch: "no-such-branch" }), 400, /^Validation failed: could not read .*: no branch, tag or commit named no-such-branch$/)
-    expectError(await publishFromGit(owner, { path: "nowhere" }), 400, /no folder nowhere in that commit$/)
+    expectError(await request("POST", "/v0/templates", owner, { gitUrl: noManifest.dir }), 400, "Validation failed: manifest.json: missing (it must be at the template's root)", missingManifest)
+    expectError(await publishFromGit(owner, { branch: "no-such-branch" }), 400, /^Validation failed: could not read .*: no branch, tag or commit named no-such-branch$/, {
+      validationErrors: [`could not read ${gitUrl}: no branch, tag or commit named no-such-branch`]
+    })
+    expectError(await publishFromGit(owner, { path: "nowhere" }), 400, /no folder nowhere in that commit$/, { validationErrors: [`could not read ${gitUrl}: no folder nowhere in that commit`] })
   })
 
   it("needs exactly one of gitUrl and templateCid, and a slug of lowercase words", async () => {
@@ -166,7 +168,7 @@ describe("publishing a template from git", () => {
     expectError(await publishFromGit(owner, { name: "" }), 400, "Validation failed: name must be 1 to 100 characters")
     expectError(await request("POST", "/v0/templates", owner, { gitUrl: 42 }), 400, /^Validation failed: /)
     expectError(await request("POST", "/v0/templates", owner, "not json"), 400, /^Validation failed: /)
-    expectError(await request("POST", "/v0/templates", undefined, { gitUrl }), 401, "Unauthorized")
+    expectError(await request("POST", "/v0/templates", undefined, { gitUrl }), 401, "Unauthorized", { reason: "missing-credentials" })
   })
 })
 
@@ -180,11 +182,13 @@ describe("publishing a stored folder by CID", () => {
 
   it("refuses a CID that is no stored folder", async () => {
     const missing = "bafybeigdyrzt5sfp7udm7hu76uh7y26nf3efuylqabf3oclgtqy55fbzdi"
-    expectError(await request("POST", "/v0/templates", owner, { templateCid: missing }), 400, `Validation failed: templateCid ${missing} is not a folder stored on the public network`)
+    expectError(await request("POST", "/v0/templates", owner, { templateCid: missing }), 400, `Validation failed: templateCid ${missing} is not a folder stored on the public network`, {
+      validationErrors: [`templateCid ${missing} is not a folder stored on the public network`]
+    })
     const file = await runtime.runPromise(
       ContentStore.use((content) => content.addDirectory([{ path: "a.txt", content: new TextEncoder().encode("a") }], { network: "public" }))
     )
-    expectError(await request("POST", "/v0/templates", owner, { templateCid: file.cid }), 400, "Validation failed: manifest.json: missing (it must be at the template's root)")
+    expectError(await request("POST", "/v0/templates", owner, { templateCid: file.cid }), 400, "Validation failed: manifest.json: missing (it must be at the template's root)", missingManifest)
   })
 })
 
@@ -314,7 +318,7 @@ describe("listing", () => {
     const notFeatured = (await request("GET", "/v0/templates?featured=false", owner)).body!["templates"] as Array<{ featured: boolean }>
     assert.isTrue(notFeatured.every((t) => !t.featured))
     expectError(await request("GET", "/v0/templates?submittedBy=someone", owner), 400, "Validation failed: submittedBy can only be me")
-    expectError(await request("GET", "/v0/templates"), 401, "Unauthorized")
+    expectError(await request("GET", "/v0/templates"), 401, "Unauthorized", { reason: "missing-credentials" })
   })
 
   it("serves the manifest schema to anyone", async () => {
@@ -384,8 +388,10 @@ describe("the admin API", () => {
   it("refuses a workspace's slug, bad input and anyone but the admin; archives any template", async () => {
     expectError(await request("POST", "/admin/templates", TestRuntime.adminToken, { files: files("x"), slug: "field-researcher" }), 409, "Duplicate template slug")
     expectError(await request("POST", "/admin/templates", TestRuntime.adminToken, { slug: "nothing" }), 400, "Validation failed: give exactly one of files, gitUrl and templateCid")
-    expectError(await request("POST", "/admin/templates", TestRuntime.adminToken, { files: [{ path: "../x", contentBase64: "" }] }), 400, /^Validation failed: "\.\.\/x": path must not/)
-    expectError(await request("POST", "/admin/templates", owner, { files: files("x") }), 401, "Unauthorized")
+    expectError(await request("POST", "/admin/templates", TestRuntime.adminToken, { files: [{ path: "../x", contentBase64: "" }] }), 400, /^Validation failed: "\.\.\/x": path must not/, {
+      validationErrors: [`"../x": path must not have empty, . or .. segments`, "manifest.json: missing (it must be at the template's root)"]
+    })
+    expectError(await request("POST", "/admin/templates", owner, { files: files("x") }), 401, "Unauthorized", { reason: "wrong-admin-token" })
     const pick = (await request("GET", "/v0/templates/operator-pick", owner)).body!["template"]
     assert.strictEqual((await request("DELETE", `/admin/templates/${pick.templateId}`, TestRuntime.adminToken)).status, 200)
     expectError(await request("GET", "/v0/templates/operator-pick", owner), 404, "Template not found")
@@ -400,9 +406,13 @@ describe("on an installation that keeps repositories on its disk to itself (the 
   it("refuses a workspace's local repository, and lets the admin API publish it", async () => {
     const token = (await closed.key(await closed.workspace(1))).token
     const refused = await closed.request("POST", "/v0/templates", token, { gitUrl, path: "templates/helper" })
-    expectError(refused, 400, `Validation failed: could not read ${gitUrl}: repositories on this server's disk are not allowed; use an https:// URL`)
+    expectError(refused, 400, `Validation failed: could not read ${gitUrl}: repositories on this server's disk are not allowed; use an https:// URL`, {
+      validationErrors: [`could not read ${gitUrl}: repositories on this server's disk are not allowed; use an https:// URL`]
+    })
     assert.deepStrictEqual(refused.body!["validationErrors"], [`could not read ${gitUrl}: repositories on this server's disk are not allowed; use an https:// URL`])
-    expectError(await closed.request("POST", "/v0/templates", token, { gitUrl: "http://127.0.0.1:1/repo.git" }), 400, /repositories on this server's own network are not allowed$/)
+    expectError(await closed.request("POST", "/v0/templates", token, { gitUrl: "http://127.0.0.1:1/repo.git" }), 400, /repositories on this server's own network are not allowed$/, {
+      validationErrors: ["could not read http://127.0.0.1:1/repo.git: repositories on this server's own network are not allowed"]
+    })
     const validated = await closed.request("POST", "/v0/templates/validate", token, { gitUrl: repo.dir })
     assert.deepStrictEqual([validated.status, validated.body!["valid"]], [200, false])
     const published = await closed.request("POST", "/admin/templates", TestRuntime.adminToken, { gitUrl, path: "templates/helper" })

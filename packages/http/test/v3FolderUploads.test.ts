@@ -6,7 +6,7 @@
  */
 import { ContentStore, type DirectoryEntry } from "@cairn/content-store"
 import { directoryTree, kuboDirectoryVectors } from "@cairn/content-store/testing"
-import { TestRuntime } from "@cairn/runtime/testing"
+import { ApiKit, TestRuntime } from "@cairn/runtime/testing"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Stream } from "effect"
 
@@ -48,8 +48,7 @@ const post = async (path: string, token: string | undefined, parts: ReadonlyArra
     headers: { "content-type": contentType, ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) },
     body
   }))
-  const reply = await response.text()
-  return { status: response.status, body: reply === "" ? undefined : JSON.parse(reply) as Record<string, any> }
+  return TestRuntime.replyOf(response)
 }
 
 const files = (entries: ReadonlyArray<{ readonly path: string; readonly content: Uint8Array | string }>, prefix = ""): Array<Part> =>
@@ -61,10 +60,7 @@ const cat = (cid: string, network: "public" | "private" = "public") =>
   runtime.runPromise(ContentStore.use((store) => Stream.mkUint8Array(store.cat(cid, network)))).then((bytes) => new TextDecoder().decode(bytes))
 const filesOf = (entries: ReadonlyArray<DirectoryEntry>) => entries.filter((entry) => entry.kind === "file").map((entry) => entry.path)
 
-const expectError = (response: { status: number; body: Record<string, any> | undefined }, status: number, error: string) => {
-  assert.strictEqual(response.status, status, JSON.stringify(response.body))
-  assert.strictEqual(response.body?.["error"], error)
-}
+const { expectError } = ApiKit
 
 const treeBytes = directoryTree.reduce((sum, file) => sum + file.content.length, 0)
 const treeCid = (cidVersion: 0 | 1) => kuboDirectoryVectors.find((v) => v.files === directoryTree && v.cidVersion === cidVersion)!.cid
@@ -173,7 +169,7 @@ describe("POST /v3/files with a folder", () => {
   }, 60_000)
 
   it("needs the write scope", async () => {
-    expectError(await post("/v3/files", undefined, files([{ path: "a/b.txt", content: "b" }])), 401, "Unauthorized")
+    expectError(await post("/v3/files", undefined, files([{ path: "a/b.txt", content: "b" }])), 401, "Unauthorized", { reason: "missing-credentials" })
     const forbidden = await post("/v3/files", reader, files([{ path: "a/b.txt", content: "b" }]))
     assert.strictEqual(forbidden.status, 403)
   })
@@ -237,6 +233,6 @@ describe("POST /pinning/pinFileToIPFS (the SDK's fileArray)", () => {
       "Validation failed: pinataMetadata must be JSON {name, keyvalues} with string key-values"
     )
     expectError(await post("/pinning/pinFileToIPFS", writer, [{ name: "pinataMetadata", content: "{}" }]), 400, "Validation failed: a file part named \"file\" is required")
-    expectError(await post("/pinning/pinFileToIPFS", undefined, files([{ path: "a/b.txt", content: "b" }])), 401, "Unauthorized")
+    expectError(await post("/pinning/pinFileToIPFS", undefined, files([{ path: "a/b.txt", content: "b" }])), 401, "Unauthorized", { reason: "missing-credentials" })
   })
 })

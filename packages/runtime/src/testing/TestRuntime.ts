@@ -97,6 +97,18 @@ export const layerTest = (options: TestRuntimeOptions = {}) =>
 export interface Reply {
   readonly status: number
   readonly body: Record<string, any> | undefined
+  /** The response's `content-type` header, if it had one. */
+  readonly contentType: string | undefined
+}
+
+/** A web response read as a `Reply`: its status, its content type and its body parsed as JSON (none if empty). */
+export const replyOf = async (response: Response): Promise<Reply> => {
+  const text = await response.text()
+  return {
+    status: response.status,
+    body: text === "" ? undefined : JSON.parse(text) as Record<string, any>,
+    contentType: response.headers.get("content-type") ?? undefined
+  }
 }
 
 /** A test runtime with a client for its routes. Dispose it in `afterAll`. */
@@ -114,13 +126,12 @@ export const makeTestApi = (options: TestRuntimeOptions = {}) => {
       headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
       ...(body === undefined ? {} : { body: JSON.stringify(body) })
     }))
-    const text = await response.text()
-    const parsed = text === "" ? undefined : JSON.parse(text) as Record<string, any>
+    const reply = await replyOf(response)
     // Every JSON answer is checked against the document the server serves (ResponseValidation.ts).
-    if (response.headers.get("content-type")?.startsWith("application/json") === true) {
-      ;(await responses()).check(method, path, response.status, parsed)
+    if (reply.contentType?.startsWith("application/json") === true) {
+      ;(await responses()).check(method, path, reply.status, reply.body)
     }
-    return { status: response.status, body: parsed }
+    return reply
   }
   let validator: Promise<ResponseValidation.ResponseValidator> | undefined
   /** The response validator, from the server's own `/openapi.json`; `skipped` lists the routes it cannot check yet. */

@@ -2,3 +2,4 @@
 export * as TestRuntime from "./TestRuntime.ts"
 export * as ResponseValidation from "./ResponseValidation.ts"
 export * as TestLogs from "./TestLogs.ts"
+export * as ApiKit from "./ApiKit.ts"
