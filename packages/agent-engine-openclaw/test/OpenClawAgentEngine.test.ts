@@ -226,8 +226,10 @@ describe("OpenClawAgentEngine", () => {
           const agentId = yield* provisioned
           const first = [skillMd("kept"), text("notes.md", "first")]
           yield* engine.installSkill(agentId, { name: "kept", files: first })
-          // 200 characters pass the path rules, but 400 bytes are too long a name for the filesystem.
-          const error = yield* Effect.flip(engine.installSkill(agentId, { name: "kept", files: [skillMd("kept"), text("é".repeat(200), "x")] }))
+          // 4,015 bytes pass the path rules (at most 4,096), but under the workspace the whole path is longer than the
+          // filesystem takes (PATH_MAX, 4,096 bytes with the home's own path).
+          const deep = Array.from({ length: 16 }, () => "d".repeat(250)).join("/")
+          const error = yield* Effect.flip(engine.installSkill(agentId, { name: "kept", files: [skillMd("kept"), text(deep, "x")] }))
           assert.strictEqual(error._tag, "EngineUnavailable")
           assert.deepStrictEqual(
             (yield* engine.readSkill(agentId, "kept"))?.map((file) => file.path),

@@ -4,20 +4,20 @@
  * agent's history. Every change to a gateway goes through its owner (gateway/Gateway.ts), and outcomes come back as
  * events. A create waits a moment for the gateway, so a gateway that fails at once is reported (`Gateway failed to
  * start`) with the agent. A delete is the whole use case, whoever calls it (the HTTP API or a program embedding
- * Cairn): the workspace's final snapshot, the agent and everything it held let go in one append (its quota slot,
- * secrets, skills, channels), its gateway and home removed, and its domains released.
+ * Cairn): the workspace's final snapshot, then the agent and everything it held let go in one append (its quota slot,
+ * secrets, skills, channels, domains and their names), then its gateway and home removed.
  */
 import { AgentEngine, type Provisioning } from "@cairn/agent-engine"
 import { GatewayTokens, TokenSigner } from "@cairn/auth"
-import { Agent, AuditStreams, Channel, ValidationFailed, Workspace } from "@cairn/domain"
-import { EventStore } from "@cairn/event-store"
+import { Agent, AuditStreams, Channel, Domain, Reservation, Secret, Skill, ValidationFailed, Workspace } from "@cairn/domain"
+import { EventStore, type EventStoreUnavailable } from "@cairn/event-store"
 import { historyOf } from "../History.ts"
 import { Context, Deferred, type Duration, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Principal } from "../Access.ts"
 import { Domains } from "../domains/Domains.ts"
 import { Gateway } from "../gateway/Gateway.ts"
-import { CommandHandler, decision } from "../CommandHandler.ts"
+import { CommandHandler, decision, type TooMuchContention } from "../CommandHandler.ts"
 import { now } from "../Now.ts"
 import * as AgentsTable from "../readmodels/AgentsTable.ts"
 import { Secrets } from "../secrets/Secrets.ts"
@@ -117,8 +117,12 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
 
     const list = (principal: Principal) => agents.inWorkspace(principal.workspaceId)
 
-    /** The agent and what it held, let go in one append; planned again if its attachments change meanwhile. */
-    const release = (principal: Principal, agentId: string) =>
+    /** The agent and everything it held, let go in one append; planned again if any of it changes meanwhile. */
+    const release = (principal: Principal, agentId: string): Effect.Effect<
+      unknown,
+      | Agent.AgentError | Workspace.WorkspaceError | Secret.SecretError | Skill.SkillError | Domain.DomainError | Reservation.ReservationTaken
+      | TooMuchContention | EventStoreUnavailable
+    > =>
       commands.executePlan(Effect.gen(function*() {
         const { workspaceId } = principal
         const at = yield* now
@@ -131,7 +135,9 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
           ...secrets.releaseAll(agent, at),
           ...skills.releaseAll(agent, at),
           // Its channels go too, so their sealed tokens are no longer delivered to anything.
-          decision(Channel.deletion, Channel.stream(agentId), new Channel.RemoveAllChannels({ agentId, at }))
+          decision(Channel.deletion, Channel.stream(agentId), new Channel.RemoveAllChannels({ agentId, at })),
+          // And its domains, their names free for anyone once the delete answers.
+          ...(yield* domains.releaseAll(agentId, at))
         ]
       }), { actor: principal.userId })
 
@@ -141,7 +147,6 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
       yield* snapshots.beforeDelete(principal, agentId)
       yield* release(principal, agentId)
       yield* gateway.remove(agentId)
-      yield* domains.afterAgentDeleted(agentId, principal.userId)
     })
 
     /** Restarts the agent's gateway (optionally onto another engine version) through its owner. */

@@ -5,7 +5,7 @@
  * random TXT value to publish at `_service-verify.<domain>`; verify looks it up through the Dns port and, when it is
  * there, activates the domain and claims its name (the first agent to prove it wins; later ones get 409). A
  * background job re-checks pending custom domains with a doubling wait, expires them after DOMAIN_VERIFY_TIMEOUT
- * and removes the domains of deleted agents. `routeFor` is what the app router and the TLS ask endpoint use.
+ * and removes the domains of agents deleted before a delete released them itself. `routeFor` is what the app router and the TLS ask endpoint use.
  */
 import { Dns, type DnsUnavailable } from "@cairn/dns"
 import { Domain, Reservation, ValidationFailed } from "@cairn/domain"
@@ -235,8 +235,20 @@ export class Domains extends Context.Service<Domains>()("cairn/Domains", {
       })
 
     /**
-     * Removes every domain of a deleted agent and releases their names. Called right after the agent's deletion;
-     * the background job does it for any left behind. Best effort: failures are logged.
+     * The decisions that remove every domain of an agent being deleted and release their names, for the delete's
+     * own append: when it answers, the names are free. Planned again with the delete if the domains change meanwhile.
+     */
+    const releaseAll = (agentId: string, at: string) =>
+      Effect.map(commands.load(Domain.decider, Domain.stream(agentId)), (loaded) => [
+        decision(Domain.decider, Domain.stream(agentId), new Domain.RemoveAllDomains({ agentId, at }), loaded),
+        ...[...loaded.state.domains.values()].map((domain) =>
+          decision(Reservation.decider, Domain.nameReservation(domain.kind, domain.name), new Reservation.ReleaseReservation({ owner: domain.domainId, at }))
+        )
+      ])
+
+    /**
+     * Removes every domain of an agent deleted before deletes released them in their own append, and releases their
+     * names: the background job's sweep of what older logs left behind. Best effort: failures are logged.
      */
     const afterAgentDeleted = (agentId: string, actor: string) =>
       Effect.gen(function*() {
@@ -291,7 +303,7 @@ export class Domains extends Context.Service<Domains>()("cairn/Domains", {
       )
     })
 
-    return { appsDomain, list, add, update, remove, verify, routeFor, afterAgentDeleted, round, run }
+    return { appsDomain, list, add, update, remove, verify, routeFor, releaseAll, afterAgentDeleted, round, run }
   })
 }) {
   static readonly layer = Layer.effect(this, this.make)

@@ -46,5 +46,11 @@ export class RemoveDomain extends Schema.TaggedClass<RemoveDomain>()("RemoveDoma
   at: Schema.String
 }) {}
 
-export const DomainCommand = Schema.Union([AddDomain, ChangeDomain, VerifyDomain, ExpireDomain, RemoveDomain])
+/** Every domain of a deleted agent goes, in the same append as its deletion. */
+export class RemoveAllDomains extends Schema.TaggedClass<RemoveAllDomains>()("RemoveAllDomains", {
+  agentId: Schema.String,
+  at: Schema.String
+}) {}
+
+export const DomainCommand = Schema.Union([AddDomain, ChangeDomain, VerifyDomain, ExpireDomain, RemoveDomain, RemoveAllDomains])
 export type DomainCommand = typeof DomainCommand.Type

@@ -44,5 +44,9 @@ export const decide = (command: DomainCommand, state: DomainsState): Decision =>
     ExpireDomain: ({ domainId, agentId, at }) =>
       Result.map(domainOf(state, domainId), (domain) => domain.status === "pending_ownership" ? [new DomainExpired({ domainId, agentId, at })] : []),
     RemoveDomain: ({ domainId, agentId, reason, at }) =>
-      Result.map(domainOf(state, domainId), (domain) => [new DomainRemoved({ domainId, agentId, kind: domain.kind, name: domain.name, reason, at })])
+      Result.map(domainOf(state, domainId), (domain) => [new DomainRemoved({ domainId, agentId, kind: domain.kind, name: domain.name, reason, at })]),
+    RemoveAllDomains: ({ agentId, at }): Decision =>
+      Result.succeed([...state.domains.values()].map((domain) =>
+        new DomainRemoved({ domainId: domain.domainId, agentId, kind: domain.kind, name: domain.name, reason: "agent-deleted", at })
+      ))
   })

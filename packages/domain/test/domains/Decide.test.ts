@@ -79,3 +79,16 @@ describe("RemoveDomain", () => {
       .thenFails(new Domain.DomainNotFound({ domainId: "d1" }))
   })
 })
+
+describe("RemoveAllDomains", () => {
+  it("removes every domain the agent still has, as deleted with it; none left records nothing", () => {
+    const removed = new Domain.DomainRemoved({ domainId: "d1", agentId, kind: "subdomain", name: "shop", reason: "removed", at })
+    given(Domain.decider, [subAdded("d1", "shop"), customAdded("d2", "x.example"), removed, subAdded("d3", "blog")])
+      .when(new Domain.RemoveAllDomains({ agentId, at }))
+      .then([
+        new Domain.DomainRemoved({ domainId: "d2", agentId, kind: "custom", name: "x.example", reason: "agent-deleted", at }),
+        new Domain.DomainRemoved({ domainId: "d3", agentId, kind: "subdomain", name: "blog", reason: "agent-deleted", at })
+      ])
+    given(Domain.decider, [subAdded("d1", "shop"), removed]).when(new Domain.RemoveAllDomains({ agentId, at })).then([])
+  })
+})
