@@ -3,7 +3,7 @@
  * configuration, the routes, and the process around them. An entry point gives only what its platform serves HTTP
  * with, as a layer over the server's services (`run`): the Node server (CairnHttp.serve over NodeHttpServer), or
  * a runtime's own server calling Cairn's web handler (WebServer.ts).
- * PORT (3000), HOST (0.0.0.0), DATA_DIR (./data), DATABASE_URL (unset: embedded PGlite), ACCESS_LOG (false),
+ * PORT (3000), HOST (127.0.0.1), DATA_DIR (./data), DATABASE_URL (unset: embedded PGlite), ACCESS_LOG (false),
  * LOG_LEVEL (Info), LOG_FORMAT (json, or pretty on a terminal), METRICS_TOKEN, OTEL_EXPORTER_OTLP_ENDPOINT; see
  * docs/operations.md. The server runs until SIGTERM or SIGINT: the listener stops, then the read-model runners and
  * agents' gateways, then the database closes, within SHUTDOWN_GRACE (a second signal stops it at once; Shutdown.ts).
@@ -16,10 +16,10 @@ import * as Main from "./Main.ts"
 import * as Observability from "./Observability.ts"
 import * as Shutdown from "./Shutdown.ts"
 
-/** Where the server listens: `PORT` (3000) and `HOST` (0.0.0.0). */
+/** Where the server listens: `PORT` (3000) and `HOST` (127.0.0.1: loopback only unless the operator says otherwise). */
 export const address = Config.all({
   port: Config.Port("PORT").pipe(Config.withDefault(3000)),
-  hostname: Config.String("HOST").pipe(Config.withDefault("0.0.0.0"))
+  hostname: Config.String("HOST").pipe(Config.withDefault("127.0.0.1"))
 })
 
 /** The services the routes and the platform's server are given. */

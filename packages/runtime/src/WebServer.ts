@@ -11,7 +11,7 @@ import { Effect, Layer, type Scope } from "effect"
 import { HttpRouter } from "effect/http"
 import * as CairnServer from "./CairnServer.ts"
 
-/** What a runtime's server is given: the handler, and where to listen (`PORT`, 3000; `HOST`, 0.0.0.0). */
+/** What a runtime's server is given: the handler, and where to listen (`PORT`, 3000; `HOST`, 127.0.0.1). */
 export interface Listen {
   (handler: (request: Request) => Promise<Response>, address: { readonly port: number; readonly hostname: string }): Effect.Effect<
     void,
