@@ -15,7 +15,7 @@ import * as Http from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { WebSocket } from "ws"
-import { type ApiUser, freePort, newApiUser, type ServerProcess, startServer, waitUntilServing } from "../src/testing/index.ts"
+import { type ApiUser, freePort, newApiUser, type ServerProcess, startServer, waitUntil, waitUntilServing } from "../src/testing/index.ts"
 
 const fixture = join(import.meta.dirname, "fixtures", "app-server.mjs")
 const appsDomain = "apps.test"
@@ -36,18 +36,10 @@ afterAll(async () => {
   }
 })
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-/** Waits until `check` gives something (polling; the deadline only bounds a failure). */
-const waitFor = async <A>(what: string, server: ServerProcess, check: () => Promise<A | undefined>, timeoutMs = 120_000): Promise<A> => {
-  const deadline = Date.now() + timeoutMs
-  while (Date.now() < deadline) {
-    const result = await check()
-    if (result !== undefined) return result
-    await sleep(100)
-  }
-  throw new Error(`timed out waiting until ${what}\n${server.output().slice(-4_000)}`)
-}
+/** Waits until `check` gives something, with the server's output on a timeout. */
+const waitFor = <A>(what: string, server: ServerProcess, check: () => Promise<A | undefined>, timeoutMs = 120_000): Promise<A> =>
+  waitUntil(what, check, { output: server.output, timeoutMs })
 
 interface Reply {
   readonly status: number

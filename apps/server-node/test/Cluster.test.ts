@@ -15,7 +15,7 @@ import * as Http from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { WebSocket } from "ws"
-import { freePort, newApiUser, type ServerProcess, startServer, waitUntilServing } from "../src/testing/index.ts"
+import { freePort, newApiUser, type ServerProcess, startServer, waitUntil, waitUntilServing } from "../src/testing/index.ts"
 
 const databaseUrl = process.env["DATABASE_URL"]
 const appsDomain = "apps.test"
@@ -26,18 +26,10 @@ afterAll(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup()
 })
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-/** Polls `check` until it gives something; the deadline only bounds a failure. */
-const waitFor = async <A>(what: string, servers: ReadonlyArray<ServerProcess>, check: () => Promise<A | undefined>, timeoutMs = 180_000) => {
-  const deadline = Date.now() + timeoutMs
-  while (Date.now() < deadline) {
-    const result = await check()
-    if (result !== undefined) return result
-    await sleep(100)
-  }
-  throw new Error(`timed out waiting until ${what}\n${servers.map((s) => s.output().slice(-4_000)).join("\n----\n")}`)
-}
+/** Waits until `check` gives something, with every server's output on a timeout. */
+const waitFor = <A>(what: string, servers: ReadonlyArray<ServerProcess>, check: () => Promise<A | undefined>, timeoutMs = 180_000) =>
+  waitUntil(what, check, { output: () => servers.map((s) => s.output().slice(-4_000)).join("\n----\n"), timeoutMs })
 
 /** A fresh database on DATABASE_URL's server, dropped afterwards. */
 const freshDatabase = (url: string) => {

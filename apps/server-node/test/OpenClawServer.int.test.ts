@@ -18,7 +18,7 @@ import { execFile } from "node:child_process"
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { filesUnder, newApiUser, type ServerProcess, startServer, textOf, waitUntilServing } from "../src/testing/index.ts"
+import { filesUnder, newApiUser, type ServerProcess, startServer, textOf, waitUntil, waitUntilServing } from "../src/testing/index.ts"
 
 const enabled = process.env["ENGINE_IT"] === "openclaw"
 const dataDir = enabled ? mkdtempSync(join(tmpdir(), "cairn-openclaw-server-")) : ""
@@ -35,21 +35,13 @@ const env = {
 }
 let server: ServerProcess | undefined
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** The pids of gateways (and their workers) running under this data dir, or in one agent's home. */
 const gatewayProcesses = (agentId?: string) =>
   processesUnder(agentId === undefined ? join(dataDir, "agents") : join(dataDir, "agents", agentId)).map((p) => p.pid)
 
-const waitFor = async <A>(what: string, check: () => Promise<A | undefined> | A | undefined, timeoutMs = 180_000): Promise<A> => {
-  const deadline = Date.now() + timeoutMs
-  while (Date.now() < deadline) {
-    const result = await check()
-    if (result !== undefined) return result
-    await sleep(250)
-  }
-  throw new Error(`timed out waiting until ${what}\n${server?.output().slice(-4_000)}`)
-}
+const waitFor = <A>(what: string, check: () => Promise<A | undefined> | A | undefined, timeoutMs = 180_000): Promise<A> =>
+  waitUntil(what, check, { output: () => server?.output() ?? "", timeoutMs, intervalMs: 250 })
 
 /** The skills an agent's running gateway has loaded, by its own RPC (`skills.status`, through the engine's CLI). */
 const gatewaySkills = (home: string) =>

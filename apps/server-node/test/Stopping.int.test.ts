@@ -15,7 +15,7 @@ import { connect, type Socket } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { embeddedStorePass, freePort, newApiUser, type ServerProcess, waitUntilServing } from "../src/testing/index.ts"
+import { embeddedStorePass, freePort, newApiUser, type ServerProcess, waitUntil, waitUntilServing } from "../src/testing/index.ts"
 
 const repository = fileURLToPath(new URL("../../..", import.meta.url))
 const real = process.env["ENGINE_IT"] === "openclaw"
@@ -36,17 +36,9 @@ const engineFor = (engine: Engine) => engine === "gateways" && real ? realEngine
 /** Each case starts npm, the server and an agent: minutes with a real gateway on a loaded machine. */
 const timeout = real ? 600_000 : 180_000
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-const waitFor = async <A>(what: string, check: () => Promise<A | undefined> | A | undefined, output: () => string, timeoutMs = timeout / 2) => {
-  const deadline = Date.now() + timeoutMs
-  while (Date.now() < deadline) {
-    const result = await check()
-    if (result !== undefined) return result
-    await sleep(100)
-  }
-  throw new Error(`timed out waiting until ${what}\n${output().slice(-4_000)}`)
-}
+const waitFor = <A>(what: string, check: () => Promise<A | undefined> | A | undefined, output: () => string, timeoutMs = timeout / 2) =>
+  waitUntil(what, check, { output, timeoutMs })
 
 /** The live (not zombie) processes whose process group is `pgid`, from /proc. */
 const groupMembers = (pgid: number) =>
