@@ -16,6 +16,10 @@
  * - The app not listening (or not reachable from this node): 502 `{"error":"Bad gateway"}`.
  * - The app gets the request's own Host, and `X-Forwarded-For` (the client's address appended), `X-Forwarded-Proto`
  *   and `X-Forwarded-Host`.
+ * - Every request it sends carries this proxy's hop marker (`X-Cairn-Hop`, random per proxy): a request that comes
+ *   back with it has gone round through this server (a domain whose `targetPort` is Cairn's own port, or an app
+ *   that calls its own domain), and is refused at once, 508 `{"error":"Loop detected"}`, instead of looping until a
+ *   header grows too large.
  */
 import * as Http from "node:http"
 import type { Socket } from "node:net"
@@ -208,6 +212,15 @@ const tokenCookie = (token: string, request: Http.IncomingMessage) =>
 
 const errorBody = (error: string) => JSON.stringify({ error })
 
+/** The header a proxied request carries, naming the proxy that sent it. */
+export const hopHeader = "x-cairn-hop"
+
+/** Whether the request carries `marker` among its hop markers: it has been through that proxy already. */
+const hasHop = (request: Http.IncomingMessage, marker: string) => {
+  const value = request.headers[hopHeader]
+  return value !== undefined && (Array.isArray(value) ? value.join(",") : value).split(",").some((hop) => hop.trim() === marker)
+}
+
 export const answer = (response: Http.ServerResponse, status: number, error: string) => {
   if (response.headersSent) {
     response.destroy()
@@ -247,6 +260,8 @@ export const attach = (server: Http.Server, routing: AppRouting, options: ProxyO
   })
   // Connections to apps are kept open between requests (as Node's global agent keeps them: 5 s idle).
   const agent = new Http.Agent({ keepAlive: true, timeout: 5_000 })
+  // Random, so that no client or app can name it; marks what this proxy sent on.
+  const marker = crypto.randomUUID()
 
   /** Whether the request may go on: no token needed, or the agent's current gateway token presented. */
   const admitted = async (route: AppRoute, token: string | undefined) =>
@@ -258,7 +273,11 @@ export const attach = (server: Http.Server, routing: AppRouting, options: ProxyO
     request: Http.IncomingMessage,
     out: { readonly path: string; readonly headers: Http.OutgoingHttpHeaders },
     via: Http.Agent | false
-  ) => Http.request({ host: target.host, port: target.port, method: request.method ?? "GET", path: out.path, headers: out.headers, agent: via })
+  ) => {
+    const previous = out.headers[hopHeader]
+    const headers = { ...out.headers, [hopHeader]: previous === undefined ? marker : `${String(previous)}, ${marker}` }
+    return Http.request({ host: target.host, port: target.port, method: request.method ?? "GET", path: out.path, headers, agent: via })
+  }
 
   /** Where the route's app is reached; undefined (logged) when the engine cannot say (a reserved port, another node). */
   const endpointOf = (route: AppRoute) =>
@@ -325,6 +344,11 @@ export const attach = (server: Http.Server, routing: AppRouting, options: ProxyO
   const emit = function(this: Http.Server, event: string | symbol, ...args: Array<any>): boolean {
     if (event !== "request" && event !== "checkContinue" && event !== "upgrade") return originalEmit.call(this, event, ...args)
     const request = args[0] as Http.IncomingMessage
+    if (hasHop(request, marker)) {
+      if (event === "upgrade") answerSocket(args[1] as Duplex, 508, "Loop detected")
+      else answer(args[1] as Http.ServerResponse, 508, "Loop detected")
+      return true
+    }
     const host = hostOf(request)
     if (host === undefined) return originalEmit.call(this, event, ...args)
     const known: Known<AppRoute> = cache.peek(host)

@@ -95,6 +95,7 @@ let appPort = 0
 let cairnPort = 0
 let downPort = 0
 let lookups: Array<string> = []
+let cairnConnections = 0
 const routes = new Map<string, AppProxy.AppRoute>()
 
 beforeAll(async () => {
@@ -118,6 +119,9 @@ beforeAll(async () => {
     isAppHost: (host) => host.endsWith(".apps.test")
   })
   cairnPort = await listen(cairn)
+  // A domain whose app port is Cairn's own: every request to it would come back to the proxy.
+  routes.set("loop.apps.test", { agentId: "agent-loop", targetPort: cairnPort, protected: false })
+  cairn.on("connection", () => cairnConnections++)
 })
 
 afterAll(async () => {
@@ -338,5 +342,20 @@ describe("AppProxy", () => {
       socket.on("error", reject)
     })
     assert.include(bare, "cairn GET /bare")
+  })
+  it("refuses a request that comes back through itself (a domain on Cairn's own port) at its second pass: 508", async () => {
+    const before = cairnConnections
+    const reply = await request("loop.apps.test", "/again")
+    assert.strictEqual(reply.status, 508)
+    assert.deepStrictEqual(JSON.parse(reply.body), { error: "Loop detected" })
+    // The loop was really entered: the client's connection and the proxy's own, back to this server; no more.
+    assert.strictEqual(cairnConnections - before, 2)
+    assert.notInclude(cairnSeen, "loop.apps.test /again", "Cairn's own listeners never saw it")
+    const refused = await openSocket("loop.apps.test", "/ws").then(() => undefined, (e: { status: number; body: string }) => e)
+    assert.strictEqual(refused?.status, 508)
+    // A hop marker a client makes up is not this proxy's: the request goes on as any other.
+    const forged = await request("open.apps.test", "/forged", { headers: { "x-cairn-hop": "made-up" } })
+    assert.strictEqual(forged.status, 201)
+    assert.strictEqual(lastSeen().headers["x-cairn-hop"]?.toString().startsWith("made-up, "), true)
   })
 })
