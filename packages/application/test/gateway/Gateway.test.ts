@@ -100,10 +100,10 @@ layer(services, { timeout: "60 seconds", excludeTestServices: true })("the gatew
     Effect.gen(function*() {
       const principal = yield* newPrincipal
       const agentId = yield* runningAgent(principal)
-      yield* (yield* Channels).configure(principal, agentId, "telegram", { botToken: "123456789:your-bot-token-from-botfather-12345" })
+      yield* (yield* Channels).configure(principal, agentId, "telegram", { botToken: "110201543:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw" })
       assert.deepStrictEqual((yield* agentEvents(agentId)).slice(-2), ["AgentRestartRequested:ada", "AgentStarted:engine"])
       const environment = yield* SimulatedEngineControl.use((c) => c.environmentOf(agentId))
-      assert.include(Object.values(environment ?? {}), "123456789:your-bot-token-from-botfather-12345")
+      assert.include(Object.values(environment ?? {}), "110201543:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw")
     }))
 
   it.effect("records a crash and brings the gateway back", () =>

@@ -57,11 +57,14 @@ describe("the channels decider", () => {
 
 describe("channel input", () => {
   const token = (value: string) => ({ botToken: Redacted.make(value) })
-  it("checks token formats: Telegram <digits>:<35>, Slack xoxb-/xapp-, Discord three base64url parts", () => {
+  it("checks token formats: Telegram <digits>:<30 to 64>, Slack xoxb-/xapp-, Discord three base64url parts", () => {
     const ok = (channel: Channel.ChannelName, input: Channel.ConfigureInput) => assert.isTrue(Result.isSuccess(Channel.checkTokenFormats(channel, input)))
     const bad = (channel: Channel.ChannelName, input: Channel.ConfigureInput) => assert.isTrue(Result.isFailure(Channel.checkTokenFormats(channel, input)))
     ok("telegram", token(`123:${"a".repeat(35)}`))
-    bad("telegram", token(`123:${"a".repeat(34)}`))
+    // The example token of Telegram's own Bot API documentation (34 characters after the colon).
+    ok("telegram", token("110201543:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw"))
+    bad("telegram", token(`123:${"a".repeat(29)}`))
+    bad("telegram", token(`123:${"a".repeat(65)}`))
     bad("telegram", token(`abc:${"a".repeat(35)}`))
     ok("slack", { botToken: Redacted.make("xoxb-1-2"), appToken: Redacted.make("xapp-1-A-3") })
     bad("slack", { botToken: Redacted.make("xoxp-1-2") })
