@@ -168,6 +168,20 @@ describe("an agent's skills", () => {
     assert.strictEqual((await request("DELETE", `/v0/skills/${skill.skillId}`, owner)).body!["wasInLibrary"], true)
   })
 
+  it("takes the interface document's field name, skills, with library skills' ids or CIDs", async () => {
+    const agentId = await newAgent(owner)
+    const byId = (await register(owner, await store(folder("by-id")))).body!["skill"]
+    const byCid = (await register(owner, await store(folder("by-cid")))).body!["skill"]
+    assert.deepStrictEqual((await request("POST", `/v0/agents/${agentId}/skills`, owner, { skills: [byId.skillId, byCid.skillCid] })).body, { success: true, attached: 2 })
+    const listed = (await request("GET", `/v0/agents/${agentId}/skills`, owner)).body!["skills"] as Array<{ skillId: string; skillCid: string }>
+    assert.deepStrictEqual(listed.map((s) => [s.skillId, s.skillCid]).sort(), [[byId.skillId, byId.skillCid], [byCid.skillId, byCid.skillCid]].sort())
+    assert.isDefined(await engine((e) => e.readSkill(agentId, "by-id")))
+    expectError(await request("POST", `/v0/agents/${agentId}/skills`, owner, { skills: ["no-such-skill"] }), 404, "Skill not installed in the library")
+    const neither = "Validation failed: give the skills to attach as skillCids (or skills): CIDs or ids of library skills"
+    expectError(await request("POST", `/v0/agents/${agentId}/skills`, owner, {}), 400, neither)
+    expectError(await request("POST", `/v0/agents/${agentId}/skills`, owner, { skills: [byId.skillId], skillCids: [byCid.skillCid] }), 400, neither)
+  })
+
   it("refuses a CID not in the library (404) and an eleventh skill (400), attaching nothing", async () => {
     const agentId = await newAgent(owner)
     expectError(await request("POST", `/v0/agents/${agentId}/skills`, owner, { skillCids: ["bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku"] }), 404,

@@ -196,15 +196,22 @@ export class Skills extends Context.Service<Skills>()("cairn/Skills", {
       )
 
     /**
-     * The decisions that attach library skills, named by the CIDs of their versions, to an agent on the skills'
-     * side, and the skills as the agent will hold them. A CID no library skill has is 404.
+     * The decisions that attach library skills, named by the CIDs of their versions (or by their ids: their current
+     * version), to an agent on the skills' side, and the skills as the agent will hold them. A CID or id no library
+     * skill has is 404.
      */
     const attachments = (workspaceId: string, agentId: string, agentName: string, skillCids: ReadonlyArray<string>, at: string) =>
       Effect.gen(function*() {
         const held = yield* Effect.forEach([...new Set(skillCids)], (cid) =>
           Effect.gen(function*() {
             const found = yield* table.byCid(workspaceId, cid)
-            if (found === undefined) return yield* new Skill.SkillNotFound({ skill: cid })
+            if (found === undefined) {
+              // Not a version's CID: a library skill's id (the interface's own reading), attached at its current version.
+              const { loaded, skill } = yield* loadVisible(workspaceId, cid).pipe(
+                Effect.catchTag("SkillNotFound", () => Effect.fail(new Skill.SkillNotFound({ skill: cid })))
+              )
+              return { loaded, skill, attached: attachedOf(skill, Skill.current(skill)) }
+            }
             const { loaded, skill } = yield* loadVisible(workspaceId, found.skillId)
             const version = skill.versions.find((v) => v.revision === found.revision) ?? Skill.current(skill)
             return { loaded, skill, attached: attachedOf(skill, version) }

@@ -17,9 +17,9 @@ const AddSkill = Schema.Struct({
   name: Schema.optional(Schema.Unknown),
   description: Schema.optional(Schema.Unknown)
 })
-const AttachSkills = Schema.Struct({
-  skillCids: Schema.Array(Schema.String).pipe(Schema.check(Schema.isMinLength(1), Schema.isMaxLength(100)))
-})
+const skillList = Schema.Array(Schema.String).pipe(Schema.check(Schema.isMinLength(1), Schema.isMaxLength(100)))
+/** `skillCids`, or `skills` as the interface document names the field: CIDs of library skills' versions, or their ids. */
+const AttachSkills = Schema.Struct({ skillCids: Schema.optional(skillList), skills: Schema.optional(skillList) })
 const UpdateSkill = Schema.Struct({ version: Schema.optional(Schema.Unknown), force: Schema.optional(Schema.Unknown) })
 
 const archiveTypes = ["application/zip", "application/gzip", "application/x-gzip", "application/x-tar+gzip", "application/octet-stream"]
@@ -189,7 +189,11 @@ export const layer = HttpRouter.use((router) =>
 
     yield* agentRoute("POST", "/v0/agents/:agentId/skills", { summary: "Attach skills to the agent (at most 10)", body: { schema: AttachSkills }, response: { schema: Schema.Struct({ success: Schema.Boolean, attached: Schema.Int }) }, errors: [new Agent.AgentNotFound({ agentId: "" }), new Skill.SkillNotFound({ skill: "" })] }, ({ principal, agentId, body }) =>
       Effect.gen(function*() {
-        const { skillCids } = yield* body(AttachSkills)
+        const given = yield* body(AttachSkills)
+        const skillCids = given.skillCids ?? given.skills
+        if (skillCids === undefined || (given.skillCids !== undefined && given.skills !== undefined)) {
+          return yield* new ValidationFailed({ detail: "give the skills to attach as skillCids (or skills): CIDs or ids of library skills" })
+        }
         return { success: true, attached: yield* skills.attach(principal, agentId, skillCids) }
       }))
 
