@@ -158,7 +158,12 @@ describe("a task's life", () => {
       delivery: { mode: "webhook", to: "https://example.com/hook" }
     })
     assert.strictEqual(every.status, 201, JSON.stringify(every.body))
-    for (const task of [reminder, every]) {
+    // The shorthand a reader of the interface document writes first: a cron string and a plain message.
+    const short = await create({ name: "hello", schedule: "*/5 * * * *", payload: "say hello" })
+    assert.strictEqual(short.status, 201, JSON.stringify(short.body))
+    assert.deepInclude(short.body!["task"].schedule, { kind: "cron", expr: "*/5 * * * *" })
+    assert.deepInclude(short.body!["task"].payload, { kind: "agentTurn", text: "say hello" })
+    for (const task of [reminder, every, short]) {
       assert.strictEqual((await request("DELETE", `${tasksPath()}/${task.body!["task"].id}`, owner)).status, 200)
     }
   })

@@ -171,6 +171,8 @@ const atSchedule = (fields: Fields, now: Date): Schedule => {
 }
 
 const schedule = (value: unknown, now: Date): Schedule => {
+  // A cron expression alone is the shorthand a reader of the interface reaches for first.
+  if (typeof value === "string") return cronSchedule({ expr: value }, now)
   const fields = record(value, "schedule")
   switch (fields["kind"]) {
     case "cron":
@@ -189,6 +191,8 @@ const schedule = (value: unknown, now: Date): Schedule => {
 }
 
 const payload = (value: unknown): Payload => {
+  // A plain message is a turn of the agent's with that text.
+  if (typeof value === "string") return { kind: "agentTurn", text: text(value, "payload") }
   const fields = record(value, "payload")
   switch (fields["kind"]) {
     case "agentTurn":

@@ -42,6 +42,15 @@ describe("a new task", () => {
     assert.deepStrictEqual(spec({ ...valid, description: null, delivery: null }), spec(valid))
   })
 
+  it("takes a cron expression for the schedule and a plain message for the payload, as shorthand", () => {
+    const short = spec({ name: "hello", schedule: "*/5 * * * *", payload: "say hello" })
+    assert.isTrue(Result.isSuccess(short))
+    const parsed = (short as Result.Success<ScheduledTask.Spec, never>).success
+    assert.deepStrictEqual(parsed.schedule, { kind: "cron", expr: "*/5 * * * *" })
+    assert.deepStrictEqual(parsed.payload, { kind: "agentTurn", text: "say hello" })
+    refused(spec({ ...valid, payload: "  " }), "payload must not be empty")
+  })
+
   it("takes the three kinds of schedule and both kinds of payload", () => {
     assert.isTrue(Result.isSuccess(spec({ ...valid, schedule: { kind: "every", everyMs: 60_000, staggerMs: 0 } })))
     assert.isTrue(Result.isSuccess(spec({ ...valid, schedule: { kind: "cron", expr: "0 0 9 * * *" } })))
@@ -70,7 +79,9 @@ describe("a new task", () => {
   it("refuses a missing or malformed schedule: bad cron, unknown time zone, too frequent, never again, interval under a minute, bad at", () => {
     const { schedule: _, ...unscheduled } = valid
     refused(spec(unscheduled), "schedule is required")
-    refused(spec({ ...valid, schedule: "0 9 * * *" }), "schedule must be an object")
+    refused(spec({ ...valid, schedule: 9 }), "schedule must be an object")
+    refused(spec({ ...valid, schedule: "not a cron" }), /^schedule\.expr: CronPattern: invalid configuration format/)
+    refused(spec({ ...valid, schedule: "* * * * * *" }), "schedule.expr fires more often than once a minute")
     refused(spec({ ...valid, schedule: { kind: "weekly" } }), "schedule.kind must be one of cron, every, at")
     refused(spec({ ...valid, schedule: { kind: "cron" } }), "schedule.expr is required")
     refused(spec({ ...valid, schedule: { kind: "cron", expr: "not a cron" } }), /^schedule\.expr: CronPattern: invalid configuration format/)
