@@ -11,7 +11,7 @@ import { validateTemplate } from "@cairn/templates"
 import { Catalog } from "@cairn/templates/node"
 import { NodeRuntime, NodeServices } from "@effect/platform-node"
 import { Console, Effect, Layer, Logger, Option } from "effect"
-import { Argument, Command, Flag } from "effect/cli"
+import { Argument, CliOutput, Command, Flag } from "effect/cli"
 import * as Path from "node:path"
 import * as AdminClient from "./AdminClient.ts"
 import { engine } from "./EngineCommand.ts"
@@ -232,12 +232,26 @@ const workspace = Command.make("workspace").pipe(Command.withSubcommands([worksp
 const key = Command.make("key").pipe(Command.withSubcommands([keyCreate, keyRevoke]))
 const template = Command.make("template").pipe(Command.withSubcommands([templatePublish, templateArchive]))
 
+/**
+ * A command line that cannot work (a flag missing, a value malformed) prints its help and the errors on stderr, so
+ * that a script's `$(cairn … | tail -n 1)` never takes a help line for a command's output; help asked for stays on
+ * stdout.
+ */
+const usageOnStderr = CliOutput.layerPresenter({
+  present: (event) =>
+    event._tag === "InvalidInvocation"
+      ? Console.consoleWith((console) =>
+        CliOutput.defaultPresenter.present(event).pipe(Effect.provideService(Console.Console, { ...console, log: console.error }))
+      )
+      : CliOutput.defaultPresenter.present(event)
+})
+
 Command.make("cairn").pipe(
   Command.withDescription("Administer a Cairn installation"),
   Command.withSubcommands([workspace, key, secrets, audit, replay, stats,
     template, engine]),
   Command.run({ version: "0.1.0" }),
-  Effect.provide(NodeServices.layer),
+  Effect.provide(Layer.merge(NodeServices.layer, usageOnStderr)),
   // stdout carries the command's output; logs go to stderr.
   Effect.provideService(Logger.LogToStderr, true),
   Main.reportFailure,

@@ -93,6 +93,14 @@ describe("the admin CLI when a request fails", () => {
     assert.strictEqual(flag.code, 2)
     assert.include(flag.stderr, "--bad")
 
+    // A missing flag: the help goes to stderr with the error, and stdout stays empty, so `KEY=$(… | tail -n 1)`
+    // can never take a help line for a key.
+    const missing = cli(["key", "create", "--workspace", "w", "--user", "ada"])
+    assert.strictEqual(missing.code, 2)
+    assert.strictEqual(missing.stdout, "")
+    assert.include(missing.stderr, "USAGE")
+    assert.include(missing.stderr, "--scopes")
+
     const expires = failure(["key", "create", "--workspace", "w", "--user", "ada", "--scopes", "org:agents", "--expires", "5y"])
     assert.strictEqual(expires.code, 2)
     assert.strictEqual(expires.stderr, "cairn: --expires takes a duration such as 90s, 30m, 1h or 7d, not \"5y\"\n")
@@ -105,7 +113,9 @@ describe("the admin CLI when a request fails", () => {
     assert.strictEqual(url.code, 2)
     assert.include(url.stderr, "CAIRN_URL must be the server's http(s) address")
 
-    assert.strictEqual(cli(["--help"]).code, 0)
+    const help = cli(["--help"])
+    assert.strictEqual(help.code, 0)
+    assert.include(help.stdout, "USAGE", "help asked for stays on stdout")
   }, timeout)
 })
 
