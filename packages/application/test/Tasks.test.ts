@@ -3,7 +3,7 @@
  * does): concurrent creates on one agent still never take it past its limit of 20.
  */
 import { AgentEngine, SimulatedAgentEngine, SimulatedEngineControl } from "@cairn/agent-engine"
-import { Agents, CommandHandler, type Principal, Tasks } from "@cairn/application"
+import { Agents, CommandHandler, Gateway, type Principal, Tasks } from "@cairn/application"
 import { MemoryEventStore } from "@cairn/event-store"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit, Layer, Redacted } from "effect"
@@ -24,9 +24,11 @@ const interleavedEngine = Layer.effect(
 
 // Only `get` is used: every agent is the caller's.
 const agents = Layer.succeed(Agents, { get: (_workspaceId: string, agentId: string) => Effect.succeed({ agentId }) } as unknown as Agents["Service"])
+// Only `ready` is used: the gateway is up.
+const gateway = Layer.succeed(Gateway, { ready: (_agentId: string) => Effect.void } as unknown as Gateway["Service"])
 
 const layer = Layer.effect(Tasks, Tasks.make).pipe(
-  Layer.provideMerge(Layer.mergeAll(CommandHandler.layer, agents, interleavedEngine)),
+  Layer.provideMerge(Layer.mergeAll(CommandHandler.layer, agents, gateway, interleavedEngine)),
   Layer.provideMerge(MemoryEventStore.layer())
 )
 

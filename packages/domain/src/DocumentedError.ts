@@ -10,6 +10,8 @@ export interface DocumentedError {
   readonly message: string
   /** Fields the response body carries beside `error` (e.g. the agent a failed create still made). */
   readonly details?: Readonly<Record<string, unknown>>
+  /** When to try again, in seconds, for a refusal that passes by itself (sent as `Retry-After`). */
+  readonly retryAfterSeconds?: number
 }
 
 export const isDocumentedError = (u: unknown): u is DocumentedError =>

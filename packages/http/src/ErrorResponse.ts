@@ -19,6 +19,7 @@ export const fromError = (error: unknown): Effect.Effect<HttpServerResponse.Http
   if (isDocumentedError(error)) {
     // A 401 carries its challenge (RFC 9110 section 15.5.2), which repeats why the credential was refused.
     const headers: Record<string, string> = error.status === 401 ? { "www-authenticate": challenge(error) } : {}
+    if (error.retryAfterSeconds !== undefined) headers["retry-after"] = String(error.retryAfterSeconds)
     return Effect.succeed(json({ error: error.message, ...error.details }, error.status, headers))
   }
   const tag = (error as { _tag?: unknown })?._tag

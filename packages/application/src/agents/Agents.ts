@@ -155,6 +155,7 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
 
     const devices = (principal: Principal, agentId: string) =>
       get(principal.workspaceId, agentId).pipe(
+        Effect.andThen(gateway.ready(agentId)),
         Effect.andThen(engine.listDevices(agentId).pipe(Effect.mapError(() => new Agent.CliError({ agentId }))))
       )
 

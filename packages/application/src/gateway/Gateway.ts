@@ -43,6 +43,12 @@ export const CrashBackoff = Context.Reference<{
   readonly stableAfter: Duration.Input
 }>("cairn/Agents/CrashBackoff", { defaultValue: () => ({ initial: "1 second", max: "5 minutes", stableAfter: "10 minutes" }) })
 
+/**
+ * How long a request that needs the agent's gateway waits for one that is starting (a create, a restart, a
+ * recovery) before it is answered 503 with `Retry-After`.
+ */
+export const ReadyWait = Context.Reference<Duration.Input>("cairn/Agents/ReadyWait", { defaultValue: () => "20 seconds" })
+
 /** What a background start came to. */
 export type LaunchOutcome = "running" | "failed"
 
@@ -76,6 +82,7 @@ export class Gateway extends Context.Service<Gateway>()("cairn/Gateway", {
     const leases = yield* NodeLeases
     /** Agents whose gateway this node's engine holds, so a delete or a move decided on another node reaches it. */
     const hosted = new Set<string>()
+    const readyWaitMs = millis(yield* ReadyWait)
     /** Recent crashes per agent, so a crash loop backs off further each time round. */
     const crashes = new Map<string, { readonly count: number; readonly at: number }>()
 
@@ -468,9 +475,30 @@ export class Gateway extends Context.Service<Gateway>()("cairn/Gateway", {
       )
     })
 
+    /** Whether the gateway is on its way up: a restart under way, or the engine starting it. */
+    const starting = (agentId: string) =>
+      restarting.has(agentId)
+        ? Effect.succeed(true)
+        : engine.status(agentId).pipe(Effect.map((status) => status.state === "starting"), Effect.orElseSucceed(() => false))
+
+    /**
+     * For a request that needs the agent's gateway: waits (at most ReadyWait) while it is starting, and refuses with
+     * GatewayStarting (503, Retry-After) if it is still on its way up then. A gateway that is running, stopped or
+     * crashed is left to the request, which fails as it would.
+     */
+    const ready = (agentId: string) =>
+      Effect.gen(function*() {
+        if (!(yield* starting(agentId))) return
+        const deadline = (yield* Clock.currentTimeMillis) + readyWaitMs
+        while (yield* starting(agentId)) {
+          if ((yield* Clock.currentTimeMillis) >= deadline) return yield* new Agent.GatewayStarting({ agentId })
+          yield* Effect.sleep("100 millis")
+        }
+      })
+
     return {
       node,
-      launch, restart, whileStopped, applyChannels, rotateToken, adopt, remove,
+      launch, restart, whileStopped, applyChannels, rotateToken, adopt, remove, ready,
       recover, resume, checkRunning, releaseForeign, watch
     }
   })

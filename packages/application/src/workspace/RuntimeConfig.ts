@@ -6,10 +6,11 @@
  * what the engine said goes to the log.
  */
 import { AgentEngine, type ConfigValidation, type EngineConfig } from "@cairn/agent-engine"
-import { RuntimeConfig as Rules } from "@cairn/domain"
+import { type Agent, RuntimeConfig as Rules } from "@cairn/domain"
 import { Context, Effect, Layer } from "effect"
 import type { Principal } from "../Access.ts"
 import { Agents } from "../agents/Agents.ts"
+import { Gateway } from "../gateway/Gateway.ts"
 import { CommandHandler } from "../CommandHandler.ts"
 import { now } from "../Now.ts"
 
@@ -20,11 +21,15 @@ export class RuntimeConfig extends Context.Service<RuntimeConfig>()("cairn/Runti
     const commands = yield* CommandHandler
     const engine = yield* AgentEngine
     const agents = yield* Agents
+    const gateway = yield* Gateway
+    /** Waits for a gateway on its way up; 503 GatewayStarting if it is not up in time. */
+    const ready = (agentId: string): Effect.Effect<void, Agent.GatewayStarting> => gateway.ready(agentId)
 
     const logged = (what: string) => (error: unknown) => Effect.logWarning(what, error)
 
     const read = Effect.fn("RuntimeConfig.read")(function*(principal: Principal, agentId: string) {
       yield* agents.get(principal.workspaceId, agentId)
+      yield* ready(agentId)
       return yield* engine.readConfig(agentId).pipe(
         Effect.tapError(logged("Runtime config could not be read")),
         Effect.mapError(() => new Rules.FailedToReadConfig({ agentId }))
@@ -36,6 +41,8 @@ export class RuntimeConfig extends Context.Service<RuntimeConfig>()("cairn/Runti
       const { workspaceId, userId } = principal
       yield* agents.get(workspaceId, agentId)
       const { config, baseHash } = yield* Effect.fromResult(Rules.parseWrite(body))
+      // A gateway on its way up takes the config from its file as it starts: the write waits for it.
+      yield* ready(agentId)
       // What the write replaces, for the record. A config that cannot be read can still be replaced (that is how a
       // broken one is repaired); every key then counts as changed.
       const before = yield* engine.readConfig(agentId).pipe(

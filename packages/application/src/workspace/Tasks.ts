@@ -6,10 +6,11 @@
  * marked `system`; they may be run and toggled, never changed or deleted.
  */
 import { AgentEngine, type Task, type TaskRun } from "@cairn/agent-engine"
-import { ScheduledTask } from "@cairn/domain"
+import { type Agent, ScheduledTask } from "@cairn/domain"
 import { Context, Effect, Layer, Result, Semaphore } from "effect"
 import type { Principal } from "../Access.ts"
 import { Agents } from "../agents/Agents.ts"
+import { Gateway } from "../gateway/Gateway.ts"
 import { CommandHandler } from "../CommandHandler.ts"
 import { now } from "../Now.ts"
 
@@ -31,6 +32,7 @@ export class Tasks extends Context.Service<Tasks>()("cairn/Tasks", {
     const commands = yield* CommandHandler
     const engine = yield* AgentEngine
     const agents = yield* Agents
+    const gateway = yield* Gateway
 
     // Creates for one agent take turns, so that concurrent ones cannot both see room for the last task.
     const creating = new Map<string, Semaphore.Semaphore>()
@@ -62,7 +64,9 @@ export class Tasks extends Context.Service<Tasks>()("cairn/Tasks", {
     const record = (principal: Principal, agentId: string, command: ScheduledTask.TaskCommand) =>
       commands.execute(ScheduledTask.decider, ScheduledTask.stream(agentId), command, { actor: principal.userId })
 
-    const visible = (principal: Principal, agentId: string) => agents.get(principal.workspaceId, agentId)
+    /** The agent, if the caller's workspace has it, with its gateway up (the engine's scheduler lives in it). */
+    const visible = (principal: Principal, agentId: string): Effect.Effect<unknown, Agent.AgentNotFound | Agent.GatewayStarting> =>
+      agents.get(principal.workspaceId, agentId).pipe(Effect.tap(() => gateway.ready(agentId)))
 
     /** `includeDisabled` is the raw query value. */
     const list = Effect.fn("Tasks.list")(function*(principal: Principal, agentId: string, includeDisabled: string | null) {

@@ -42,6 +42,16 @@ export class ScriptLaunchFailed extends Schema.TaggedError<ScriptLaunchFailed>()
   override readonly message = "Script launch failed"
 }
 
+/**
+ * The agent's gateway is starting (created, restarted, brought back after a crash) and did not come up within the
+ * wait a request allows it: a passing state, never a failure, so 503 with when to try again.
+ */
+export class GatewayStarting extends Schema.TaggedError<GatewayStarting>()("GatewayStarting", { agentId: Schema.String }) {
+  readonly status = 503
+  override readonly message = "Agent is starting, try again shortly"
+  readonly retryAfterSeconds = 5
+}
+
 export class CliError extends Schema.TaggedError<CliError>()("CliError", { agentId: Schema.String }) {
   readonly status = 500
   override readonly message = "CLI error"

@@ -5,7 +5,7 @@
  * make workspaces and keys. `@cairn/runtime/testing`.
  */
 import { SimulatedAgentEngine, SimulatedEngineControl } from "@cairn/agent-engine"
-import { Services } from "@cairn/application"
+import { ReadyWait, Services } from "@cairn/application"
 import { AllowLocalGit } from "@cairn/application"
 import { defaultWorkspaceLimits, type WorkspaceLimitValues, WorkspaceLimits } from "@cairn/application"
 import { defaultSnapshotSettings, type SnapshotSettingValues, SnapshotSettings } from "@cairn/application"
@@ -24,7 +24,7 @@ import type { SkillHub } from "@cairn/skill-hub"
 import { LocalCatalog } from "@cairn/skill-hub/node"
 import { IsomorphicGitRepositories } from "@cairn/templates/node"
 import { NodeServices } from "@effect/platform-node"
-import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
+import { type Duration, Effect, Layer, ManagedRuntime, Redacted } from "effect"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -56,6 +56,8 @@ export interface TestRuntimeOptions {
   readonly dns?: Layer.Layer<Dns, unknown>
   /** Domain settings replacing the defaults (the background check is off in tests: call `Domains.round`). */
   readonly domains?: Partial<DomainSettingValues>
+  /** How long a request that needs a gateway waits for one that is starting (ReadyWait; 20 seconds). */
+  readonly readyWait?: Duration.Input
 }
 
 const randomMasterKey = () => btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))))
@@ -87,7 +89,8 @@ export const layerTest = (options: TestRuntimeOptions = {}) =>
       options.snapshotStore ?? HeliaSnapshotStore.layerMemory,
       Layer.succeed(SnapshotSettings, { ...defaultSnapshotSettings, intervalMs: 0, ...options.snapshots }),
       options.dns ?? NodeDns.layer(),
-      Layer.succeed(DomainSettings, { ...defaultDomainSettings, checkIntervalMs: 0, ...options.domains })
+      Layer.succeed(DomainSettings, { ...defaultDomainSettings, checkIntervalMs: 0, ...options.domains }),
+      options.readyWait === undefined ? Layer.empty : Layer.succeed(ReadyWait, options.readyWait)
     )),
     Layer.provideMerge(layerStore(layerTestDatabase())),
     Layer.provideMerge(NodeServices.layer),
