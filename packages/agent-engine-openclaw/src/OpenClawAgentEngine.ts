@@ -637,7 +637,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     // Filled in by issue 13's work.
     readWorkspaceFileWithin: (agentId, path, maxBytes) =>
       Effect.flatMap(WorkspacePath.requireRelativePath(path), (checked) =>
-        onWorkspace(agentId, (workspace) => Workspace.readFileWithin(workspace, checked, maxBytes))),
+        onWorkspace(agentId, (workspace, home) => Workspace.readFileWithin({ home, workspace }, checked, maxBytes))),
     exec: (agentId, request) => Effect.flatMap(find(agentId), (agent) => consoleExec(agentId, agent, request)),
     readConfig: (agentId) => Effect.flatMap(find(agentId), (agent) => RuntimeConfig.read(configTarget(agentId, agent))),
     writeConfig: (agentId, write) =>
@@ -720,17 +720,17 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     installSkill: (agentId, skill) =>
       Effect.flatMap(
         Effect.zip(WorkspacePath.requireSkillName(skill.name), WorkspacePath.requireFileSet(skill.files)),
-        ([name, files]) => onWorkspace(agentId, (workspace) => Workspace.installSkill(workspace, name, files))
+        ([name, files]) => onWorkspace(agentId, (workspace, home) => Workspace.installSkill({ home, workspace }, name, files))
       ),
 
     // OpenClaw has no `skills uninstall` (features §4): deleting the folder is what its docs say.
     removeSkill: (agentId, name) =>
       Effect.flatMap(WorkspacePath.requireSkillName(name), (checked) =>
-        onWorkspace(agentId, (workspace) => Workspace.removeSkill(workspace, checked))),
+        onWorkspace(agentId, (workspace, home) => Workspace.removeSkill({ home, workspace }, checked))),
 
     readSkill: (agentId, name) =>
       Effect.flatMap(WorkspacePath.requireSkillName(name), (checked) =>
-        onWorkspace(agentId, (workspace) => Workspace.readSkill(workspace, checked))),
+        onWorkspace(agentId, (workspace, home) => Workspace.readSkill({ home, workspace }, checked))),
 
     // The CLI reads the skills from disk, so it answers with the gateway stopped too (about 2 s a call).
     listSkills: Effect.fnUntraced(function*(agentId) {
@@ -741,11 +741,11 @@ export const make = Effect.fnUntraced(function*(options: Options) {
 
     writeWorkspaceFiles: (agentId, files) =>
       Effect.flatMap(WorkspacePath.requireFileSet(files), (checked) =>
-        onWorkspace(agentId, (workspace) => Workspace.writeFiles(workspace, checked))),
+        onWorkspace(agentId, (workspace, home) => Workspace.writeFiles({ home, workspace }, checked))),
 
     readWorkspaceFile: (agentId, path) =>
       Effect.flatMap(WorkspacePath.requireRelativePath(path), (checked) =>
-        onWorkspace(agentId, (workspace) => Workspace.readFile(workspace, checked))),
+        onWorkspace(agentId, (workspace, home) => Workspace.readFile({ home, workspace }, checked))),
 
     // On disk, from the agent's home down (the agent can replace `.openclaw` itself with a symlink): WorkspaceTree.ts.
     scanWorkspace: (agentId, options) =>
