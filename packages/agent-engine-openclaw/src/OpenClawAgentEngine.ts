@@ -45,6 +45,7 @@ import * as Console from "./Console.ts"
 import * as Cron from "./Cron.ts"
 import { parseDeviceList } from "./Devices.ts"
 import * as EngineVersions from "./EngineVersions.ts"
+import * as HomeFiles from "./HomeFiles.ts"
 import * as HostEnvironment from "./HostEnvironment.ts"
 import { type Gateway, parentWatchPath, probeReady, reapStale, signalGroup, spawnGateway, terminate } from "./GatewayProcess.ts"
 import { connect as connectGateway, type GatewayClient, GatewayRpcError } from "./GatewayRpc.ts"
@@ -103,6 +104,8 @@ export interface Options {
 
 interface Agent {
   readonly home: string
+  /** Cairn's own folder for the agent, beside the homes and shown to no sandbox: its metadata and pid record. */
+  readonly metaDir: string
   readonly slot: number
   version: string
   token: Redacted.Redacted<string>
@@ -232,13 +235,14 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       try: async (signal) => {
         const port = portOf(agent)
         // A gateway an earlier Cairn left behind (it was killed, and the gateway is still shutting down).
-        await reapStale(agent.home, stopGraceMs)
+        await reapStale(agent.metaDir, stopGraceMs)
         if ((await probeReady(port)) !== "silent") throw new Error(`port ${port} is already in use by another process`)
         agent.launchedWithChannels = Channels.anyEnabled(agent.channels)
         const gateway = spawnGateway({
           nodePath,
           entryFile: versions.entryFile(agent.version),
           home: agent.home,
+          metaDir: agent.metaDir,
           port,
           env: envOf(agent),
           stopGraceMs: graceOf(agent),
@@ -360,9 +364,17 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     Effect.tryPromise({
       try: async (signal): Promise<ExecResult | WorkingDirectoryOutside> => {
         const workspace = AgentHome.workspaceDir(agent.home)
-        // OpenClaw makes the workspace at its first start; a command may come before.
-        await Fs.mkdir(workspace, { recursive: true })
-        const cwd = await Console.resolveWorkingDirectory(workspace, request.cwd)
+        // OpenClaw makes the workspace at its first start; a command may come before. Made through HomeFiles: a
+        // `.openclaw` the agent replaced with a symlink is not followed. The command then runs in the home (when no
+        // other folder was asked for), so that the agent can still repair it.
+        let inWorkspace = true
+        try {
+          await HomeFiles.withDir(agent.home, ".openclaw/workspace", true, async () => undefined)
+        } catch (error) {
+          if (!(error instanceof HomeFiles.HomeTampered)) throw error
+          inWorkspace = false
+        }
+        const cwd = inWorkspace ? await Console.resolveWorkingDirectory(workspace, request.cwd) : request.cwd === undefined ? agent.home : undefined
         if (cwd === undefined) return new WorkingDirectoryOutside({ agentId, cwd: request.cwd ?? "" })
         // Checked again right before the spawn: a destroy that got in between has ended this agent's commands.
         if (agents.get(agentId) !== agent) throw new Error("the agent was destroyed")
@@ -468,13 +480,13 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       }
       yield* Effect.tryPromise({
         try: async () => {
-          const path = AgentHome.configPath(agent.home)
-          const text = await Fs.readFile(path, "utf8")
+          const text = await HomeFiles.readText(agent.home, AgentHome.configRelative)
+          if (text === undefined) throw new Error("the config is missing")
           const parsed: unknown = JSON5.parse(text)
           if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new Error("the config is not an object")
           const next = Channels.applyChannels(parsed as Record<string, unknown>, specs, (channel) => versions.pluginPath(version, channel))
           const nextText = JSON.stringify(next, null, 2) + "\n"
-          if (nextText !== text) await AgentHome.writeFileAtomically(path, nextText)
+          if (nextText !== text) await HomeFiles.writeText(agent.home, AgentHome.configRelative, nextText)
         },
         catch: (cause) => new ChannelsUnavailable({ agentId, detail: `the config could not be written: ${cause instanceof Error ? cause.message : String(cause)}` })
       })
@@ -515,7 +527,8 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       yield* Effect.gen(function*() {
         if (agents.has(agentId)) return
         const home = Path.join(agentsDir, agentId)
-        const previous = yield* AgentHome.readMeta(home)
+        const metaDir = AgentHome.metaDirOf(home)
+        const previous = yield* AgentHome.readMeta(home, metaDir)
         const taken = new Set([...agents.values()].map((agent) => agent.slot))
         let slot = previous?.slot ?? 0
         if (previous === undefined || taken.has(slot)) {
@@ -526,9 +539,10 @@ export const make = Effect.fnUntraced(function*(options: Options) {
         const version = previous !== undefined && EngineVersion.isOlder(spec.version, previous.version)
           ? previous.version
           : spec.version
-        yield* AgentHome.write(home, { version, slot }, basePort + AgentHome.portSpacing * slot)
+        yield* AgentHome.write(home, metaDir, { version, slot }, basePort + AgentHome.portSpacing * slot)
         agents.set(agentId, {
           home,
+          metaDir,
           slot,
           version,
           token: spec.gatewayToken,
@@ -569,7 +583,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
           yield* halt(agent)
           if (target !== agent.version) {
             agent.version = target
-            yield* AgentHome.persistMeta(agent.home, { version: agent.version, slot: agent.slot })
+            yield* AgentHome.persistMeta(agent.metaDir, { version: agent.version, slot: agent.slot })
             // The channel plugins the config loads are the new version's.
             if (agent.channels.length > 0) {
               yield* writeChannels(agentId, agent, agent.channels).pipe(
@@ -703,15 +717,20 @@ export const make = Effect.fnUntraced(function*(options: Options) {
           if (!AgentHome.isSafeAgentId(agentId)) return Effect.void
           const home = Path.join(agentsDir, agentId)
           return Effect.promise(async () => {
-            await reapStale(home, stopGraceMs)
+            await reapStale(AgentHome.metaDirOf(home), stopGraceMs)
+            // fs.rm removes symlinks, never what they point to.
             await Fs.rm(home, { recursive: true, force: true })
+            await Fs.rm(AgentHome.metaDirOf(home), { recursive: true, force: true })
           })
         }
         return Effect.gen(function*() {
           agents.delete(agentId)
           yield* Effect.promise(() => running.killAll(agent.home))
           yield* halt(agent)
-          yield* Effect.promise(() => Fs.rm(agent.home, { recursive: true, force: true }))
+          yield* Effect.promise(async () => {
+            await Fs.rm(agent.home, { recursive: true, force: true })
+            await Fs.rm(agent.metaDir, { recursive: true, force: true })
+          })
         }).pipe(Semaphore.withPermit(agent.lock), Semaphore.withPermit(agent.files))
       }),
 
