@@ -130,6 +130,18 @@ const split = (relative: string) => {
   return { dir: slash < 0 ? "" : relative.slice(0, slash), name: relative.slice(slash + 1) }
 }
 
+/** Linux's PATH_MAX, counting the terminating NUL. */
+const pathMax = 4096
+
+/**
+ * Refuses a file whose whole path (workspace included) is longer than the system takes: Cairn writes through open
+ * folders and could make it, but OpenClaw, which opens files by path, could not read it.
+ */
+const requireReachable = (location: Location, relative: string) => {
+  const path = Path.join(location.workspace, relative)
+  if (Buffer.byteLength(path) >= pathMax) throw Object.assign(new Error(`${JSON.stringify(relative)}: the path is longer than the system takes`), { code: "ENAMETOOLONG" })
+}
+
 const modeOf = (file: WorkspaceFile) => (WorkspacePath.isExecutable(file) ? 0o755 : 0o644)
 
 /** A name that is one plain segment (a skill's), refused otherwise. */
@@ -146,7 +158,9 @@ const removeQuietly = (folder: Folder, name: string) => Fs.rm(at(folder, name) a
  * leaves the old folder as it was; one during it puts the old folder back.
  */
 export const installSkill = (location: Location, name: string, files: ReadonlyArray<WorkspaceFile>) =>
-  withRoot(location, true, (root) =>
+  withRoot(location, true, (root) => {
+    for (const file of files) requireReachable(location, `skills/${name}/${file.path}`)
+    return (
     withFolder(root!, "skills", true, async (folder) => {
       const skills = folder!
       const target = plainName(name)
@@ -191,6 +205,7 @@ export const installSkill = (location: Location, name: string, files: ReadonlyAr
       }
       if (replaced) await removeQuietly(skills, old)
     }))
+  })
 
 /** Deletes the skill's folder: renamed away first, so the agent never loads a half-deleted skill. */
 export const removeSkill = (location: Location, name: string) =>
@@ -270,6 +285,7 @@ export const readSkill = (location: Location, name: string): Promise<ReadonlyArr
 /** Writes each file atomically (a temporary file beside it, renamed over), creating folders as needed. */
 export const writeFiles = (location: Location, files: ReadonlyArray<WorkspaceFile>) =>
   withRoot(location, true, async (root) => {
+    for (const file of files) requireReachable(location, file.path)
     for (const file of files) {
       const { dir, name } = split(file.path)
       // A symlink at the file's place is replaced, never followed.
