@@ -17,7 +17,7 @@ import { metaDirOf } from "../src/AgentHome.ts"
 import { processIdentity, readPidRecord, reapStale } from "../src/GatewayProcess.ts"
 import { HomeTampered } from "../src/HomeFiles.ts"
 import { OpenClawAgentEngine } from "../src/index.ts"
-import { reserveGatewayPorts, sandboxModeForTests } from "../src/testing/index.ts"
+import { bwrapRuns, reserveGatewayPorts, sandboxModeForTests } from "../src/testing/index.ts"
 
 const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cairn-hostile-tenant-"))
 const victims: Array<ChildProcess> = []
@@ -142,6 +142,15 @@ describe("a hostile tenant", () => {
 
           assert.deepStrictEqual(snapshot(homeOf(victim)), before.victim, "the victim's home changed")
           assert.deepStrictEqual(snapshot(host), before.host, "the host folder changed")
+        }
+        // Cairn's own folder for the agent (its metadata and pid record) is beside the home, where the sandbox shows
+        // nothing (unsandboxed, where bubblewrap cannot run, the agent could read it, as it could read anything).
+        const meta = metaDirOf(homeOf(attacker))
+        assert.isTrue(Fs.existsSync(Path.join(meta, "engine.json")))
+        if (bwrapRuns) {
+          const peek = yield* engine.exec(attacker, { command: `cat ${meta}/engine.json || ls ${Path.dirname(meta)}`, timeoutMs: 10_000, maxOutputBytes: 1_000 })
+          assert.notStrictEqual(peek.exitCode, 0, peek.stdout)
+          assert.notInclude(peek.stdout, "slot")
         }
         // Repaired by the agent, its home works again.
         Fs.rmSync(state)
