@@ -367,14 +367,12 @@ export const make = Effect.fnUntraced(function*(options: Options) {
         // OpenClaw makes the workspace at its first start; a command may come before. Made through HomeFiles: a
         // `.openclaw` the agent replaced with a symlink is not followed. The command then runs in the home (when no
         // other folder was asked for), so that the agent can still repair it.
-        let inWorkspace = true
-        try {
-          await HomeFiles.withDir(agent.home, ".openclaw/workspace", true, async () => undefined)
-        } catch (error) {
+        const cwd = await HomeFiles.withDir(agent.home, ".openclaw/workspace", true, (folder) =>
+          Console.resolveWorkingDirectory(workspace, request.cwd, folder!.path)
+        ).catch((error: unknown) => {
           if (!(error instanceof HomeFiles.HomeTampered)) throw error
-          inWorkspace = false
-        }
-        const cwd = inWorkspace ? await Console.resolveWorkingDirectory(workspace, request.cwd) : request.cwd === undefined ? agent.home : undefined
+          return request.cwd === undefined ? agent.home : undefined
+        })
         if (cwd === undefined) return new WorkingDirectoryOutside({ agentId, cwd: request.cwd ?? "" })
         // Checked again right before the spawn: a destroy that got in between has ended this agent's commands.
         if (agents.get(agentId) !== agent) throw new Error("the agent was destroyed")
