@@ -13,6 +13,7 @@ import { type ChildProcess, spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import * as Readline from "node:readline"
 import { metaDirOf } from "../src/AgentHome.ts"
 import { processIdentity, readPidRecord, reapStale } from "../src/GatewayProcess.ts"
 import { HomeTampered } from "../src/HomeFiles.ts"
@@ -238,6 +239,36 @@ describe("a hostile tenant", () => {
       }), 120_000)
   })
 
+  describe("row 4, after Cairn is killed", () => {
+    it.live("the next Cairn's sweep reaps the gateway the killed one left, and no process whose pid the agent planted", () =>
+      Effect.gen(function*() {
+        const agentId = freshAgent()
+        const basePort = reserveGatewayPorts(1)
+        const name = "row4-killed"
+        const home = Path.join(dataDir, name, "agents", agentId)
+        // The gateway ignores SIGTERM, and the killed engine gave it a minute: it outlives its engine.
+        const { child, gatewayPid } = yield* engineProcess(Path.join(dataDir, name), basePort, agentId, "ignore-sigterm", "60 seconds")
+        const victim = spawnVictim()
+        yield* Effect.promise(() => waitFor(() => Fs.readFileSync(`/proc/${victim}/cmdline`, "utf8").startsWith("openclaw-fake\0")))
+        for (const path of ["gateway.pid", ".openclaw/gateway.pid", "cairn-agent.json", ".openclaw/workspace/gateway.pid"]) {
+          Fs.mkdirSync(Path.dirname(Path.join(home, path)), { recursive: true })
+          Fs.writeFileSync(Path.join(home, path), `${victim}\n`)
+        }
+        child.kill("SIGKILL")
+        yield* Effect.sleep("500 millis")
+        assert.isTrue(isAlive(gatewayPid), "the stale gateway outlived its engine")
+        assert.isTrue(isAlive(victim))
+        yield* Effect.gen(function*() {
+          const engine = yield* AgentEngine
+          yield* engine.provision(agentId, { version, gatewayToken: Redacted.make("t") })
+          yield* engine.start(agentId)
+          assert.strictEqual((yield* engine.status(agentId)).state, "running")
+        }).pipe(Effect.provide(engineAt(name, basePort)))
+        assert.isFalse(isAlive(gatewayPid), "the stale gateway was reaped")
+        assert.isTrue(isAlive(victim), "the planted pid's process was killed")
+      }), 120_000)
+  })
+
   describe("row 3: `cairn-agent.json` in the home", () => {
     it.live("as a symlink: never read, never written; as an old home's regular file: migrated once to Cairn's folder", () =>
       Effect.gen(function*() {
@@ -268,6 +299,21 @@ describe("a hostile tenant", () => {
       }), 120_000)
   })
 })
+
+/** Runs test/fixtures/run-engine.ts: an engine in a process of its own with one running agent, to be killed. */
+const engineProcess = (engineDir: string, basePort: number, agentId: string, token: string, stopGrace: string) =>
+  Effect.promise(async () => {
+    const child = spawn(process.execPath, [Path.join(import.meta.dirname, "fixtures", "run-engine.ts"), engineDir, String(basePort), agentId, token, stopGrace], {
+      stdio: ["ignore", "pipe", "inherit"]
+    })
+    const lines: Array<string> = []
+    for await (const line of Readline.createInterface({ input: child.stdout! })) {
+      lines.push(line)
+      const gatewayPid = Number(/^running (\d+)$/.exec(line)?.[1])
+      if (Number.isInteger(gatewayPid)) return { child, gatewayPid }
+    }
+    return assert.fail(`unexpected output: ${lines.join("\n")}`)
+  })
 
 const waitFor = async (condition: () => boolean) => {
   for (let attempt = 0; attempt < 100 && !condition(); attempt++) await new Promise((resolve) => setTimeout(resolve, 20))
