@@ -12,7 +12,7 @@
  * Slow (each gateway start takes about 10 s), so it runs only with ENGINE_IT=openclaw, as .ci/run sets.
  */
 import { afterAll, assert, describe, it } from "@effect/vitest"
-import { gatewayEnvironment, processesUnder, reserveGatewayPorts } from "@cairn/agent-engine-openclaw/testing"
+import { gatewayEnvironment, processesUnder, recordedGatewayPid, reserveGatewayPorts } from "@cairn/agent-engine-openclaw/testing"
 import { Archive } from "@cairn/skill-hub"
 import { execFile } from "node:child_process"
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
@@ -74,7 +74,7 @@ describe.skipIf(!enabled)("agents on real OpenClaw gateways, through the HTTP AP
     const { call, token } = newApiUser(ops, { workspace: "Real agents", agentLimit: 2, scopes: "org:agents" })
     const status = async (agentId: string) => (await call("GET", `/v0/agents/${agentId}`)).body.agent.status as string
     const untilRunning = (agentId: string) => waitFor(`agent ${agentId} runs`, async () => (await status(agentId)) === "running" || undefined)
-    const gatewayPid = (agentId: string) => Number(readFileSync(join(dataDir, "agents", agentId, "gateway.pid"), "utf8"))
+    const gatewayPid = (agentId: string) => Number(recordedGatewayPid(join(dataDir, "agents", agentId)))
     const gatewayAnswers = async (agentId: string) => {
       const { gateway } = JSON.parse(readFileSync(join(dataDir, "agents", agentId, ".openclaw", "openclaw.json"), "utf8"))
       return (await fetch(`http://127.0.0.1:${gateway.port}/readyz`)).status === 200

@@ -1,9 +1,15 @@
 /**
  * An agent's home on disk, `<dataDir>/agents/<agentId>/`: OPENCLAW_HOME for every OpenClaw process of the agent,
  * with `openclaw.json` (the offline config of reference §2.1 at first, the user's runtime config later, with the
- * settings Cairn owns kept in place), its log file, and `cairn-agent.json` (the engine version and
- * port slot, kept across restarts of Cairn). The gateway token is never written here: the config refers to
- * `${OPENCLAW_GATEWAY_TOKEN}`, which only the processes' environment holds.
+ * settings Cairn owns kept in place) and its log file. The agent writes anything there, so Cairn reads and writes
+ * its files only through HomeFiles (no symlink followed) and trusts nothing it reads there for a decision.
+ *
+ * What Cairn must trust lives beside the home, in a folder the agent's sandbox never shows (it shows only the home):
+ * `<dataDir>/agents-meta/<agentId>/`, with `engine.json` (the engine version and port slot, kept across restarts of
+ * Cairn) and the gateway's pid record (GatewayProcess.ts). Earlier Cairns kept `cairn-agent.json` in the home: it is
+ * read once, when there is no `engine.json` yet, only if it is a regular file (no symlink), for its slot and a
+ * version that is a plain name, and then removed (decision 0041). The gateway token is never written anywhere: the
+ * config refers to `${OPENCLAW_GATEWAY_TOKEN}`, which only the processes' environment holds.
  */
 import { EngineUnavailable } from "@cairn/agent-engine"
 import { Effect, Redacted, Schema } from "effect"
@@ -11,6 +17,7 @@ import JSON5 from "json5"
 import { randomBytes } from "node:crypto"
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
+import * as HomeFiles from "./HomeFiles.ts"
 
 /** Agent ids become directory names, so only plain names are accepted. */
 export const isSafeAgentId = (agentId: string) => /^(?!\.{1,2}$)[A-Za-z0-9._-]{1,128}$/.test(agentId)
@@ -38,7 +45,17 @@ export const configPath = (home: string) => Path.join(stateDir(home), "openclaw.
 export const logPath = (home: string) => Path.join(stateDir(home), "logs", "openclaw.log")
 /** The agent's workspace: OpenClaw's default, `<state>/workspace` (no `agents.defaults.workspace` in the config). */
 export const workspaceDir = (home: string) => Path.join(stateDir(home), "workspace")
-const metaPath = (home: string) => Path.join(home, "cairn-agent.json")
+/** The config, relative to the home (as HomeFiles takes paths). */
+export const configRelative = ".openclaw/openclaw.json"
+const logsRelative = ".openclaw/logs"
+/** Where earlier Cairns kept the metadata, in the home (migrated, see readMeta). */
+const legacyMetaRelative = "cairn-agent.json"
+
+/** Cairn's own folder for an agent, beside the homes: `<dataDir>/agents-meta/<agentId>` for `<dataDir>/agents/<agentId>`. */
+export const metaDirOf = (home: string) => Path.join(Path.dirname(Path.dirname(home)), "agents-meta", Path.basename(home))
+const metaPath = (metaDir: string) => Path.join(metaDir, "engine.json")
+/** An engine version read from an old home: a plain name (it becomes a folder name under the engines). */
+const isPlainVersion = (version: string) => /^[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}$/.test(version) && !version.includes("..")
 
 /** The minimal offline config of §2.1; the token is a reference to the environment, never the secret itself. */
 export const offlineConfig = (home: string, port: number) => ({
@@ -83,8 +100,8 @@ export const withOwnedSettings = (config: Record<string, unknown>, home: string,
   return result
 }
 
-/** Writes `text` to `path` atomically: a private temporary file beside it, renamed over. */
-export const writeFileAtomically = async (path: string, text: string) => {
+/** Writes `text` to `path` atomically: a private temporary file beside it, renamed over (Cairn's own folders only). */
+const writeFileAtomically = async (path: string, text: string) => {
   const temporary = `${path}.cairn-${randomBytes(6).toString("hex")}`
   try {
     await Fs.writeFile(temporary, text, { flag: "wx", mode: 0o600 })
@@ -100,16 +117,16 @@ export const writeFileAtomically = async (path: string, text: string) => {
  * offline config; an existing one keeps the user's settings (runtime config written through Cairn or the engine)
  * with Cairn's owned settings applied again. A config that is not a JSON5 object is kept aside as
  * `openclaw.json.cairn-unreadable-<time>` and replaced by the offline config: the gateway could not start with it.
+ * A symlink (or other non-plain entry) on the way fails the write (HomeTampered as the cause): nothing is written
+ * through it.
  */
-export const write = (home: string, meta: AgentMeta, port: number) =>
+export const write = (home: string, metaDir: string, meta: AgentMeta, port: number) =>
   Effect.tryPromise({
     try: async () => {
-      await Fs.mkdir(Path.dirname(logPath(home)), { recursive: true })
-      const path = configPath(home)
-      const existing = await Fs.readFile(path, "utf8").catch((error: NodeJS.ErrnoException) => {
-        if (error.code === "ENOENT") return undefined
-        throw error
-      })
+      // The home is Cairn's path (the agent cannot replace it); what is under it is the agent's.
+      await Fs.mkdir(home, { recursive: true, mode: 0o755 })
+      await HomeFiles.withDir(home, logsRelative, true, async () => undefined)
+      const existing = await HomeFiles.readText(home, configRelative)
       let config: Record<string, unknown> = offlineConfig(home, port)
       if (existing !== undefined) {
         let parsed: unknown
@@ -119,33 +136,47 @@ export const write = (home: string, meta: AgentMeta, port: number) =>
           parsed = undefined
         }
         if (isRecord(parsed)) config = withOwnedSettings(parsed, home, port)
-        else await Fs.rename(path, `${path}.cairn-unreadable-${Date.now()}`)
+        else await HomeFiles.renameIn(home, ".openclaw", "openclaw.json", `openclaw.json.cairn-unreadable-${Date.now()}`)
       }
       const text = JSON.stringify(config, null, 2) + "\n"
-      if (text !== existing) await writeFileAtomically(path, text)
-      await writeMeta(home, meta)
+      if (text !== existing) await HomeFiles.writeText(home, configRelative, text)
+      await writeMeta(metaDir, meta)
     },
     catch: (cause) => new EngineUnavailable({ cause })
   })
 
-const writeMeta = (home: string, meta: AgentMeta) => Fs.writeFile(metaPath(home), JSON.stringify(meta) + "\n")
+const writeMeta = async (metaDir: string, meta: AgentMeta) => {
+  await Fs.mkdir(metaDir, { recursive: true, mode: 0o700 })
+  await writeFileAtomically(metaPath(metaDir), JSON.stringify(meta) + "\n")
+}
 
-export const persistMeta = (home: string, meta: AgentMeta) => Effect.promise(() => writeMeta(home, meta))
+export const persistMeta = (metaDir: string, meta: AgentMeta) => Effect.promise(() => writeMeta(metaDir, meta))
 
-/** The metadata an earlier run left, if any (unreadable counts as none). */
-export const readMeta = (home: string) =>
-  Effect.promise(() =>
-    Fs.readFile(metaPath(home), "utf8").then(
-      (text) => {
-        try {
-          return decodeMeta(text)
-        } catch {
-          return undefined
-        }
-      },
-      () => undefined
-    )
-  )
+const decodeOrUndefined = (text: string | undefined) => {
+  if (text === undefined) return undefined
+  try {
+    return decodeMeta(text)
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The metadata an earlier run left in Cairn's folder, if any (unreadable counts as none). Without one, an old home's
+ * `cairn-agent.json` is migrated: read through HomeFiles (a symlink or anything but a regular file is ignored), kept
+ * only with a plain version, written to Cairn's folder, and removed from the home. After that the home's copy is
+ * never read again.
+ */
+export const readMeta = (home: string, metaDir: string) =>
+  Effect.promise(async () => {
+    const own = decodeOrUndefined(await Fs.readFile(metaPath(metaDir), "utf8").catch(() => undefined))
+    if (own !== undefined) return own
+    const legacy = decodeOrUndefined(await HomeFiles.readText(home, legacyMetaRelative).catch(() => undefined))
+    await HomeFiles.removeFile(home, legacyMetaRelative).catch(() => undefined)
+    if (legacy === undefined || !isPlainVersion(legacy.version) || legacy.slot < 0) return undefined
+    await writeMeta(metaDir, legacy)
+    return legacy
+  })
 
 /**
  * The environment of every OpenClaw process of an agent: `base` (a minimal one, not Cairn's: OpenClaw changes

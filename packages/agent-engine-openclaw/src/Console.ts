@@ -157,18 +157,25 @@ export const run = (launch: Launch, options: RunOptions, running?: { readonly re
 /**
  * Where a command runs: `cwd` (relative to the workspace, or absolute inside it; the workspace itself when absent)
  * with every symlink resolved on the host, as the path the sandbox sees it under (the workspace's own path, which
- * the sandbox binds). Undefined when it resolves outside the workspace, is missing or is not a directory.
+ * the sandbox binds). Undefined when it leads outside the workspace (by its path or through a symlink), is missing
+ * or is not a directory. `anchor` names the workspace for the resolution: the adapter passes the workspace opened
+ * from the home down without following a symlink (HomeFiles), so that a `.openclaw` swapped for a symlink meanwhile
+ * is not resolved through.
  */
-export const resolveWorkingDirectory = async (workspace: string, cwd: string | undefined): Promise<string | undefined> => {
-  const realWorkspace = await Fs.realpath(workspace)
+export const resolveWorkingDirectory = async (workspace: string, cwd: string | undefined, anchor = workspace): Promise<string | undefined> => {
+  const isOutside = (relative: string) => relative === ".." || relative.startsWith(`..${Path.sep}`) || Path.isAbsolute(relative)
+  const lexical = Path.relative(workspace, Path.resolve(workspace, cwd ?? "."))
+  if (isOutside(lexical)) return undefined
+  let realWorkspace: string
   let real: string
   try {
-    real = await Fs.realpath(cwd === undefined ? workspace : Path.resolve(workspace, cwd))
+    realWorkspace = await Fs.realpath(anchor)
+    real = await Fs.realpath(lexical === "" ? anchor : Path.join(anchor, lexical))
     if (!(await Fs.stat(real)).isDirectory()) return undefined
   } catch {
     return undefined
   }
   const relative = Path.relative(realWorkspace, real)
-  if (relative === ".." || relative.startsWith(`..${Path.sep}`) || Path.isAbsolute(relative)) return undefined
+  if (isOutside(relative)) return undefined
   return Path.join(workspace, relative)
 }

@@ -1,9 +1,15 @@
 /**
- * One gateway process: spawned in the agent's sandbox (Sandbox.ts) and its own process group (it forks workers of
- * its own) with a parent watch preloaded (parent-watch.mjs), its output kept as a tail for error reports, its pid
- * (bubblewrap's, whose group holds the gateway) in the agent's home so a later Cairn can reap a gateway an earlier
- * one left behind, and stopped with SIGTERM, then SIGKILL. In a sandbox, the gateway's PID namespace ends with
- * it: no worker outlives it, even one that left the process group.
+ * One gateway process: spawned in the agent's sandbox (Sandbox.ts) and its own session and process group (it forks
+ * workers of its own) with a parent watch preloaded (parent-watch.mjs), its output kept as a tail for error reports,
+ * and stopped with SIGTERM, then SIGKILL. In a sandbox, the gateway's PID namespace ends with it: no worker outlives
+ * it, even one that left the process group.
+ *
+ * Cairn knows the process by its child handle while it runs. So that a later Cairn can reap a gateway an earlier one
+ * left behind (killed before it could stop it), the pid of the process Cairn spawned (bubblewrap's, whose group holds
+ * the gateway) and its start time (field 22 of /proc/<pid>/stat, in clock ticks since boot) are recorded at spawn in
+ * Cairn's own folder for the agent (`<dataDir>/agents-meta/<agentId>/gateway.pid`, which no sandbox shows). The stale
+ * sweep kills a process only when its pid, start time, process group and session all still match that record: a
+ * reused pid, or any pid the agent wrote anywhere, is never signalled. Nothing is read from the agent's home.
  */
 import type { ChildProcess } from "node:child_process"
 import * as FsSync from "node:fs"
@@ -49,6 +55,8 @@ export interface SpawnOptions {
   readonly nodePath: string
   readonly entryFile: string
   readonly home: string
+  /** Cairn's own folder for the agent, where the pid record goes (AgentHome.metaDirOf). */
+  readonly metaDir: string
   readonly port: number
   readonly env: NodeJS.ProcessEnv
   /** How long the parent watch lets the gateway shut down once Cairn is gone. */
@@ -57,28 +65,72 @@ export interface SpawnOptions {
   readonly sandbox: Sandbox
 }
 
-/** Where a gateway's pid is kept while it runs (and read by tests to find the process). */
-export const pidFile = (home: string) => Path.join(home, "gateway.pid")
+/** Where the record of a gateway's pid is kept while it runs: Cairn's folder for the agent, never the home. */
+export const pidFile = (metaDir: string) => Path.join(metaDir, "gateway.pid")
 
-/*
- * The pid file is written and removed synchronously, and removed only while it still names this process: a restart
- * spawns the next gateway as soon as the last one exits, and an asynchronous removal for the old one could land after
- * the new one's write, leaving a running gateway no later Cairn could find.
- */
-const recordPid = (home: string, pid: number) => {
+/** What Cairn records of a process it spawned: enough to tell it from any later process given the same pid. */
+export interface PidRecord {
+  readonly pid: number
+  /** Field 22 of /proc/<pid>/stat: when the process started, in clock ticks since boot. */
+  readonly startTime: string
+}
+
+/** The start time, process group and session of a live process (Linux: /proc/<pid>/stat), or undefined. */
+export const processIdentity = (pid: number): { readonly startTime: string; readonly pgrp: number; readonly session: number } | undefined => {
   try {
-    FsSync.writeFileSync(pidFile(home), `${pid}\n`)
+    const stat = FsSync.readFileSync(`/proc/${pid}/stat`, "utf8")
+    // The command name (field 2) is in parentheses and may hold spaces or parentheses: fields are counted after the last ")".
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    // fields[0] is field 3 (state): field n is fields[n - 3].
+    return { startTime: fields[19]!, pgrp: Number(fields[2]), session: Number(fields[3]) }
   } catch {
-    // The home is gone (the agent destroyed meanwhile): nothing to record.
+    return undefined
   }
 }
 
-const forgetPid = (home: string, pid: number | undefined) => {
+const parseRecord = (text: string | undefined): PidRecord | undefined => {
   try {
-    if (FsSync.readFileSync(pidFile(home), "utf8").trim() === String(pid)) FsSync.rmSync(pidFile(home), { force: true })
+    const record: unknown = JSON.parse(text ?? "")
+    if (typeof record !== "object" || record === null) return undefined
+    const { pid, startTime } = record as Record<string, unknown>
+    return typeof pid === "number" && Number.isSafeInteger(pid) && pid > 1 && typeof startTime === "string" && /^\d+$/.test(startTime)
+      ? { pid, startTime }
+      : undefined
   } catch {
-    // No file, or the home is gone.
+    return undefined
   }
+}
+
+/** The record in Cairn's folder for the agent, if any. */
+export const readPidRecord = (metaDir: string): PidRecord | undefined => {
+  try {
+    return parseRecord(FsSync.readFileSync(pidFile(metaDir), "utf8"))
+  } catch {
+    return undefined
+  }
+}
+
+/*
+ * The record is written and removed synchronously, and removed only while it still names this process: a restart
+ * spawns the next gateway as soon as the last one exits, and an asynchronous removal for the old one could land after
+ * the new one's write, leaving a running gateway no later Cairn could find.
+ */
+const recordPid = (metaDir: string, pid: number) => {
+  const identity = processIdentity(pid)
+  // Gone already (it failed at once), or no /proc: nothing a later Cairn could check, so nothing recorded.
+  if (identity === undefined) return
+  try {
+    FsSync.mkdirSync(metaDir, { recursive: true, mode: 0o700 })
+    const temporary = `${pidFile(metaDir)}.${process.pid}`
+    FsSync.writeFileSync(temporary, JSON.stringify({ pid, startTime: identity.startTime } satisfies PidRecord) + "\n", { mode: 0o600 })
+    FsSync.renameSync(temporary, pidFile(metaDir))
+  } catch {
+    // The agent destroyed meanwhile: nothing to record.
+  }
+}
+
+const forgetPid = (metaDir: string, pid: number | undefined) => {
+  if (readPidRecord(metaDir)?.pid === pid) FsSync.rmSync(pidFile(metaDir), { force: true })
 }
 
 export const spawnGateway = (options: SpawnOptions): Gateway => {
@@ -104,8 +156,8 @@ export const spawnGateway = (options: SpawnOptions): Gateway => {
     })
     child.on("exit", (code, signal) => resolve(signal ?? `exit code ${code}`))
   })
-  if (child.pid !== undefined) recordPid(options.home, child.pid)
-  void exited.then(() => forgetPid(options.home, child.pid))
+  if (child.pid !== undefined) recordPid(options.metaDir, child.pid)
+  void exited.then(() => forgetPid(options.metaDir, child.pid))
   return { child, tail, exited, stopping: false }
 }
 
@@ -163,22 +215,27 @@ export const processExists = (pid: number) => {
   }
 }
 
+/** Whether `record` still names the very process Cairn spawned: same start time, its own group and session leader. */
+const isRecordedProcess = (record: PidRecord) => {
+  const identity = processIdentity(record.pid)
+  return identity !== undefined && identity.startTime === record.startTime && identity.pgrp === record.pid && identity.session === record.pid
+}
+
 /**
- * Stops a gateway an earlier Cairn process started from this home and left running (it was killed before it could
- * stop it, and the gateway's parent watch has not finished yet). Linux only: elsewhere the pid cannot be checked to
- * still be an OpenClaw process, and the parent watch alone has to do.
+ * Stops a gateway an earlier Cairn process started for this agent and left running (it was killed before it could
+ * stop it, and the gateway's parent watch has not finished yet), found by the record in Cairn's folder `metaDir` (see
+ * the opening paragraph). Linux only: elsewhere no start time can be checked, and the parent watch alone has to do.
  */
-export const reapStale = async (home: string, graceMs: number): Promise<void> => {
-  const text = await Fs.readFile(pidFile(home), "utf8").catch(() => undefined)
-  const pid = Number(text?.trim())
-  if (!Number.isSafeInteger(pid) || pid <= 1) return
-  const cmdline = await Fs.readFile(`/proc/${pid}/cmdline`, "utf8").catch(() => "")
+export const reapStale = async (metaDir: string, graceMs: number): Promise<void> => {
+  const record = readPidRecord(metaDir)
+  if (record === undefined) return
   // A reused pid belongs to something else: leave it alone.
-  if (!cmdline.includes("openclaw")) return
-  signalPidGroup(pid, "SIGTERM")
-  const deadline = Date.now() + graceMs
-  while (processExists(pid) && Date.now() < deadline) await sleep(100)
-  signalPidGroup(pid, "SIGKILL")
-  while (processExists(pid)) await sleep(50)
-  await Fs.rm(pidFile(home), { force: true })
+  if (isRecordedProcess(record)) {
+    signalPidGroup(record.pid, "SIGTERM")
+    const deadline = Date.now() + graceMs
+    while (isRecordedProcess(record) && Date.now() < deadline) await sleep(100)
+    if (isRecordedProcess(record)) signalPidGroup(record.pid, "SIGKILL")
+    while (isRecordedProcess(record) && processExists(record.pid)) await sleep(50)
+  }
+  await Fs.rm(pidFile(metaDir), { force: true })
 }

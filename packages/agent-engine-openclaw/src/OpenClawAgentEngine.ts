@@ -45,6 +45,7 @@ import * as Console from "./Console.ts"
 import * as Cron from "./Cron.ts"
 import { parseDeviceList } from "./Devices.ts"
 import * as EngineVersions from "./EngineVersions.ts"
+import * as HomeFiles from "./HomeFiles.ts"
 import * as HostEnvironment from "./HostEnvironment.ts"
 import { type Gateway, parentWatchPath, probeReady, reapStale, signalGroup, spawnGateway, terminate } from "./GatewayProcess.ts"
 import { connect as connectGateway, type GatewayClient, GatewayRpcError } from "./GatewayRpc.ts"
@@ -103,6 +104,8 @@ export interface Options {
 
 interface Agent {
   readonly home: string
+  /** Cairn's own folder for the agent, beside the homes and shown to no sandbox: its metadata and pid record. */
+  readonly metaDir: string
   readonly slot: number
   version: string
   token: Redacted.Redacted<string>
@@ -232,13 +235,14 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       try: async (signal) => {
         const port = portOf(agent)
         // A gateway an earlier Cairn left behind (it was killed, and the gateway is still shutting down).
-        await reapStale(agent.home, stopGraceMs)
+        await reapStale(agent.metaDir, stopGraceMs)
         if ((await probeReady(port)) !== "silent") throw new Error(`port ${port} is already in use by another process`)
         agent.launchedWithChannels = Channels.anyEnabled(agent.channels)
         const gateway = spawnGateway({
           nodePath,
           entryFile: versions.entryFile(agent.version),
           home: agent.home,
+          metaDir: agent.metaDir,
           port,
           env: envOf(agent),
           stopGraceMs: graceOf(agent),
@@ -360,9 +364,15 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     Effect.tryPromise({
       try: async (signal): Promise<ExecResult | WorkingDirectoryOutside> => {
         const workspace = AgentHome.workspaceDir(agent.home)
-        // OpenClaw makes the workspace at its first start; a command may come before.
-        await Fs.mkdir(workspace, { recursive: true })
-        const cwd = await Console.resolveWorkingDirectory(workspace, request.cwd)
+        // OpenClaw makes the workspace at its first start; a command may come before. Made through HomeFiles: a
+        // `.openclaw` the agent replaced with a symlink is not followed. The command then runs in the home (when no
+        // other folder was asked for), so that the agent can still repair it.
+        const cwd = await HomeFiles.withDir(agent.home, ".openclaw/workspace", true, (folder) =>
+          Console.resolveWorkingDirectory(workspace, request.cwd, folder!.path)
+        ).catch((error: unknown) => {
+          if (!(error instanceof HomeFiles.HomeTampered)) throw error
+          return request.cwd === undefined ? agent.home : undefined
+        })
         if (cwd === undefined) return new WorkingDirectoryOutside({ agentId, cwd: request.cwd ?? "" })
         // Checked again right before the spawn: a destroy that got in between has ended this agent's commands.
         if (agents.get(agentId) !== agent) throw new Error("the agent was destroyed")
@@ -468,13 +478,13 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       }
       yield* Effect.tryPromise({
         try: async () => {
-          const path = AgentHome.configPath(agent.home)
-          const text = await Fs.readFile(path, "utf8")
+          const text = await HomeFiles.readText(agent.home, AgentHome.configRelative)
+          if (text === undefined) throw new Error("the config is missing")
           const parsed: unknown = JSON5.parse(text)
           if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new Error("the config is not an object")
           const next = Channels.applyChannels(parsed as Record<string, unknown>, specs, (channel) => versions.pluginPath(version, channel))
           const nextText = JSON.stringify(next, null, 2) + "\n"
-          if (nextText !== text) await AgentHome.writeFileAtomically(path, nextText)
+          if (nextText !== text) await HomeFiles.writeText(agent.home, AgentHome.configRelative, nextText)
         },
         catch: (cause) => new ChannelsUnavailable({ agentId, detail: `the config could not be written: ${cause instanceof Error ? cause.message : String(cause)}` })
       })
@@ -515,7 +525,8 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       yield* Effect.gen(function*() {
         if (agents.has(agentId)) return
         const home = Path.join(agentsDir, agentId)
-        const previous = yield* AgentHome.readMeta(home)
+        const metaDir = AgentHome.metaDirOf(home)
+        const previous = yield* AgentHome.readMeta(home, metaDir)
         const taken = new Set([...agents.values()].map((agent) => agent.slot))
         let slot = previous?.slot ?? 0
         if (previous === undefined || taken.has(slot)) {
@@ -526,9 +537,10 @@ export const make = Effect.fnUntraced(function*(options: Options) {
         const version = previous !== undefined && EngineVersion.isOlder(spec.version, previous.version)
           ? previous.version
           : spec.version
-        yield* AgentHome.write(home, { version, slot }, basePort + AgentHome.portSpacing * slot)
+        yield* AgentHome.write(home, metaDir, { version, slot }, basePort + AgentHome.portSpacing * slot)
         agents.set(agentId, {
           home,
+          metaDir,
           slot,
           version,
           token: spec.gatewayToken,
@@ -569,7 +581,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
           yield* halt(agent)
           if (target !== agent.version) {
             agent.version = target
-            yield* AgentHome.persistMeta(agent.home, { version: agent.version, slot: agent.slot })
+            yield* AgentHome.persistMeta(agent.metaDir, { version: agent.version, slot: agent.slot })
             // The channel plugins the config loads are the new version's.
             if (agent.channels.length > 0) {
               yield* writeChannels(agentId, agent, agent.channels).pipe(
@@ -637,7 +649,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     // Filled in by issue 13's work.
     readWorkspaceFileWithin: (agentId, path, maxBytes) =>
       Effect.flatMap(WorkspacePath.requireRelativePath(path), (checked) =>
-        onWorkspace(agentId, (workspace) => Workspace.readFileWithin(workspace, checked, maxBytes))),
+        onWorkspace(agentId, (workspace, home) => Workspace.readFileWithin({ home, workspace }, checked, maxBytes))),
     exec: (agentId, request) => Effect.flatMap(find(agentId), (agent) => consoleExec(agentId, agent, request)),
     readConfig: (agentId) => Effect.flatMap(find(agentId), (agent) => RuntimeConfig.read(configTarget(agentId, agent))),
     writeConfig: (agentId, write) =>
@@ -703,15 +715,20 @@ export const make = Effect.fnUntraced(function*(options: Options) {
           if (!AgentHome.isSafeAgentId(agentId)) return Effect.void
           const home = Path.join(agentsDir, agentId)
           return Effect.promise(async () => {
-            await reapStale(home, stopGraceMs)
+            await reapStale(AgentHome.metaDirOf(home), stopGraceMs)
+            // fs.rm removes symlinks, never what they point to.
             await Fs.rm(home, { recursive: true, force: true })
+            await Fs.rm(AgentHome.metaDirOf(home), { recursive: true, force: true })
           })
         }
         return Effect.gen(function*() {
           agents.delete(agentId)
           yield* Effect.promise(() => running.killAll(agent.home))
           yield* halt(agent)
-          yield* Effect.promise(() => Fs.rm(agent.home, { recursive: true, force: true }))
+          yield* Effect.promise(async () => {
+            await Fs.rm(agent.home, { recursive: true, force: true })
+            await Fs.rm(agent.metaDir, { recursive: true, force: true })
+          })
         }).pipe(Semaphore.withPermit(agent.lock), Semaphore.withPermit(agent.files))
       }),
 
@@ -720,17 +737,17 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     installSkill: (agentId, skill) =>
       Effect.flatMap(
         Effect.zip(WorkspacePath.requireSkillName(skill.name), WorkspacePath.requireFileSet(skill.files)),
-        ([name, files]) => onWorkspace(agentId, (workspace) => Workspace.installSkill(workspace, name, files))
+        ([name, files]) => onWorkspace(agentId, (workspace, home) => Workspace.installSkill({ home, workspace }, name, files))
       ),
 
     // OpenClaw has no `skills uninstall` (features §4): deleting the folder is what its docs say.
     removeSkill: (agentId, name) =>
       Effect.flatMap(WorkspacePath.requireSkillName(name), (checked) =>
-        onWorkspace(agentId, (workspace) => Workspace.removeSkill(workspace, checked))),
+        onWorkspace(agentId, (workspace, home) => Workspace.removeSkill({ home, workspace }, checked))),
 
     readSkill: (agentId, name) =>
       Effect.flatMap(WorkspacePath.requireSkillName(name), (checked) =>
-        onWorkspace(agentId, (workspace) => Workspace.readSkill(workspace, checked))),
+        onWorkspace(agentId, (workspace, home) => Workspace.readSkill({ home, workspace }, checked))),
 
     // The CLI reads the skills from disk, so it answers with the gateway stopped too (about 2 s a call).
     listSkills: Effect.fnUntraced(function*(agentId) {
@@ -741,11 +758,11 @@ export const make = Effect.fnUntraced(function*(options: Options) {
 
     writeWorkspaceFiles: (agentId, files) =>
       Effect.flatMap(WorkspacePath.requireFileSet(files), (checked) =>
-        onWorkspace(agentId, (workspace) => Workspace.writeFiles(workspace, checked))),
+        onWorkspace(agentId, (workspace, home) => Workspace.writeFiles({ home, workspace }, checked))),
 
     readWorkspaceFile: (agentId, path) =>
       Effect.flatMap(WorkspacePath.requireRelativePath(path), (checked) =>
-        onWorkspace(agentId, (workspace) => Workspace.readFile(workspace, checked))),
+        onWorkspace(agentId, (workspace, home) => Workspace.readFile({ home, workspace }, checked))),
 
     // On disk, from the agent's home down (the agent can replace `.openclaw` itself with a symlink): WorkspaceTree.ts.
     scanWorkspace: (agentId, options) =>

@@ -41,9 +41,9 @@ import {
 import { Effect } from "effect"
 import JSON5 from "json5"
 import { createHash, randomBytes } from "node:crypto"
-import * as Fs from "node:fs/promises"
 import { isDeepStrictEqual } from "node:util"
 import * as AgentHome from "./AgentHome.ts"
+import * as HomeFiles from "./HomeFiles.ts"
 import type { GatewayRpcError } from "./GatewayRpc.ts"
 
 /** What the config operations need of one agent; the adapter builds it. */
@@ -214,7 +214,12 @@ const parseText = (text: string): Json => {
   return parsed
 }
 
-const readFileText = (path: string) => Fs.readFile(path, "utf8")
+/** The config file's text, read through HomeFiles (a symlink on the way, or in the file's place, is refused). */
+const readFileText = async (home: string) => {
+  const text = await HomeFiles.readText(home, AgentHome.configRelative)
+  if (text === undefined) throw new Error("the config file is missing")
+  return text
+}
 
 const describe = (cause: unknown) => cause instanceof Error ? cause.message : String(cause)
 
@@ -222,7 +227,7 @@ const describe = (cause: unknown) => cause instanceof Error ? cause.message : St
 const readStored = (target: ConfigTarget) =>
   Effect.tryPromise({
     try: async () => {
-      const text = await readFileText(AgentHome.configPath(target.home))
+      const text = await readFileText(target.home)
       return { text, hash: hashText(text), config: parseText(text) }
     },
     catch: (cause) => new ConfigUnreadable({ agentId: target.agentId, detail: describe(cause) })
@@ -272,14 +277,18 @@ const withTemporaryConfig = <A, E>(target: ConfigTarget, text: string, use: (pat
     Effect.tryPromise({
       try: async () => {
         // Beside the real file, so that relative `$include`s resolve the same way.
-        const path = `${AgentHome.configPath(target.home)}.cairn-validate-${randomBytes(6).toString("hex")}`
-        await Fs.writeFile(path, text, { flag: "wx", mode: 0o600 })
-        return path
+        const name = `openclaw.json.cairn-validate-${randomBytes(6).toString("hex")}`
+        await HomeFiles.withDir(target.home, ".openclaw", false, async (folder) => {
+          if (folder === undefined) throw new Error("the agent's state folder is missing")
+          await HomeFiles.createIn(folder, name, text, 0o600)
+        })
+        return name
       },
       catch: onWriteFailure
     }),
-    use,
-    (path) => Effect.promise(() => Fs.rm(path, { force: true }).catch(() => undefined))
+    // The validator runs in the agent's sandbox, which sees the home at the same path.
+    (name) => use(`${AgentHome.stateDir(target.home)}/${name}`),
+    (name) => Effect.promise(() => HomeFiles.removeFile(target.home, `.openclaw/${name}`).catch(() => undefined))
   )
 
 /** Runs the engine's validator (the agent's version) on a candidate: an object, or the text of one (JSON or JSON5). */
@@ -350,10 +359,9 @@ export const write = (
     if (!validation.valid) return yield* new ConfigRejected({ agentId, issues: validation.issues })
     yield* Effect.tryPromise({
       try: async () => {
-        const path = AgentHome.configPath(target.home)
         // The file may have changed while the validator ran (an edit by hand, or by the engine).
-        if (request.baseHash !== undefined && hashText(await readFileText(path)) !== request.baseHash) return false
-        await AgentHome.writeFileAtomically(path, text)
+        if (request.baseHash !== undefined && hashText(await readFileText(target.home)) !== request.baseHash) return false
+        await HomeFiles.writeText(target.home, AgentHome.configRelative, text)
         return true
       },
       catch: (cause) => new ConfigUnwritable({ agentId, detail: describe(cause) })

@@ -3,9 +3,8 @@
  * workspace, stream one file, restore a tree. The agent may change its workspace while Cairn works in it (its console
  * runs whenever asked) and may put symlinks anywhere, so no path is trusted twice: every folder is opened without
  * following symlinks (O_NOFOLLOW), from the agent's home down, and everything done in a folder goes through that open
- * folder (`/proc/self/fd/<fd>/<name>`: Linux's way to name an entry of an open directory, as openat(2) does). A folder
- * swapped for a symlink half way is then refused, never followed. Where there is no /proc, the folder's path stands in
- * (checked segment by segment, but open to a race).
+ * folder (HomeFiles.ts, which every access of Cairn's to an agent's home goes through). A folder swapped for a symlink
+ * half way is then refused, never followed.
  *
  * Entries whose path the port cannot carry (a name that is not UTF-8, a backslash, longer than WorkspacePath allows)
  * are treated as excluded: neither listed nor touched. Sockets, FIFOs and devices are not listed, and a restore removes
@@ -25,7 +24,8 @@ import { randomBytes } from "node:crypto"
 import * as Fs from "node:fs"
 import * as FsPromises from "node:fs/promises"
 import * as Path from "node:path"
-import { WorkspaceEscape } from "./Workspace.ts"
+import * as HomeFiles from "./HomeFiles.ts"
+import { at, close, code, type Folder, openFolder, viaProc, WorkspaceEscape } from "./HomeFiles.ts"
 
 /** Where a workspace is: the agent's home (Cairn's, trusted as a path) and the workspace's path under it. */
 export interface Location {
@@ -37,36 +37,8 @@ export interface Location {
 export const racyWindowNs = 2_000_000_000n
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_DIRECTORY, O_NONBLOCK } = Fs.constants
-const folderFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW
 /** Linux's O_PATH (Node has no constant for it): a handle on an inode that needs no permission on it. */
 const O_PATH = 0o10000000
-const viaProc = process.platform === "linux" && Fs.existsSync("/proc/self/fd")
-
-/** An open folder and a path naming it for as long as it is open. */
-interface Folder {
-  readonly fd: number
-  readonly path: string
-}
-
-/** An entry of an open folder, by name (a Buffer for a name that is not UTF-8). */
-const at = (folder: Folder, name: string | Buffer): string | Buffer =>
-  typeof name === "string" ? `${folder.path}/${name}` : Buffer.concat([Buffer.from(`${folder.path}/`), name])
-
-/** Opens a folder of `parent` without following a symlink there (ENOTDIR then). */
-const openFolder = (parent: Folder, name: string | Buffer): Folder => {
-  const fd = Fs.openSync(at(parent, name), folderFlags)
-  return { fd, path: viaProc ? `/proc/self/fd/${fd}` : `${parent.path}/${name.toString()}` }
-}
-
-const close = (folder: Folder) => {
-  try {
-    Fs.closeSync(folder.fd)
-  } catch {
-    // Closed already.
-  }
-}
-
-const code = (error: unknown) => (error as NodeJS.ErrnoException | undefined)?.code
 
 /** Gone, or no longer a folder on the way: the workspace changed under the operation. */
 const isGone = (error: unknown) => code(error) === "ENOENT" || code(error) === "ENOTDIR" || code(error) === "ELOOP"
@@ -131,50 +103,13 @@ const inParallel = async <A>(items: ReadonlyArray<A>, task: (item: A) => Promise
 }
 
 /**
- * The workspace, opened through every folder from the home down without following a symlink; undefined when it (or a
- * folder on the way) does not exist and `create` is false. With `create`, a missing workspace folder is made (not the
- * folders above it: provisioning made them).
+ * The workspace, opened through every folder from the home down without following a symlink (HomeFiles); undefined
+ * when it (or a folder on the way) does not exist and `create` is false. With `create`, missing folders are made.
  */
 const openWorkspace = (location: Location, create: boolean): Folder | undefined => {
   const relative = Path.relative(location.home, location.workspace)
-  const segments = relative.split(Path.sep)
-  if (relative === "" || Path.isAbsolute(relative) || segments.includes("..")) throw new WorkspaceEscape(location.workspace)
-  let folder: Folder
-  try {
-    const fd = Fs.openSync(location.home, O_RDONLY | O_DIRECTORY)
-    folder = { fd, path: viaProc ? `/proc/self/fd/${fd}` : location.home }
-  } catch (error) {
-    if (code(error) === "ENOENT" && !create) return undefined
-    throw error
-  }
-  try {
-    for (const [index, segment] of segments.entries()) {
-      let next: Folder
-      try {
-        next = openFolder(folder, segment)
-      } catch (error) {
-        if (code(error) === "ENOTDIR" || code(error) === "ELOOP") throw new WorkspaceEscape(".")
-        if (code(error) !== "ENOENT") throw error
-        if (!create) {
-          close(folder)
-          return undefined
-        }
-        if (index < segments.length - 1) throw error
-        try {
-          Fs.mkdirSync(at(folder, segment), 0o755)
-        } catch (error) {
-          if (code(error) !== "EEXIST") throw error
-        }
-        next = openFolder(folder, segment)
-      }
-      close(folder)
-      folder = next
-    }
-    return folder
-  } catch (error) {
-    close(folder)
-    throw error
-  }
+  if (relative === "" || Path.isAbsolute(relative) || relative.split(Path.sep).includes("..")) throw new WorkspaceEscape(location.workspace)
+  return HomeFiles.openDir(location.home, relative.split(Path.sep).join("/"), create)
 }
 
 type Kind = "file" | "directory" | "symlink" | "other"

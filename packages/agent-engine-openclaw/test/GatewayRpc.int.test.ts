@@ -11,6 +11,7 @@ import { Effect, Redacted } from "effect"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import * as AgentHome from "../src/AgentHome.ts"
 import { connect } from "../src/GatewayRpc.ts"
 import { OpenClawAgentEngine } from "../src/index.ts"
 import { reserveGatewayPorts } from "../src/testing/index.ts"
@@ -76,7 +77,7 @@ describe.skipIf(!enabled)("OpenClaw gateway RPC and runtime config", () => {
         const firstToken = "rpc-token-first-0123456789"
         const agentId = yield* newAgent(firstToken)
         const home = Path.join(dataDir, "agents", agentId)
-        const meta = JSON.parse(Fs.readFileSync(Path.join(home, "cairn-agent.json"), "utf8")) as { slot: number }
+        const meta = JSON.parse(Fs.readFileSync(Path.join(AgentHome.metaDirOf(home), "engine.json"), "utf8")) as { slot: number }
         const port = basePort + 120 * meta.slot
 
         const stopped = yield* engine.readConfig(agentId)

@@ -78,7 +78,7 @@ const loadedSkills = (agentDir: string) =>
   Effect.gen(function*() {
     const env = gatewayEnvironment(agentDir)
     assert.isDefined(env, "no gateway runs from the agent's home")
-    const meta = yield* OpenClawAgentHome.readMeta(agentDir)
+    const meta = yield* OpenClawAgentHome.readMeta(agentDir, OpenClawAgentHome.metaDirOf(agentDir))
     const { code, stdout } = yield* openclawWith(agentDir, meta!.version, env!, ["gateway", "call", "skills.status", "--json"])
     assert.strictEqual(code, 0, "gateway call skills.status failed")
     const status = JSON.parse(stdout.slice(Math.max(0, stdout.search(/^\{/m)))) as {
@@ -115,7 +115,7 @@ if (enabled) {
     loadedSkills: (agentId) => loadedSkills(agentHome(contractPorts, agentId)),
     // The agent's gateway port itself (its slot's block of 120 from the base port).
     ownedAppPort: (agentId) =>
-      Effect.sync(() => contractPorts + 120 * JSON.parse(Fs.readFileSync(Path.join(agentHome(contractPorts, agentId), "cairn-agent.json"), "utf8")).slot)
+      Effect.sync(() => contractPorts + 120 * JSON.parse(Fs.readFileSync(Path.join(OpenClawAgentHome.metaDirOf(agentHome(contractPorts, agentId)), "engine.json"), "utf8")).slot)
   })
 
   describe("OpenClawAgentEngine keeps the gateway token out of files", () => {

@@ -13,6 +13,8 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import * as Readline from "node:readline"
 import { pathToFileURL } from "node:url"
+import { metaDirOf } from "../src/AgentHome.ts"
+import { readPidRecord } from "../src/GatewayProcess.ts"
 import { OpenClawAgentEngine } from "../src/index.ts"
 import { gatewayEnvironment, onGatewayPorts, reserveGatewayPorts, sandboxModeForTests, waitUntil } from "../src/testing/index.ts"
 
@@ -61,8 +63,8 @@ const engineProcess = (name: string, basePort: number, agentId: string, token: s
     return assert.fail(`unexpected output: ${lines.join("\n")}`)
   })
 
-/** The port slot the engine gave an agent, from the metadata in its home. */
-const agentSlot = (home: string): number => JSON.parse(Fs.readFileSync(Path.join(home, "cairn-agent.json"), "utf8")).slot
+/** The port slot the engine gave an agent, from the metadata in Cairn's folder for it. */
+const agentSlot = (home: string): number => JSON.parse(Fs.readFileSync(Path.join(metaDirOf(home), "engine.json"), "utf8")).slot
 
 const isAlive = (pid: number) => {
   try {
@@ -129,7 +131,7 @@ describe("OpenClawAgentEngine", () => {
       const agentId = freshAgent()
       yield* engine.provision(agentId, { version: "2026.10.2", gatewayToken: Redacted.make("hang-when-ready") })
       yield* engine.start(agentId)
-      const pid = Number(Fs.readFileSync(Path.join(dataDir, "liveness", "agents", agentId, "gateway.pid"), "utf8"))
+      const pid = readPidRecord(metaDirOf(Path.join(dataDir, "liveness", "agents", agentId)))!.pid
       assert.strictEqual((yield* engine.status(agentId)).state, "running")
       yield* waitUntil(() => !isAlive(pid), "the hung gateway is killed")
       yield* waitUntil(() => Effect.runSync(Effect.map(Effect.orDie(engine.status(agentId)), (s) => s.state === "crashed")), "it is reported crashed")

@@ -19,7 +19,8 @@ const root = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cairn-runtime-config-"))
 afterAll(() => Fs.rmSync(root, { recursive: true, force: true }))
 let homes = 0
 const newHome = () => {
-  const home = Path.join(root, `home-${homes++}`)
+  // Under `agents/`, as the engine lays homes out: Cairn's folder for each goes beside them (AgentHome.metaDirOf).
+  const home = Path.join(root, "agents", `home-${homes++}`)
   Fs.mkdirSync(Path.join(home, ".openclaw"), { recursive: true })
   return home
 }
@@ -220,7 +221,7 @@ describe("AgentHome.write", () => {
     Effect.gen(function*() {
       const home = newHome()
       const meta = { version: "2026.9.6", slot: 0 }
-      yield* AgentHome.write(home, meta, 18789)
+      yield* AgentHome.write(home, AgentHome.metaDirOf(home), meta, 18789)
       const path = AgentHome.configPath(home)
       assert.deepStrictEqual(JSON.parse(Fs.readFileSync(path, "utf8")), AgentHome.offlineConfig(home, 18789))
 
@@ -232,7 +233,7 @@ describe("AgentHome.write", () => {
         gateway: { mode: "local", port: 1, bind: "lan", auth: { mode: "none" } }
       }
       Fs.writeFileSync(path, `// a comment\n${JSON.stringify(users)}`)
-      yield* AgentHome.write(home, { ...meta, slot: 1 }, 18909)
+      yield* AgentHome.write(home, AgentHome.metaDirOf(home), { ...meta, slot: 1 }, 18909)
       assert.deepStrictEqual(JSON.parse(Fs.readFileSync(path, "utf8")), {
         ...users,
         gateway: { mode: "local", port: 18909, bind: "loopback", auth: { mode: "token", token: "${OPENCLAW_GATEWAY_TOKEN}" } }
@@ -244,7 +245,7 @@ describe("AgentHome.write", () => {
       const home = newHome()
       const path = AgentHome.configPath(home)
       Fs.writeFileSync(path, "{ not json5")
-      yield* AgentHome.write(home, { version: "2026.9.6", slot: 0 }, 18789)
+      yield* AgentHome.write(home, AgentHome.metaDirOf(home), { version: "2026.9.6", slot: 0 }, 18789)
       assert.deepStrictEqual(JSON.parse(Fs.readFileSync(path, "utf8")), AgentHome.offlineConfig(home, 18789))
       const aside = Fs.readdirSync(Path.dirname(path)).filter((name) => name.startsWith("openclaw.json.cairn-unreadable-"))
       assert.strictEqual(aside.length, 1)

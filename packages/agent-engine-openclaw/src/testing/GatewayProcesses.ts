@@ -4,7 +4,8 @@
  * gateway's workers inherit its working directory.
  */
 import * as Fs from "node:fs"
-import { pidFile } from "../GatewayProcess.ts"
+import { metaDirOf } from "../AgentHome.ts"
+import { readPidRecord } from "../GatewayProcess.ts"
 
 export interface GatewayProcess {
   readonly pid: number
@@ -49,10 +50,13 @@ export const environmentOfProcess = (pid: number): Record<string, string> | unde
   }
 }
 
-/** The pid of the gateway the engine runs from the agent's home (`<home>/gateway.pid`), if one runs. */
+/** The pid the engine recorded for the agent's gateway (in Cairn's folder beside the home), whether or not it still runs. */
+export const recordedGatewayPid = (home: string): number | undefined => readPidRecord(metaDirOf(home))?.pid
+
+/** The pid of the gateway the engine runs from the agent's home (recorded in Cairn's folder for it), if one runs. */
 export const gatewayPid = (home: string): number | undefined => {
   try {
-    const pid = Number(Fs.readFileSync(pidFile(home), "utf8").trim())
+    const pid = readPidRecord(metaDirOf(home))?.pid ?? 0
     // A pid left in a stale file may belong to another process by now: the gateway runs in the home.
     return Number.isSafeInteger(pid) && pid > 1 && Fs.readlinkSync(`/proc/${pid}/cwd`) === Fs.realpathSync(home) ? pid : undefined
   } catch {
