@@ -13,12 +13,12 @@ import { type ChildProcess, spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import * as Readline from "node:readline"
 import { metaDirOf } from "../src/AgentHome.ts"
 import { processIdentity, readPidRecord, reapStale } from "../src/GatewayProcess.ts"
 import { HomeTampered } from "../src/HomeFiles.ts"
 import { OpenClawAgentEngine } from "../src/index.ts"
 import { bwrapRuns, reserveGatewayPorts, sandboxModeForTests } from "../src/testing/index.ts"
+import { engineProcess } from "./fixtures/EngineProcess.ts"
 
 const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cairn-hostile-tenant-"))
 const victims: Array<ChildProcess> = []
@@ -299,21 +299,6 @@ describe("a hostile tenant", () => {
       }), 120_000)
   })
 })
-
-/** Runs test/fixtures/run-engine.ts: an engine in a process of its own with one running agent, to be killed. */
-const engineProcess = (engineDir: string, basePort: number, agentId: string, token: string, stopGrace: string) =>
-  Effect.promise(async () => {
-    const child = spawn(process.execPath, [Path.join(import.meta.dirname, "fixtures", "run-engine.ts"), engineDir, String(basePort), agentId, token, stopGrace], {
-      stdio: ["ignore", "pipe", "inherit"]
-    })
-    const lines: Array<string> = []
-    for await (const line of Readline.createInterface({ input: child.stdout! })) {
-      lines.push(line)
-      const gatewayPid = Number(/^running (\d+)$/.exec(line)?.[1])
-      if (Number.isInteger(gatewayPid)) return { child, gatewayPid }
-    }
-    return assert.fail(`unexpected output: ${lines.join("\n")}`)
-  })
 
 const waitFor = async (condition: () => boolean) => {
   for (let attempt = 0; attempt < 100 && !condition(); attempt++) await new Promise((resolve) => setTimeout(resolve, 20))

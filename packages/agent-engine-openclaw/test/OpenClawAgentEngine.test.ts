@@ -7,16 +7,15 @@ import { AgentEngine } from "@cairn/agent-engine"
 import { agentEngineContract, freshAgent, loggedBy } from "@cairn/agent-engine/testing"
 import { afterAll, assert, describe, it, layer } from "@effect/vitest"
 import { Effect, Fiber, Layer, Redacted } from "effect"
-import { spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import * as Readline from "node:readline"
 import { pathToFileURL } from "node:url"
 import { metaDirOf } from "../src/AgentHome.ts"
 import { readPidRecord } from "../src/GatewayProcess.ts"
 import { OpenClawAgentEngine } from "../src/index.ts"
 import { gatewayEnvironment, onGatewayPorts, reserveGatewayPorts, sandboxModeForTests, waitUntil } from "../src/testing/index.ts"
+import { engineProcess } from "./fixtures/EngineProcess.ts"
 
 const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cairn-openclaw-fake-"))
 afterAll(() => Fs.rmSync(dataDir, { recursive: true, force: true }))
@@ -46,22 +45,6 @@ const engineAt = (name: string, basePort: number, versions?: ReadonlyArray<strin
 /** An engine on gateway ports no other test process holds while it lives (`slots`: agents it holds at once). */
 const engineLayer = (name: string, slots: number, versions?: ReadonlyArray<string>, maxConcurrentStarts?: number) =>
   onGatewayPorts(slots, (basePort) => engineAt(name, basePort, versions, maxConcurrentStarts))
-
-/** Runs test/fixtures/run-engine.ts: an engine in a process of its own with one running agent. */
-const engineProcess = (name: string, basePort: number, agentId: string, token: string, stopGrace: string) =>
-  Effect.promise(async () => {
-    const child = spawn(process.execPath, [Path.join(import.meta.dirname, "fixtures", "run-engine.ts"), Path.join(dataDir, name), String(basePort), agentId, token, stopGrace], {
-      stdio: ["ignore", "pipe", "inherit"]
-    })
-    // Its first line saying `running <pid>`; log lines before it (a warning that the sandbox is off) are passed over.
-    const lines: Array<string> = []
-    for await (const line of Readline.createInterface({ input: child.stdout! })) {
-      lines.push(line)
-      const gatewayPid = Number(/^running (\d+)$/.exec(line)?.[1])
-      if (Number.isInteger(gatewayPid)) return { child, gatewayPid }
-    }
-    return assert.fail(`unexpected output: ${lines.join("\n")}`)
-  })
 
 /** The port slot the engine gave an agent, from the metadata in Cairn's folder for it. */
 const agentSlot = (home: string): number => JSON.parse(Fs.readFileSync(Path.join(metaDirOf(home), "engine.json"), "utf8")).slot
@@ -282,7 +265,7 @@ describe("OpenClawAgentEngine", () => {
   describe("when the process running the engine is killed", () => {
     it.live("its gateways stop themselves (no orphans)", () =>
       Effect.gen(function*() {
-        const { child, gatewayPid } = yield* engineProcess("killed", reserveGatewayPorts(1), freshAgent(), "t", "2 seconds")
+        const { child, gatewayPid } = yield* engineProcess(Path.join(dataDir, "killed"), reserveGatewayPorts(1), freshAgent(), "t", "2 seconds")
         assert.isTrue(isAlive(gatewayPid))
         child.kill("SIGKILL")
         yield* waitUntil(() => !isAlive(gatewayPid), "the orphaned gateway is gone")
@@ -293,7 +276,7 @@ describe("OpenClawAgentEngine", () => {
         const agentId = freshAgent()
         const basePort = reserveGatewayPorts(1)
         // The stuck gateway ignores SIGTERM, and the dead engine gave it a minute before SIGKILL.
-        const { child, gatewayPid } = yield* engineProcess("stuck", basePort, agentId, "ignore-sigterm", "60 seconds")
+        const { child, gatewayPid } = yield* engineProcess(Path.join(dataDir, "stuck"), basePort, agentId, "ignore-sigterm", "60 seconds")
         child.kill("SIGKILL")
         yield* Effect.sleep("500 millis")
         assert.isTrue(isAlive(gatewayPid), "the stuck gateway outlived its engine")
