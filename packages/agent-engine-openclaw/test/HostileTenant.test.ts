@@ -16,9 +16,9 @@ import * as Path from "node:path"
 import { metaDirOf } from "../src/AgentHome.ts"
 import { processIdentity, readPidRecord, reapStale } from "../src/GatewayProcess.ts"
 import { HomeTampered } from "../src/HomeFiles.ts"
-import { OpenClawAgentEngine } from "../src/index.ts"
-import { bwrapRuns, reserveGatewayPorts, sandboxModeForTests } from "../src/testing/index.ts"
+import { bwrapRuns, reserveGatewayPorts } from "../src/testing/index.ts"
 import { engineProcess } from "./fixtures/EngineProcess.ts"
+import { standInEngine } from "./fixtures/StandInEngine.ts"
 
 const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cairn-hostile-tenant-"))
 const victims: Array<ChildProcess> = []
@@ -27,19 +27,8 @@ afterAll(() => {
   Fs.rmSync(dataDir, { recursive: true, force: true })
 })
 
-const fakeNpm = Path.join(import.meta.dirname, "fixtures", "fake-npm.mjs")
-const repository = Path.resolve(import.meta.dirname, "..", "..", "..")
 
-const engineAt = (name: string, basePort: number) =>
-  OpenClawAgentEngine.layer({
-    dataDir: Path.join(dataDir, name),
-    npmPath: fakeNpm,
-    sandbox: sandboxModeForTests,
-    sandboxReadOnly: [repository],
-    basePort,
-    startTimeout: "10 seconds",
-    stopGrace: "2 seconds"
-  })
+const engineAt = (name: string, basePort: number) => standInEngine({ dataDir: Path.join(dataDir, name), basePort })
 
 const text = (path: string, content: string) => ({ path, content: new TextEncoder().encode(content) })
 const skillMd = (name: string) => text("SKILL.md", `---\nname: ${name}\ndescription: hostile\n---\n`)

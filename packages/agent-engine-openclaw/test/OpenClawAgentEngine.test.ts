@@ -16,13 +16,11 @@ import { readPidRecord } from "../src/GatewayProcess.ts"
 import { OpenClawAgentEngine } from "../src/index.ts"
 import { gatewayEnvironment, onGatewayPorts, reserveGatewayPorts, sandboxModeForTests, waitUntil } from "../src/testing/index.ts"
 import { engineProcess } from "./fixtures/EngineProcess.ts"
+import { fakeNpm, repository, standInEngine } from "./fixtures/StandInEngine.ts"
 
 const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cairn-openclaw-fake-"))
 afterAll(() => Fs.rmSync(dataDir, { recursive: true, force: true }))
 
-const fakeNpm = Path.join(import.meta.dirname, "fixtures", "fake-npm.mjs")
-/** The stand-in engine runs its fixture where it is, in the repository: its sandbox must show it (read only). */
-const repository = Path.resolve(import.meta.dirname, "..", "..", "..")
 // Cairn's own configuration, which npm's install scripts (third-party code) must never see.
 process.env["SECRETS_MASTER_KEY"] = "master-key-that-must-not-reach-npm"
 process.env["CAIRN_GATEWAY_KEY"] = "gateway-key-that-must-not-reach-npm"
@@ -30,14 +28,9 @@ process.env["CAIRN_GATEWAY_KEY"] = "gateway-key-that-must-not-reach-npm"
 process.env["DATABASE_URL"] = "postgres://cairn:password-that-must-not-reach-npm@127.0.0.1/cairn"
 
 const engineAt = (name: string, basePort: number, versions?: ReadonlyArray<string>, maxConcurrentStarts?: number) =>
-  OpenClawAgentEngine.layer({
+  standInEngine({
     dataDir: Path.join(dataDir, name),
-    npmPath: fakeNpm,
-    sandbox: sandboxModeForTests,
-    sandboxReadOnly: [repository],
     basePort,
-    startTimeout: "10 seconds",
-    stopGrace: "2 seconds",
     ...(versions === undefined ? {} : { versions }),
     ...(maxConcurrentStarts === undefined ? {} : { maxConcurrentStarts })
   })
