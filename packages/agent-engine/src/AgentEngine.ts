@@ -67,6 +67,11 @@ export interface AgentStatus {
   readonly state: AgentState
   /** The engine version the agent runs, or will run at its next start. */
   readonly version: string
+  /**
+   * Why a `crashed` gateway died, where the engine knows: `oom`, the kernel's OOM killer ended it at the agent's
+   * memory cap (AGENT_MEMORY_MAX).
+   */
+  readonly reason?: "oom"
 }
 
 /**
