@@ -111,6 +111,8 @@ interface Launch {
 interface Agent {
   version: string
   state: AgentState
+  /** Why the gateway crashed, when a test said (`crash(agentId, "oom")`); cleared by its next start. */
+  crashReason: "oom" | undefined
   token: Redacted.Redacted<string>
   starts: number
   scriptLaunches: number
@@ -257,6 +259,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       return Effect.fail(new GatewayDidNotStart({ agentId, logTail }))
     }
     agent.state = "starting"
+    agent.crashReason = undefined
     yield* comingUp(agentId, agent.version)
     const current: Launch = { ready: yield* Deferred.make<void, GatewayDidNotStart>(), fiber: undefined }
     agent.launch = current
@@ -345,6 +348,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       agents.set(agentId, {
         version: spec.version,
         state: "stopped",
+        crashReason: undefined,
         token: spec.gatewayToken,
         starts: 0,
         scriptLaunches: 0,
@@ -414,7 +418,12 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       (effect, agentId) =>
         Effect.catchTag(effect, "GatewayDidNotStart", (cause) => Effect.fail(new GatewayRestartFailed({ agentId, cause })))
     ),
-    status: (agentId) => Effect.map(find(agentId), (agent) => ({ state: agent.state, version: agent.version })),
+    status: (agentId) =>
+      Effect.map(find(agentId), (agent) => ({
+        state: agent.state,
+        version: agent.version,
+        ...(agent.state === "crashed" && agent.crashReason !== undefined ? { reason: agent.crashReason } : {})
+      })),
     listDevices: Effect.fnUntraced(function*(agentId) {
       const agent = yield* find(agentId)
       const detail = cliFailures.get(agentId)
@@ -705,10 +714,11 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       startGate = undefined
       return gate === undefined ? Effect.void : Deferred.succeed(gate, undefined)
     }),
-    crash: Effect.fnUntraced(function*(agentId) {
+    crash: Effect.fnUntraced(function*(agentId, reason?: "oom") {
       const agent = yield* find(agentId)
       if (agent.state !== "running" && agent.state !== "starting") return
       agent.state = "crashed"
+      agent.crashReason = reason
       yield* abandonLaunch(agentId, agent, "the gateway process exited before it was ready")
     }, withLock),
     addDevice: Effect.fnUntraced(function*(agentId, device, list) {
