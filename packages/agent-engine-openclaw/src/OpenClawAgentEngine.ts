@@ -532,7 +532,21 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     })
   )
 
+  const state = sandbox.state
+  const agentLimits = state._tag === "Sandboxed" && state.enforced.length > 0
+    ? {
+      memoryBytes: state.enforced.includes("memory") ? state.agentLimits.memoryBytes : null,
+      cpus: state.enforced.includes("cpu") ? state.agentLimits.cpus : null,
+      pids: state.enforced.includes("pids") ? state.agentLimits.pids : null
+    }
+    : undefined
   return AgentEngine.of({
+    ...(agentLimits === undefined ? {} : { agentLimits }),
+    memoryUsage: (agentId) =>
+      Effect.sync(() => {
+        const agent = agents.get(agentId)
+        return agent === undefined ? undefined : sandbox.agentUsage(agent.home)?.memoryBytes
+      }),
     name: "openclaw",
     listVersions: versions.list,
 

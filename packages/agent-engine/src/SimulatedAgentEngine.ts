@@ -11,7 +11,7 @@
  * layer also provides SimulatedEngineControl, built on the same state, to script failures and to look inside.
  */
 import { Clock, Context, Deferred, Duration, Effect, Fiber, Layer, Redacted, Semaphore, Stream } from "effect"
-import { AgentEngine, type AgentState, type Device, type EngineSkill, type Provisioning, type ProvisionSpec, type WorkspaceFile } from "./AgentEngine.ts"
+import { AgentEngine, type AgentLimits, type AgentState, type Device, type EngineSkill, type Provisioning, type ProvisionSpec, type WorkspaceFile } from "./AgentEngine.ts"
 import {
   AgentNotProvisioned,
   DowngradeRefused,
@@ -55,7 +55,12 @@ export interface Options {
   readonly startDelay?: Duration.Input
   /** A lasting scripted failure: the log tail every start of `agentId` fails with, or undefined to let it start. */
   readonly failStartFor?: (agentId: string) => string | undefined
+  /** The limits it reports each agent runs under (it enforces none); `defaultAgentLimits` by default. */
+  readonly agentLimits?: AgentLimits
 }
+
+/** What the simulation reports, as a node with Cairn's defaults would: 4 GiB, 1 CPU, 512 processes. */
+export const defaultAgentLimits: AgentLimits = { memoryBytes: 4 * 1024 ** 3, cpus: 1, pids: 512 }
 
 export const defaultVersions: ReadonlyArray<string> = ["2026.3.1", "2026.3.8", "2026.4.2"]
 export const defaultStartDelay: Duration.Input = "2 seconds"
@@ -367,6 +372,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
 
   const engine = AgentEngine.of({
     name: "simulated",
+    agentLimits: options.agentLimits ?? defaultAgentLimits,
     listVersions: engineAvailable.pipe(Effect.as(versions)),
     provision: Effect.fnUntraced(function*(agentId, spec) {
       yield* engineAvailable
