@@ -68,6 +68,10 @@ if (bwrapRuns && process.getuid?.() === 0 && cgroupsAvailable && v1) {
           assert.isAtLeast(readNumber(Path.join(memory, "memory.max_usage_in_bytes")), limits.memoryBytes - 4 * MiB)
           assert.isAtMost(readNumber(Path.join(memory, "memory.max_usage_in_bytes")), limits.memoryBytes)
           assert.isAtLeast(probeUsage(hog)?.oomKills ?? 0, 1)
+          if (process.env["TEST_LOGS"] === "print") {
+            console.log(`memory: peak ${readNumber(Path.join(memory, "memory.max_usage_in_bytes"))} of ${limits.memoryBytes}, ` +
+              `${probeUsage(hog)?.oomKills} OOM kill(s), ${result.durationMs} ms`)
+          }
           const neighbourResult = yield* Fiber.join(neighbourRun)
           assert.strictEqual(neighbourResult.stdout.trim(), "still here")
           assert.strictEqual(neighbourResult.exitCode, 0)
@@ -101,6 +105,7 @@ if (bwrapRuns && process.getuid?.() === 0 && cgroupsAvailable && v1) {
           // Per agent, not per sandbox: the second sandbox alone (its bwrap, shell and 40 sleeps) is far below 48.
           assert.isAtLeast(started, 0, `${second.stdout} ${second.stderr}`)
           assert.isBelow(started, 40, second.stdout)
+          if (process.env["TEST_LOGS"] === "print") console.log(`pids: the second command started ${started} of 40 (cap ${limits.pids})`)
           // The cgroup refused forks at its cap, and never held more.
           assert.strictEqual(readNumber(Path.join(pids, "pids.max")), limits.pids)
           const events = Fs.readFileSync(Path.join(pids, "pids.events"), "utf8")
@@ -125,6 +130,10 @@ if (bwrapRuns && process.getuid?.() === 0 && cgroupsAvailable && v1) {
           const answered = Date.now()
           const reply = yield* exec(neighbour, "echo here")
           const answerMs = Date.now() - answered
+          if (process.env["TEST_LOGS"] === "print") {
+            console.log(`cpu: ${(used / 1e6).toFixed(0)} ms of CPU in ${(elapsed / 1e6).toFixed(0)} ms (quota ${limits.cpus}); ` +
+              `the neighbour answered in ${answerMs} ms`)
+          }
           // It really burned CPU, and no more than its quota (plus one CFS period of slack).
           assert.isAbove(used, 0.3 * elapsed * limits.cpus, `used ${used} ns in ${elapsed} ns`)
           assert.isAtMost(used, elapsed * limits.cpus + 100_000_000, `used ${used} ns in ${elapsed} ns`)
