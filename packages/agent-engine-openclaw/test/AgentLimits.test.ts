@@ -6,12 +6,14 @@
  */
 import { AgentEngine, type ExecRequest } from "@cairn/agent-engine"
 import { freshAgent } from "@cairn/agent-engine/testing"
-import { afterAll, assert, describe, layer } from "@effect/vitest"
+import { afterAll, assert, describe, it, layer } from "@effect/vitest"
 import { Effect, Fiber, Layer, Redacted } from "effect"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import * as AgentCgroups from "../src/AgentCgroups.ts"
+import { metaDirOf } from "../src/AgentHome.ts"
+import { pidFile } from "../src/GatewayProcess.ts"
 import { OpenClawAgentEngine } from "../src/index.ts"
 import { bwrapRuns, onGatewayPorts } from "../src/testing/index.ts"
 
@@ -19,6 +21,7 @@ const root = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cairn-agent-limits-"))
 afterAll(() => Fs.rmSync(root, { recursive: true, force: true }))
 
 const fakeNpm = Path.join(import.meta.dirname, "fixtures", "fake-npm.mjs")
+const repository = Path.resolve(import.meta.dirname, "..", "..", "..")
 const MiB = 1024 ** 2
 const limits = { memoryBytes: 128 * MiB, cpus: 0.5, pids: 48 }
 
@@ -34,13 +37,24 @@ const cgroupDir = (controller: string, agentId: string) => {
 const readNumber = (file: string) => Number(Fs.readFileSync(file, "utf8").trim())
 
 const engineLayer = onGatewayPorts(4, (basePort) =>
-  OpenClawAgentEngine.layer({ dataDir: root, npmPath: fakeNpm, basePort, stopGrace: "2 seconds", agentLimits: limits }))
+  OpenClawAgentEngine.layer({
+    dataDir: root,
+    npmPath: fakeNpm,
+    // The stand-in engine's gateway imports its sources from the repository.
+    sandboxReadOnly: [repository],
+    basePort,
+    startTimeout: "10 seconds",
+    stopGrace: "2 seconds",
+    agentLimits: limits
+  }))
 
-const provisioned = Effect.gen(function*() {
-  const agentId = freshAgent("limited")
-  yield* (yield* AgentEngine).provision(agentId, { version: "2026.10.2", gatewayToken: Redacted.make(`token-${agentId}`) })
-  return agentId
-})
+const provisionedWith = (token?: string) =>
+  Effect.gen(function*() {
+    const agentId = freshAgent("limited")
+    yield* (yield* AgentEngine).provision(agentId, { version: "2026.10.2", gatewayToken: Redacted.make(token ?? `token-${agentId}`) })
+    return agentId
+  })
+const provisioned = provisionedWith()
 
 const exec = (agentId: string, command: string, options: Partial<ExecRequest> = {}) =>
   Effect.gen(function*() {
@@ -142,6 +156,44 @@ if (bwrapRuns && process.getuid?.() === 0 && cgroupsAvailable && v1) {
           yield* Fiber.join(spinning)
         }))
 
+      it.effect("a gateway the OOM killer ends at the agent's cap is reported crashed for `oom`; a plain crash is not", () =>
+        Effect.gen(function*() {
+          const engine = yield* AgentEngine
+          // The stand-in gateway with this token leaks 8 MiB every 20 ms from a second after it is ready.
+          const leaker = yield* provisionedWith("grow-when-ready")
+          yield* engine.start(leaker)
+          const deadline = Date.now() + 30_000
+          let status = yield* engine.status(leaker)
+          while (status.state !== "crashed" && Date.now() < deadline) {
+            yield* Effect.sleep("100 millis")
+            status = yield* engine.status(leaker)
+          }
+          assert.strictEqual(status.state, "crashed")
+          assert.strictEqual(status.reason, "oom")
+          const memory = cgroupDir("memory", leaker)
+          assert.isAtLeast(readNumber(Path.join(memory, "memory.max_usage_in_bytes")), limits.memoryBytes - 4 * MiB)
+          assert.isAtLeast(probeUsage(leaker)?.oomKills ?? 0, 1)
+          // Started again (it leaks again, and may be gone again by the time we look; while it runs, no reason).
+          yield* Effect.ignore(engine.start(leaker))
+          const restarted = yield* engine.status(leaker)
+          if (restarted.state === "running") assert.isUndefined(restarted.reason)
+          yield* engine.stop(leaker)
+
+          // A gateway killed by hand (SIGKILL, no OOM) is a plain crash.
+          const plain = yield* provisioned
+          yield* engine.start(plain)
+          const pid = (JSON.parse(Fs.readFileSync(pidFile(metaDirOf(Path.join(root, "agents", plain))), "utf8")) as { pid: number }).pid
+          process.kill(-pid, "SIGKILL")
+          const plainDeadline = Date.now() + 15_000
+          let plainStatus = yield* engine.status(plain)
+          while (plainStatus.state !== "crashed" && Date.now() < plainDeadline) {
+            yield* Effect.sleep("100 millis")
+            plainStatus = yield* engine.status(plain)
+          }
+          assert.strictEqual(plainStatus.state, "crashed")
+          assert.isUndefined(plainStatus.reason)
+        }))
+
       it.effect("a destroyed agent's cgroup is removed", () =>
         Effect.gen(function*() {
           const agentId = yield* provisioned
@@ -172,3 +224,20 @@ function probeUsage(agentId: string) {
   probe.join(agentId)
   return probe.usage(agentId)
 }
+
+describe("AGENT_MEMORY_MAX sizes", () => {
+  it("reads bytes and sizes with a unit, and refuses anything else", () => {
+    assert.strictEqual(AgentCgroups.parseBytes("4294967296"), 4 * 1024 ** 3)
+    assert.strictEqual(AgentCgroups.parseBytes("2GiB"), 2 * 1024 ** 3)
+    assert.strictEqual(AgentCgroups.parseBytes("512 MiB"), 512 * MiB)
+    assert.strictEqual(AgentCgroups.parseBytes("1.5G"), 1.5 * 1024 ** 3)
+    assert.strictEqual(AgentCgroups.parseBytes("800MB"), 800 * 1000 ** 2)
+    for (const wrong of ["", "0", "-1GiB", "2 gigs", "GiB", "1e9"]) assert.isUndefined(AgentCgroups.parseBytes(wrong), wrong)
+  })
+
+  it("names an agent's cgroup after its id, and nothing a path could hold", () => {
+    assert.strictEqual(AgentCgroups.nameOf("agent-1_a.b"), "agent-1_a.b")
+    assert.strictEqual(AgentCgroups.nameOf("../x/y"), "__x_y")
+    assert.strictEqual(AgentCgroups.nameOf(".."), "_")
+  })
+})
