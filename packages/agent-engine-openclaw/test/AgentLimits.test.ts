@@ -36,7 +36,8 @@ const cgroupDir = (controller: string, agentId: string) => {
 }
 const readNumber = (file: string) => Number(Fs.readFileSync(file, "utf8").trim())
 
-const engineLayer = onGatewayPorts(4, (basePort) =>
+// A slot for each agent the cases make (an agent keeps its slot until destroyed), so gateways stay in the reserved range.
+const engineLayer = onGatewayPorts(12, (basePort) =>
   OpenClawAgentEngine.layer({
     dataDir: root,
     npmPath: fakeNpm,
