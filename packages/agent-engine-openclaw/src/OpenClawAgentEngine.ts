@@ -38,6 +38,7 @@ import * as NodeFs from "node:fs"
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
 import JSON5 from "json5"
+import type { AgentLimits } from "./AgentCgroups.ts"
 import * as AgentHome from "./AgentHome.ts"
 import * as Channels from "./Channels.ts"
 import { sleep } from "./Command.ts"
@@ -96,6 +97,11 @@ export interface Options {
   /** The resource limits of each sandbox; Sandbox.defaultLimits for what is not given. */
   readonly sandboxLimits?: Partial<Sandbox.Limits>
   /**
+   * What all of an agent's processes may use together (its cgroup: AGENT_MEMORY_MAX, AGENT_CPU_MAX, AGENT_PIDS_MAX);
+   * AgentCgroups.defaultAgentLimits for what is not given.
+   */
+  readonly agentLimits?: Partial<AgentLimits>
+  /**
    * More host paths every sandbox shows read only (besides the system, the engines, the Node binary's directory):
    * tools agents should find, or a stand-in engine's sources in tests.
    */
@@ -112,6 +118,8 @@ interface Agent {
   /** The variables of `setEnvironment`, already admitted; the next gateway gets them (under the engine's own). */
   environment: Readonly<Record<string, Redacted.Redacted<string>>>
   state: AgentState
+  /** Why its gateway crashed, where known (set with `crashed`, cleared by the next start). */
+  stopReason: "oom" | undefined
   gateway: Gateway | undefined
   /** Serialises start, stop, restart and destroy of this agent. */
   readonly lock: Semaphore.Semaphore
@@ -170,7 +178,8 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       parentWatchPath,
       ...(options.sandboxReadOnly ?? [])
     ],
-    ...(options.sandboxLimits === undefined ? {} : { limits: options.sandboxLimits })
+    ...(options.sandboxLimits === undefined ? {} : { limits: options.sandboxLimits }),
+    ...(options.agentLimits === undefined ? {} : { agentLimits: options.agentLimits })
   })
   /** Console commands and CLI runs under way, by agent home: a destroy ends them, and so does the engine's end. */
   const running = new Console.Running()
@@ -238,6 +247,15 @@ export const make = Effect.fnUntraced(function*(options: Options) {
         await reapStale(agent.metaDir, stopGraceMs)
         if ((await probeReady(port)) !== "silent") throw new Error(`port ${port} is already in use by another process`)
         agent.launchedWithChannels = Channels.anyEnabled(agent.channels)
+        // The agent's OOM kills so far (console commands' included): a crash after more of them is the OOM killer's.
+        const oomKillsBefore = sandbox.agentUsage(agent.home)?.oomKills ?? 0
+        /**
+         * Killed by the OOM killer: SIGKILL (or bubblewrap's 128 + 9 for the gateway it ran) while the agent's
+         * cgroup counted a new OOM kill. Read from Cairn's own cgroup folder, never from the agent's home.
+         */
+        const killedByOom = (reason: string) =>
+          (reason === "SIGKILL" || reason === "exit code 137") &&
+          (sandbox.agentUsage(agent.home)?.oomKills ?? 0) > oomKillsBefore
         const gateway = spawnGateway({
           nodePath,
           entryFile: versions.entryFile(agent.version),
@@ -250,10 +268,14 @@ export const make = Effect.fnUntraced(function*(options: Options) {
         })
         launched = gateway
         agent.gateway = gateway
+        agent.stopReason = undefined
         let exitReason: string | undefined
         void gateway.exited.then((reason) => {
           exitReason = reason
-          if (agent.gateway === gateway && !gateway.stopping) agent.state = "crashed"
+          if (agent.gateway === gateway && !gateway.stopping) {
+            agent.state = "crashed"
+            if (killedByOom(reason)) agent.stopReason = "oom"
+          }
         })
         const deadline = Date.now() + startTimeoutMs
         while (true) {
@@ -510,7 +532,21 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     })
   )
 
+  const state = sandbox.state
+  const agentLimits = state._tag === "Sandboxed" && state.enforced.length > 0
+    ? {
+      memoryBytes: state.enforced.includes("memory") ? state.agentLimits.memoryBytes : null,
+      cpus: state.enforced.includes("cpu") ? state.agentLimits.cpus : null,
+      pids: state.enforced.includes("pids") ? state.agentLimits.pids : null
+    }
+    : undefined
   return AgentEngine.of({
+    ...(agentLimits === undefined ? {} : { agentLimits }),
+    memoryUsage: (agentId) =>
+      Effect.sync(() => {
+        const agent = agents.get(agentId)
+        return agent === undefined ? undefined : sandbox.agentUsage(agent.home)?.memoryBytes
+      }),
     name: "openclaw",
     listVersions: versions.list,
 
@@ -546,6 +582,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
           token: spec.gatewayToken,
           environment: {},
           state: "stopped",
+          stopReason: undefined,
           gateway: undefined,
           lock: yield* Semaphore.make(1),
           files: yield* Semaphore.make(1),
@@ -592,7 +629,12 @@ export const make = Effect.fnUntraced(function*(options: Options) {
           yield* start(agentId, agent).pipe(Effect.catch((cause) => Effect.fail(new GatewayRestartFailed({ agentId, cause }))))
         }).pipe(Semaphore.withPermit(agent.lock))),
 
-    status: (agentId) => Effect.map(find(agentId), (agent) => ({ state: agent.state, version: agent.version })),
+    status: (agentId) =>
+      Effect.map(find(agentId), (agent) => ({
+        state: agent.state,
+        version: agent.version,
+        ...(agent.state === "crashed" && agent.stopReason !== undefined ? { reason: agent.stopReason } : {})
+      })),
 
     // Installing while the version's install runs (its engine, then its channel plugins), then starting the gateway.
     provisioning: (agentId) =>
@@ -725,6 +767,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
           agents.delete(agentId)
           yield* Effect.promise(() => running.killAll(agent.home))
           yield* halt(agent)
+          sandbox.releaseAgent(agent.home)
           yield* Effect.promise(async () => {
             await Fs.rm(agent.home, { recursive: true, force: true })
             await Fs.rm(agent.metaDir, { recursive: true, force: true })

@@ -12,7 +12,8 @@
  * and nothing else: not Cairn's data directory (its database, its `secrets.key`, other agents' homes), not `/root`,
  * `/home`, `/etc/shadow` or the project Cairn runs from. It runs in new user, PID, IPC, UTS and cgroup namespaces as
  * an unprivileged user (uid 1000, no capabilities), under resource limits (`prlimit`: processes, file size,
- * memory per process). The network is shared: the gateway listens on loopback for Cairn.
+ * memory per process), in the agent's cgroup (AgentCgroups.ts: memory, CPU and processes of all the agent's sandboxes
+ * together). The network is shared: the gateway listens on loopback for Cairn.
  *
  * `auto` (the default) and `required` probe once, at startup, by running a trivial command in a sandbox. When that
  * fails, `auto` lets Cairn start with a loud warning and every agent process is refused (with the reason and the
@@ -25,6 +26,7 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import type { Writable } from "node:stream"
+import * as AgentCgroups from "./AgentCgroups.ts"
 
 export type Mode = "auto" | "required" | "off"
 
@@ -61,6 +63,8 @@ export interface Options {
   /** Host paths the sandbox sees read only, at the same paths (files or directories; missing ones are skipped). */
   readonly readOnly: ReadonlyArray<string>
   readonly limits?: Partial<Limits>
+  /** What all processes of one agent may use together, in its cgroup (AgentCgroups.ts); defaults for what is not given. */
+  readonly agentLimits?: Partial<AgentCgroups.AgentLimits>
   /** The bubblewrap binary; `bwrap` on Cairn's PATH by default. */
   readonly bwrapPath?: string
 }
@@ -99,7 +103,13 @@ export interface Launch {
 }
 
 export type State =
-  | { readonly _tag: "Sandboxed"; readonly limits: Limits }
+  | {
+    readonly _tag: "Sandboxed"
+    readonly limits: Limits
+    /** The agents' limits, and which of them hold (none where no cgroup can be made here). */
+    readonly agentLimits: AgentCgroups.AgentLimits
+    readonly enforced: ReadonlyArray<AgentCgroups.Controller>
+  }
   | { readonly _tag: "Off" }
   | { readonly _tag: "Unavailable"; readonly reason: string }
 
@@ -107,6 +117,10 @@ export interface Sandbox {
   readonly state: State
   /** Wraps a process in the agent's sandbox; throws SandboxUnavailable when the sandbox cannot run here. */
   readonly launch: (process: Process) => Launch
+  /** What the agent's processes used together (by its home); undefined where no cgroup holds it. */
+  readonly agentUsage: (home: string) => AgentCgroups.AgentUsage | undefined
+  /** Removes the agent's cgroup, once its processes are gone: when the agent is destroyed. */
+  readonly releaseAgent: (home: string) => void
 }
 
 /** The sandbox cannot run on this machine and SANDBOX is not `off`: no agent process may start. */
@@ -194,97 +208,6 @@ const systemArguments = (limits: Limits): { readonly args: Array<string>; readon
   return { args, visible }
 }
 
-/**
- * Per-sandbox pids cgroups, for when Cairn runs as root. RLIMIT_NPROC exempts root's user, and through the user
- * namespace the sandbox's user is root's outside: only a cgroup can hold its processes then. Made under Cairn's own
- * cgroup in the pids hierarchy (cgroup v1, or v2 where pids can be delegated there), one per sandbox, joined by the
- * launching shell before it executes bubblewrap (so every process of the sandbox is counted), removed when it ends.
- */
-interface PidsCgroups {
-  /** A new cgroup holding at most `max` processes; returns its directory. Throws when it cannot be made. */
-  readonly create: (max: number) => string
-  readonly remove: (dir: string) => void
-}
-
-let cgroupCounter = 0
-
-const pidsCgroups = (): PidsCgroups | string => {
-  const mounts = Fs.readFileSync("/proc/self/mountinfo", "utf8").split("\n").map((line) => {
-    const [before, after] = line.split(" - ")
-    const fields = before?.split(" ") ?? []
-    const [fsType, , superOptions] = after?.split(" ") ?? []
-    return { root: fields[3] ?? "", mountPoint: fields[4] ?? "", fsType, options: superOptions?.split(",") ?? [] }
-  })
-  const own = Fs.readFileSync("/proc/self/cgroup", "utf8").split("\n").map((line) => {
-    const [, controllers, path] = line.split(/:(.*?):/)
-    return { controllers: controllers?.split(",") ?? [], path: path ?? "" }
-  })
-  const under = (mount: { readonly root: string; readonly mountPoint: string }, path: string) =>
-    Path.join(mount.mountPoint, Path.relative(mount.root, path))
-  const v1 = mounts.find((mount) => mount.fsType === "cgroup" && mount.options.includes("pids"))
-  const v1Own = own.find((entry) => entry.controllers.includes("pids"))
-  const v2 = mounts.find((mount) => mount.fsType === "cgroup2")
-  const v2Own = own.find((entry) => entry.controllers.length === 1 && entry.controllers[0] === "")
-  let base: string
-  try {
-    if (v1 !== undefined && v1Own !== undefined) {
-      base = Path.join(under(v1, v1Own.path), `cairn-sandboxes-${process.pid}`)
-      Fs.mkdirSync(base, { recursive: true })
-    } else if (v2 !== undefined && v2Own !== undefined) {
-      const parent = under(v2, v2Own.path)
-      base = Path.join(parent, `cairn-sandboxes-${process.pid}`)
-      Fs.writeFileSync(Path.join(parent, "cgroup.subtree_control"), "+pids")
-      Fs.mkdirSync(base, { recursive: true })
-      Fs.writeFileSync(Path.join(base, "cgroup.subtree_control"), "+pids")
-    } else {
-      return "no pids cgroup controller is mounted"
-    }
-  } catch (error) {
-    return `no pids cgroup can be made: ${error instanceof Error ? error.message : String(error)}`
-  }
-  // Those of earlier Cairn processes that are gone (a cgroup is removed with rmdir, once empty).
-  const names = (() => {
-    try {
-      return Fs.readdirSync(Path.dirname(base))
-    } catch {
-      return []
-    }
-  })()
-  for (const name of names) {
-    const pid = /^cairn-sandboxes-(\d+)$/.exec(name)?.[1]
-    if (pid === undefined || Number(pid) === process.pid || Fs.existsSync(`/proc/${pid}`)) continue
-    const stale = Path.join(Path.dirname(base), name)
-    try {
-      for (const child of Fs.readdirSync(stale, { withFileTypes: true })) {
-        if (child.isDirectory()) Fs.rmdirSync(Path.join(stale, child.name))
-      }
-      Fs.rmdirSync(stale)
-    } catch {
-      // Still in use after all; left for a later start.
-    }
-  }
-  return {
-    create: (max) => {
-      const dir = Path.join(base, `${++cgroupCounter}`)
-      Fs.mkdirSync(dir)
-      Fs.writeFileSync(Path.join(dir, "pids.max"), String(max))
-      return dir
-    },
-    // A cgroup can be removed once its last process is gone, which may take a moment after the exit is seen.
-    remove: (dir) => {
-      const attempt = (left: number) => {
-        try {
-          Fs.rmdirSync(dir)
-        } catch (error) {
-          const code = (error as NodeJS.ErrnoException).code
-          if (code === "EBUSY" && left > 0) setTimeout(() => attempt(left - 1), 100).unref()
-        }
-      }
-      attempt(50)
-    }
-  }
-}
-
 /** Makes the sandbox: probes bubblewrap once (unless `off`) and logs what agents will run in. */
 export const make = (options: Options): Effect.Effect<Sandbox> =>
   Effect.gen(function*() {
@@ -297,24 +220,33 @@ export const make = (options: Options): Effect.Effect<Sandbox> =>
       )
       return plain
     }
+    const agentLimits: AgentCgroups.AgentLimits = { ...AgentCgroups.defaultAgentLimits, ...options.agentLimits }
     const bwrapPath = options.bwrapPath ?? onPath("bwrap")
-    const cgroups = process.getuid?.() === 0 ? pidsCgroups() : undefined
-    if (typeof cgroups === "string") {
+    const cgroups = AgentCgroups.make(agentLimits)
+    const enforced = typeof cgroups === "string" ? [] : cgroups.enforced
+    const loose = (["memory", "cpu", "pids"] as const).filter((controller) => !enforced.includes(controller))
+    if (loose.length > 0) {
+      const why = typeof cgroups === "string" ? cgroups : `no ${loose.join(", ")} cgroup controller Cairn can use`
       yield* Effect.logWarning(
-        `Cairn runs as root and ${cgroups}: the sandboxes' process limit does not hold (RLIMIT_NPROC exempts root), so ` +
-          "a fork bomb in an agent is not contained. Run Cairn as an unprivileged user."
+        `${why}: the agents' caps on ${loose.join(", ")} do not hold (AGENT_MEMORY_MAX, AGENT_CPU_MAX, AGENT_PIDS_MAX), ` +
+          "so one agent can take what others need" +
+          (loose.includes("pids") && process.getuid?.() === 0
+            ? "; as root, not even a fork bomb is contained (RLIMIT_NPROC exempts root). Run Cairn as an unprivileged user"
+            : "")
       )
     }
     const sandbox = bwrapPath === undefined
       ? undefined
-      : bubblewrap(bwrapPath, options, limits, typeof cgroups === "string" ? undefined : cgroups)
+      : bubblewrap(bwrapPath, options, limits, agentLimits, typeof cgroups === "string" ? undefined : cgroups)
     const failure = sandbox === undefined
       ? "bwrap is not installed: not found on PATH"
       : yield* Effect.promise(() => probe(sandbox))
     if (failure === undefined) {
       yield* Effect.logDebug(
         `Agent sandbox: bubblewrap; per sandbox at most ${limits.processes} processes, ${limits.fileSizeBytes} bytes ` +
-          `per file, ${limits.memoryBytes} bytes of memory per process, ${limits.tmpBytes} bytes in /tmp`
+          `per file, ${limits.memoryBytes} bytes of memory per process, ${limits.tmpBytes} bytes in /tmp; per agent ` +
+          `${agentLimits.memoryBytes} bytes of memory, ${agentLimits.cpus} CPUs, ${agentLimits.pids} processes ` +
+          `(enforced: ${enforced.join(", ") || "none"})`
       )
       return sandbox!
     }
@@ -331,6 +263,8 @@ export const make = (options: Options): Effect.Effect<Sandbox> =>
 /** No sandbox (SANDBOX=off): the process runs as a plain child, in its working directory. */
 const plain: Sandbox = {
   state: { _tag: "Off" },
+  agentUsage: () => undefined,
+  releaseAgent: () => {},
   launch: (process) => ({
     file: process.argv[0],
     args: process.argv.slice(1),
@@ -342,10 +276,15 @@ const plain: Sandbox = {
 
 const unavailable = (reason: string): Sandbox => ({
   state: { _tag: "Unavailable", reason },
+  agentUsage: () => undefined,
+  releaseAgent: () => {},
   launch: () => {
     throw new SandboxUnavailable(reason)
   }
 })
+
+/** The agent a home is of: its folder's name is the agent's id (`<dataDir>/agents/<agentId>`). */
+const agentOf = (home: string) => Path.basename(Path.resolve(home))
 
 /** Where `name` is found on Cairn's PATH (an absolute path: agents' environments have PATHs of their own). */
 const onPath = (name: string) =>
@@ -360,7 +299,13 @@ const onPath = (name: string) =>
       }
     })
 
-const bubblewrap = (bwrap: string, options: Options, limits: Limits, cgroups: PidsCgroups | undefined): Sandbox => {
+const bubblewrap = (
+  bwrap: string,
+  options: Options,
+  limits: Limits,
+  agentLimits: AgentCgroups.AgentLimits,
+  cgroups: AgentCgroups.AgentCgroups | undefined
+): Sandbox => {
   const system = systemArguments(limits)
   const dataDir = Path.resolve(options.dataDir)
   const readOnly = [...new Set(options.readOnly.map((path) => Path.resolve(path)))]
@@ -389,7 +334,9 @@ const bubblewrap = (bwrap: string, options: Options, limits: Limits, cgroups: Pi
     "--"
   ]
   return {
-    state: { _tag: "Sandboxed", limits },
+    state: { _tag: "Sandboxed", limits, agentLimits, enforced: cgroups?.enforced ?? [] },
+    agentUsage: (home) => cgroups?.usage(agentOf(home)),
+    releaseAgent: (home) => cgroups?.remove(agentOf(home)),
     launch: (process) => {
       const home = Path.resolve(process.home)
       const args = [
@@ -408,23 +355,24 @@ const bubblewrap = (bwrap: string, options: Options, limits: Limits, cgroups: Pi
       // Inside, /tmp is the sandbox's own: a TMPDIR of Cairn's would not exist there.
       const env = { ...process.env, TMPDIR: "/tmp" }
       const inputs = [passwd(home), group]
-      const cgroup = cgroups?.create(limits.processes)
+      const joins = cgroups?.join(agentOf(home)) ?? []
       const prelude = [
         // bubblewrap ignores SIGTERM this way (an ignored signal stays ignored across exec; Node resets it for the
         // gateway), so a stop's SIGTERM to the group reaches the gateway and bubblewrap waits for it to exit.
         ...(process.gracefulTerm ? ["trap '' TERM"] : []),
-        // Joined before bubblewrap starts, so that every process of the sandbox is in it; none runs outside it.
-        ...(cgroup === undefined ? [] : [`echo $$ > "$1/cgroup.procs" || { echo "cannot join the sandbox's cgroup $1" >&2; exit 125; }`])
+        // Joined before bubblewrap starts, so that every process of the sandbox is in the agent's cgroup (in each
+        // hierarchy); none runs outside it. The `cgroup.procs` files come first in the arguments, then bubblewrap's.
+        ...joins.map((_, index) =>
+          `echo $$ > "$${index + 1}" || { echo "cannot join the agent's cgroup $${index + 1}" >&2; exit 125; }`
+        )
       ]
-      const release = cgroup === undefined ? undefined : () => cgroups!.remove(cgroup)
       if (prelude.length === 0) return { file: bwrap, args, env, cwd: home, inputs }
       return {
         file: "/bin/sh",
-        args: ["-c", `${prelude.join("; ")}; shift; exec "$@"`, "sh", cgroup ?? "-", bwrap, ...args],
+        args: ["-c", `${prelude.join("; ")}; shift ${joins.length}; exec "$@"`, "sh", ...joins, bwrap, ...args],
         env,
         cwd: home,
-        inputs,
-        ...(release === undefined ? {} : { release })
+        inputs
       }
     }
   }
@@ -498,5 +446,6 @@ const probe = async (sandbox: Sandbox): Promise<string | undefined> => {
     })
   } finally {
     Fs.rmSync(home, { recursive: true, force: true })
+    sandbox.releaseAgent(home)
   }
 }

@@ -5,4 +5,6 @@ export * as OpenClawAgentHome from "./AgentHome.ts"
 export * as OpenClawEngineInstall from "./EngineInstall.ts"
 export * as OpenClawGatewayRpc from "./GatewayRpc.ts"
 export * as OpenClawSandbox from "./Sandbox.ts"
+/** Per-agent cgroups: memory, CPU and process caps of all an agent's processes together. */
+export * as OpenClawAgentCgroups from "./AgentCgroups.ts"
 export * as OpenClawEngineMetrics from "./EngineMetrics.ts"

@@ -155,7 +155,7 @@ if (bwrapRuns) {
   describe("Sandbox: limits", () => {
     const limits = { processes: 64, fileSizeBytes: 16 * 1024 * 1024, memoryBytes: 256 * 1024 * 1024, tmpBytes: 8 * 1024 * 1024 }
     const dataDir = Path.join(root, "limits")
-    layer(Layer.fresh(engineLayer("limits", { sandboxLimits: limits })), { excludeTestServices: true, timeout: "60 seconds" })((it) => {
+    layer(Layer.fresh(engineLayer("limits", { sandboxLimits: limits, agentLimits: { pids: limits.processes } })), { excludeTestServices: true, timeout: "60 seconds" })((it) => {
       it.effect("contains a fork bomb: the sandbox stops at its process limit", () =>
         Effect.gen(function*() {
           const agentId = yield* provisioned

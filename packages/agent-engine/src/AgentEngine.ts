@@ -67,6 +67,11 @@ export interface AgentStatus {
   readonly state: AgentState
   /** The engine version the agent runs, or will run at its next start. */
   readonly version: string
+  /**
+   * Why a `crashed` gateway died, where the engine knows: `oom`, the kernel's OOM killer ended it at the agent's
+   * memory cap (AGENT_MEMORY_MAX).
+   */
+  readonly reason?: "oom"
 }
 
 /**
@@ -122,9 +127,23 @@ export interface RestartOptions {
   readonly version?: string
 }
 
+/**
+ * What all of one agent's processes may use together on this node (decision 0042): memory in bytes, CPU in cores,
+ * processes. A null limit is not enforced here (no cgroup controller for it).
+ */
+export interface AgentLimits {
+  readonly memoryBytes: number | null
+  readonly cpus: number | null
+  readonly pids: number | null
+}
+
 export class AgentEngine extends Context.Service<AgentEngine, {
   /** Which engine runs this node's agents, as agents report it: `openclaw`, or `simulated` for tests and demos. */
   readonly name: "openclaw" | "simulated"
+  /** Each agent's limits on this node; absent where nothing caps an agent's processes together (SANDBOX=off). */
+  readonly agentLimits?: AgentLimits
+  /** The memory the agent's processes use now, in bytes; undefined where it is not counted. */
+  readonly memoryUsage?: (agentId: string) => Effect.Effect<number | undefined>
   /** The installable engine versions, oldest first; never empty (no version to offer is EngineUnavailable). */
   readonly listVersions: Effect.Effect<ReadonlyArray<string>, EngineUnavailable>
   /**

@@ -11,7 +11,7 @@
  * layer also provides SimulatedEngineControl, built on the same state, to script failures and to look inside.
  */
 import { Clock, Context, Deferred, Duration, Effect, Fiber, Layer, Redacted, Semaphore, Stream } from "effect"
-import { AgentEngine, type AgentState, type Device, type EngineSkill, type Provisioning, type ProvisionSpec, type WorkspaceFile } from "./AgentEngine.ts"
+import { AgentEngine, type AgentLimits, type AgentState, type Device, type EngineSkill, type Provisioning, type ProvisionSpec, type WorkspaceFile } from "./AgentEngine.ts"
 import {
   AgentNotProvisioned,
   DowngradeRefused,
@@ -55,7 +55,12 @@ export interface Options {
   readonly startDelay?: Duration.Input
   /** A lasting scripted failure: the log tail every start of `agentId` fails with, or undefined to let it start. */
   readonly failStartFor?: (agentId: string) => string | undefined
+  /** The limits it reports each agent runs under (it enforces none); `defaultAgentLimits` by default. */
+  readonly agentLimits?: AgentLimits
 }
+
+/** What the simulation reports, as a node with Cairn's defaults would: 4 GiB, 1 CPU, 512 processes. */
+export const defaultAgentLimits: AgentLimits = { memoryBytes: 4 * 1024 ** 3, cpus: 1, pids: 512 }
 
 export const defaultVersions: ReadonlyArray<string> = ["2026.3.1", "2026.3.8", "2026.4.2"]
 export const defaultStartDelay: Duration.Input = "2 seconds"
@@ -111,6 +116,8 @@ interface Launch {
 interface Agent {
   version: string
   state: AgentState
+  /** Why the gateway crashed, when a test said (`crash(agentId, "oom")`); cleared by its next start. */
+  crashReason: "oom" | undefined
   token: Redacted.Redacted<string>
   starts: number
   scriptLaunches: number
@@ -257,6 +264,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       return Effect.fail(new GatewayDidNotStart({ agentId, logTail }))
     }
     agent.state = "starting"
+    agent.crashReason = undefined
     yield* comingUp(agentId, agent.version)
     const current: Launch = { ready: yield* Deferred.make<void, GatewayDidNotStart>(), fiber: undefined }
     agent.launch = current
@@ -345,6 +353,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       agents.set(agentId, {
         version: spec.version,
         state: "stopped",
+        crashReason: undefined,
         token: spec.gatewayToken,
         starts: 0,
         scriptLaunches: 0,
@@ -363,6 +372,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
 
   const engine = AgentEngine.of({
     name: "simulated",
+    agentLimits: options.agentLimits ?? defaultAgentLimits,
     listVersions: engineAvailable.pipe(Effect.as(versions)),
     provision: Effect.fnUntraced(function*(agentId, spec) {
       yield* engineAvailable
@@ -414,7 +424,12 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       (effect, agentId) =>
         Effect.catchTag(effect, "GatewayDidNotStart", (cause) => Effect.fail(new GatewayRestartFailed({ agentId, cause })))
     ),
-    status: (agentId) => Effect.map(find(agentId), (agent) => ({ state: agent.state, version: agent.version })),
+    status: (agentId) =>
+      Effect.map(find(agentId), (agent) => ({
+        state: agent.state,
+        version: agent.version,
+        ...(agent.state === "crashed" && agent.crashReason !== undefined ? { reason: agent.crashReason } : {})
+      })),
     listDevices: Effect.fnUntraced(function*(agentId) {
       const agent = yield* find(agentId)
       const detail = cliFailures.get(agentId)
@@ -705,10 +720,11 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       startGate = undefined
       return gate === undefined ? Effect.void : Deferred.succeed(gate, undefined)
     }),
-    crash: Effect.fnUntraced(function*(agentId) {
+    crash: Effect.fnUntraced(function*(agentId, reason?: "oom") {
       const agent = yield* find(agentId)
       if (agent.state !== "running" && agent.state !== "starting") return
       agent.state = "crashed"
+      agent.crashReason = reason
       yield* abandonLaunch(agentId, agent, "the gateway process exited before it was ready")
     }, withLock),
     addDevice: Effect.fnUntraced(function*(agentId, device, list) {

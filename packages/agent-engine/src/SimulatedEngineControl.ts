@@ -68,8 +68,11 @@ export class SimulatedEngineControl extends Context.Service<SimulatedEngineContr
    */
   readonly holdStarts: Effect.Effect<void>
   readonly releaseStarts: Effect.Effect<void>
-  /** Kills a starting or running gateway as if its process died: the agent is `crashed`. */
-  readonly crash: (agentId: string) => Effect.Effect<void, AgentNotProvisioned>
+  /**
+   * Kills a starting or running gateway as if its process died: the agent is `crashed`; with `oom`, as the kernel's
+   * OOM killer does at the agent's memory cap (its status then says so).
+   */
+  readonly crash: (agentId: string, reason?: "oom") => Effect.Effect<void, AgentNotProvisioned>
   /** Adds a device to a list, or moves it there when its id is already known (pairing approves a request). */
   readonly addDevice: (
     agentId: string,

@@ -227,6 +227,25 @@ describe("agents", () => {
     assert.deepStrictEqual((await events()).slice(again).filter((e) => e.type === "AgentRecoveryScheduled").map((e) => e.data.delayMs), [200])
   })
 
+  it("show their limits, and a gateway the OOM killer ended as its last stop, `oom`", async () => {
+    const token = (await key(await workspace(1))).token
+    const id = (await createAgent(token, "hungry")).body!["agent"].agentId as string
+    await waitForStatus(token, id, "running")
+    const fresh = (await request("GET", `/v0/agents/${id}`, token)).body!
+    // The simulated engine reports Cairn's default limits; no stop yet.
+    assert.deepStrictEqual(fresh["limits"], { memoryBytes: 4 * 1024 ** 3, cpus: 1, pids: 512 })
+    assert.notProperty(fresh, "lastStop")
+    await control((c) => c.crash(id, "oom"))
+    const backoff = { initial: "10 millis", max: "100 millis", stableAfter: "1 minute" } as const
+    await runtime.runPromise(Gateway.use((gateway) => gateway.checkRunning).pipe(Effect.provideService(CrashBackoff, backoff)))
+    await waitForStatus(token, id, "running")
+    const detail = (await request("GET", `/v0/agents/${id}`, token)).body!
+    assert.strictEqual(detail["lastStop"].reason, "oom")
+    assert.isTrue(Number.isFinite(Date.parse(detail["lastStop"].at)))
+    const events = (await request("GET", `/v0/agents/${id}/events`, token)).body!["events"] as Array<{ type: string; data: any }>
+    assert.strictEqual(events.find((e) => e.type === "AgentStopped")?.data.reason, "oom")
+  })
+
   it("are not taken for crashed while their gateway is stopped on purpose, as during a restart", async () => {
     const token = (await key(await workspace(1))).token
     const id = (await createAgent(token, "steady")).body!["agent"].agentId as string

@@ -5,7 +5,7 @@
  * signer and the admin token, and the application services over them. Entry points add only how they serve.
  */
 import { SimulatedAgentEngine } from "@cairn/agent-engine"
-import { OpenClawAgentEngine } from "@cairn/agent-engine-openclaw"
+import { OpenClawAgentCgroups, OpenClawAgentEngine } from "@cairn/agent-engine-openclaw"
 import { AgentsNode, ClusterSettings, Failover, Gateway, Services } from "@cairn/application"
 import { AllowLocalGit, Templates } from "@cairn/application"
 import { defaultWorkspaceLimits, WorkspaceLimits } from "@cairn/application"
@@ -186,9 +186,26 @@ const layerCredentials = Layer.unwrap(Effect.gen(function*() {
  * `OPENCLAW_BASE_PORT` + 120·n (18789); `OPENCLAW_NODE` is the Node (≥ 24.16) that runs them. `SANDBOX` isolates
  * each agent's processes with bubblewrap (docs/operations.md, "Sandbox"): `auto` (the default) refuses to start
  * agents when bubblewrap cannot run here, `required` then stops Cairn at start, `off` runs them unisolated.
+ * `AGENT_MEMORY_MAX` (4GiB; bytes or `2GiB`-style), `AGENT_CPU_MAX` (1; cores, `1.5`) and `AGENT_PIDS_MAX` (512) cap
+ * what all of one agent's processes use together, in its cgroup (decision 0042).
  * `ENGINE=simulated` is a deterministic engine in process; `SIMULATED_START_DELAY` sets how long its gateways take
  * to come up.
  */
+/** `AGENT_MEMORY_MAX`, `AGENT_CPU_MAX`, `AGENT_PIDS_MAX`: what one agent's processes may use together. */
+const agentLimitsConfig = Effect.gen(function*() {
+  const defaults = OpenClawAgentCgroups.defaultAgentLimits
+  const memory = yield* Config.String("AGENT_MEMORY_MAX").pipe(Config.withDefault(String(defaults.memoryBytes)))
+  const cpus = yield* Config.Number("AGENT_CPU_MAX").pipe(Config.withDefault(defaults.cpus))
+  const pids = yield* Config.Int("AGENT_PIDS_MAX").pipe(Config.withDefault(defaults.pids))
+  const memoryBytes = OpenClawAgentCgroups.parseBytes(memory)
+  if (memoryBytes === undefined) {
+    return yield* Effect.die(new Error(`AGENT_MEMORY_MAX=${memory} is not a size: give bytes or e.g. 2GiB, 512MiB`))
+  }
+  if (!(cpus > 0)) return yield* Effect.die(new Error(`AGENT_CPU_MAX=${cpus} must be a number of cores above 0, e.g. 1.5`))
+  if (!(pids > 0)) return yield* Effect.die(new Error(`AGENT_PIDS_MAX=${pids} must be a number of processes above 0`))
+  return { memoryBytes, cpus, pids }
+})
+
 const layerAgentEngine = Layer.unwrap(Effect.gen(function*() {
   const engine = yield* Config.Literals(["simulated", "openclaw"], "ENGINE").pipe(Config.withDefault("openclaw" as const))
   if (engine === "openclaw") {
@@ -199,9 +216,11 @@ const layerAgentEngine = Layer.unwrap(Effect.gen(function*() {
     const basePort = yield* Config.Int("OPENCLAW_BASE_PORT").pipe(Config.withDefault(18789))
     const nodePath = yield* Config.option(Config.String("OPENCLAW_NODE"))
     const sandbox = yield* Config.Literals(["auto", "required", "off"], "SANDBOX").pipe(Config.withDefault("auto" as const))
+    const agentLimits = yield* agentLimitsConfig
     yield* Effect.logInfo(`Agent engine: OpenClaw gateways in ${Path.join(dir, "agents")}, engines in ${enginesDir}, SANDBOX=${sandbox}`)
     return OpenClawAgentEngine.layer({
       dataDir: dir,
+      agentLimits,
       enginesDir,
       maxConcurrentStarts,
       basePort,

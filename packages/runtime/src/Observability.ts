@@ -1,8 +1,9 @@
 /**
  * How a Cairn server is observed (docs/operations.md, "Observability"): its log lines' format, and the metrics read
- * from the database just before each `/metrics` scrape. Request ids, the per-route latency histogram and tracing
+ * from the database (and the agents' cgroups) just before each `/metrics` scrape. Request ids, the per-route latency histogram and tracing
  * come with the routes themselves (`@cairn/http`: RequestObservability, HttpMetrics, Tracing).
  */
+import { AgentEngine } from "@cairn/agent-engine"
 import { OpenClawEngineMetrics } from "@cairn/agent-engine-openclaw"
 import { AgentsNode, GatewayMetrics } from "@cairn/application"
 import { Agent } from "@cairn/domain"
@@ -41,6 +42,50 @@ const refreshAgents = Effect.gen(function*() {
   for (const [state, gauge] of agentGauges) yield* Metric.update(gauge, counts.get(state) ?? 0)
 })
 
+const limitDescription = "What each agent's processes may use together on this node (its cgroup; decision 0042)"
+const limitGauges = {
+  memoryBytes: Metric.gauge("cairn_agent_limit", { description: limitDescription, attributes: { resource: "memory_bytes" } }),
+  cpus: Metric.gauge("cairn_agent_limit", { description: limitDescription, attributes: { resource: "cpus" } }),
+  pids: Metric.gauge("cairn_agent_limit", { description: limitDescription, attributes: { resource: "pids" } })
+} as const
+const memoryGauges = new Map<string, Metric.Gauge<number>>()
+const memoryGauge = (agentId: string) => {
+  let gauge = memoryGauges.get(agentId)
+  if (gauge === undefined) {
+    gauge = Metric.gauge("cairn_agent_memory_bytes", {
+      description: "Memory the agent's processes use together now (its cgroup's count)",
+      attributes: { agent: agentId }
+    })
+    memoryGauges.set(agentId, gauge)
+  }
+  return gauge
+}
+
+/**
+ * The configured per-agent limits (those enforced here), and the memory each of this node's running agents uses:
+ * read from the agents' cgroups, which is cheap (one small file an agent).
+ */
+const refreshLimits = Effect.gen(function*() {
+  const engine = yield* AgentEngine
+  const sql = yield* SqlClient.SqlClient
+  const node = yield* AgentsNode
+  const limits = engine.agentLimits
+  if (limits !== undefined) {
+    for (const resource of ["memoryBytes", "cpus", "pids"] as const) {
+      const value = limits[resource]
+      if (value !== null) yield* Metric.update(limitGauges[resource], value)
+    }
+  }
+  const memoryUsage = engine.memoryUsage
+  if (memoryUsage === undefined) return
+  const rows = yield* sql<{ readonly id: string }>`
+    SELECT id FROM cairn_agents WHERE status = 'running' AND (node = ${node} OR node IS NULL)`
+  for (const row of rows) {
+    const bytes = yield* memoryUsage(row.id)
+    if (bytes !== undefined) yield* Metric.update(memoryGauge(row.id), bytes)
+  }
+})
+
 /** Metrics that are only updated when something happens, read once so they are listed (at 0) from the start. */
 const listed = Effect.all([
   Metric.value(GatewayMetrics.restarts),
@@ -55,9 +100,11 @@ export const layerMetrics = Layer.effect(
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const node = yield* AgentsNode
+    const engine = yield* AgentEngine
     const asynchronous = ReadModels.asynchronous.map((projection) => projection.name)
-    return Effect.all([listed, refreshAgents, PgStoreMetrics.refreshProjectionLag(asynchronous)], { discard: true }).pipe(
+    return Effect.all([listed, refreshAgents, refreshLimits, PgStoreMetrics.refreshProjectionLag(asynchronous)], { discard: true }).pipe(
       Effect.provideService(SqlClient.SqlClient, sql),
+      Effect.provideService(AgentEngine, engine),
       Effect.provideService(AgentsNode, node),
       Effect.orDie
     )

@@ -33,7 +33,14 @@ const take = (block: number): boolean => {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error
     }
-    const owner = Number(Fs.readFileSync(file, "utf8").trim())
+    let owner: number
+    try {
+      owner = Number(Fs.readFileSync(file, "utf8").trim())
+    } catch (error) {
+      // Given back by its holder between our attempt and this read: try to take it again.
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") continue
+      throw error
+    }
     if (owner > 0 && processExists(owner)) return false
     // A stale lock: removed, then taken with O_EXCL again (a process racing for it finds it taken).
     Fs.rmSync(file, { force: true })

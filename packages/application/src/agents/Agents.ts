@@ -217,6 +217,8 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
     return {
       /** The engine this node runs agents on, which agents report (`openclaw`, or `simulated`). */
       engine: engine.name,
+      /** What each agent's processes may use together on this node (decision 0042); absent where nothing caps them. */
+      agentLimits: engine.agentLimits,
       create, list, get, remove, restart, devices, retryScripts, gatewayToken, rotateGatewayToken,
       gatewayPrincipal, platformToken, history, auditTrail, provisioning
     }

@@ -426,16 +426,18 @@ export class Gateway extends Context.Service<Gateway>()("cairn/Gateway", {
      */
     const checkRunning = Effect.gen(function*() {
       for (const agent of yield* agents.runningOn(node)) {
-        const state = yield* engine.status(agent.agentId).pipe(
-          Effect.map((status) => status.state),
-          Effect.catchTag("AgentNotProvisioned", () => Effect.succeed("crashed" as const))
+        const { state, reason } = yield* engine.status(agent.agentId).pipe(
+          Effect.map((status) => ({ state: status.state, reason: status.reason })),
+          Effect.catchTag("AgentNotProvisioned", () => Effect.succeed({ state: "crashed" as const, reason: undefined }))
         )
         // Only a crash counts: a gateway is briefly stopped while a restart or a token rotation replaces it.
         if (state !== "crashed") continue
-        // Decided against the agent's history: a restart or a delete recorded since the sweep read it wins.
-        const { events } = yield* record("supervisor", agent.agentId, new Agent.RecordCrash({ agentId: agent.agentId, at: yield* now }))
+        // Decided against the agent's history: a restart or a delete recorded since the sweep read it wins. An OOM
+        // kill at the agent's memory cap is recorded as such (AgentStopped reason `oom`).
+        const crash = new Agent.RecordCrash({ agentId: agent.agentId, ...(reason === undefined ? {} : { reason }), at: yield* now })
+        const { events } = yield* record("supervisor", agent.agentId, crash)
         if (events.length === 0) continue
-        yield* Effect.logWarning(`Agent ${agent.agentId}'s gateway crashed`)
+        yield* Effect.logWarning(`Agent ${agent.agentId}'s gateway ${reason === "oom" ? "was killed at its memory cap (OOM)" : "crashed"}`)
         yield* recover(agent.agentId)
       }
     })

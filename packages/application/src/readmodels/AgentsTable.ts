@@ -17,7 +17,10 @@ export const projection = ReadModel.make({
       engine_version text NOT NULL, status text NOT NULL, token_generation int NOT NULL, created_at timestamptz NOT NULL)`.pipe(
       // Added with crash recovery; `cli replay --in-place agents` fills it in for agents recorded before.
       Effect.andThen(sql`ALTER TABLE cairn_agents ADD COLUMN IF NOT EXISTS recovering boolean NOT NULL DEFAULT false`),
-      Effect.andThen(sql`ALTER TABLE cairn_agents ADD COLUMN IF NOT EXISTS node text`)
+      Effect.andThen(sql`ALTER TABLE cairn_agents ADD COLUMN IF NOT EXISTS node text`),
+      // Added with per-agent limits (decision 0042): why and when its gateway last stopped.
+      Effect.andThen(sql`ALTER TABLE cairn_agents ADD COLUMN IF NOT EXISTS last_stop_reason text`),
+      Effect.andThen(sql`ALTER TABLE cairn_agents ADD COLUMN IF NOT EXISTS last_stop_at timestamptz`)
     ),
   on: {
     AgentCreated: (sql, e) =>
@@ -29,7 +32,8 @@ export const projection = ReadModel.make({
         node = COALESCE(${e.node ?? null}, node) WHERE id = ${e.agentId}`,
     AgentFailedToStart: (sql, e) => sql`UPDATE cairn_agents SET status = 'not_running' WHERE id = ${e.agentId}`,
     AgentStopped: (sql, e) =>
-      sql`UPDATE cairn_agents SET status = 'not_running', recovering = recovering OR ${e.reason === "crashed"} WHERE id = ${e.agentId}`,
+      sql`UPDATE cairn_agents SET status = 'not_running', recovering = recovering OR ${e.reason !== "stopped"},
+        last_stop_reason = ${e.reason}, last_stop_at = ${e.at} WHERE id = ${e.agentId}`,
     AgentRecoveryScheduled: (sql, e) => sql`UPDATE cairn_agents SET recovering = true WHERE id = ${e.agentId}`,
     AgentRestartRequested: (sql, e) => sql`UPDATE cairn_agents SET status = 'starting' WHERE id = ${e.agentId}`,
     GatewayTokenRotated: (sql, e) => sql`UPDATE cairn_agents SET token_generation = ${e.generation} WHERE id = ${e.agentId}`,
@@ -47,11 +51,16 @@ interface Row {
   readonly token_generation: number
   readonly recovering: boolean
   readonly node: string | null
+  readonly last_stop_reason?: string | null
+  readonly last_stop_at?: Date | null
   readonly created_at: Date
 }
 
 /** An agent as its row has it: everything but its secrets and skills (their own tables have those). */
-export type AgentView = Omit<Agent.Agent, "secrets" | "skills">
+export type AgentView = Omit<Agent.Agent, "secrets" | "skills"> & {
+  /** Why and when its gateway last stopped (`oom`: at its memory cap); absent while it never has. */
+  readonly lastStop?: { readonly reason: Agent.AgentStopped["reason"]; readonly at: string }
+}
 
 const toAgent = (row: Row): AgentView => ({
   agentId: row.id,
@@ -63,7 +72,11 @@ const toAgent = (row: Row): AgentView => ({
   tokenGeneration: row.token_generation,
   recovering: row.recovering,
   node: row.node,
-  createdAt: row.created_at.toISOString()
+  createdAt: row.created_at.toISOString(),
+  ...(row.last_stop_reason === undefined || row.last_stop_reason === null || row.last_stop_at === undefined ||
+      row.last_stop_at === null
+    ? {}
+    : { lastStop: { reason: row.last_stop_reason as Agent.AgentStopped["reason"], at: new Date(row.last_stop_at).toISOString() } })
 })
 
 /** The queries the services make of it. */

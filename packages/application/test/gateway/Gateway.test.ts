@@ -121,6 +121,30 @@ layer(services, { timeout: "60 seconds", excludeTestServices: true })("the gatew
       ])
     }))
 
+  it.effect("records a gateway the OOM killer ended as stopped for `oom`, shows it on the agent, and brings it back", () =>
+    Effect.gen(function*() {
+      const principal = yield* newPrincipal
+      const agentId = yield* runningAgent(principal)
+      yield* SimulatedEngineControl.use((c) => c.crash(agentId, "oom"))
+      assert.strictEqual((yield* AgentEngine.use((engine) => engine.status(agentId))).reason, "oom")
+      yield* Gateway.use((gateway) => gateway.checkRunning).pipe(Effect.provideService(CrashBackoff, backoff))
+      yield* waitFor(principal, agentId, "running")
+      assert.deepStrictEqual((yield* agentEvents(agentId)).slice(2), [
+        "AgentStopped:supervisor",
+        "AgentRecoveryScheduled:supervisor",
+        "AgentRestartRequested:supervisor",
+        "AgentStarted:engine"
+      ])
+      const stopped = (yield* EventStore.use((store) => store.readStream(`agent-${agentId}`)))
+        .find((event) => event.type === "AgentStopped")
+      assert.strictEqual((stopped?.data as { readonly reason?: string } | undefined)?.reason, "oom")
+      // The agent shows its last stop; the running gateway's status no longer carries the reason.
+      const agent = yield* (yield* Agents).get(principal.workspaceId, agentId)
+      assert.strictEqual(agent.lastStop?.reason, "oom")
+      assert.strictEqual(agent.lastStop?.at, new Date(agent.lastStop?.at ?? 0).toISOString())
+      assert.isUndefined((yield* AgentEngine.use((engine) => engine.status(agentId))).reason)
+    }))
+
   it.effect("resumes a gateway that did not outlive Cairn", () =>
     Effect.gen(function*() {
       const principal = yield* newPrincipal

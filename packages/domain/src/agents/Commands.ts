@@ -51,9 +51,13 @@ export class RecordStartFailure extends Schema.TaggedClass<RecordStartFailure>()
   at: Schema.String
 }) {}
 
-/** The engine reports the gateway crashed: recorded only while the agent is running (a restart or delete wins). */
+/**
+ * The engine reports the gateway crashed: recorded only while the agent is running (a restart or delete wins).
+ * `reason` is `oom` when the kernel's OOM killer ended it at the agent's memory cap.
+ */
 export class RecordCrash extends Schema.TaggedClass<RecordCrash>()("RecordCrash", {
   agentId: Schema.String,
+  reason: Schema.optionalKey(Schema.Literal("oom")),
   at: Schema.String
 }) {}
 

@@ -96,9 +96,11 @@ export const decide = (command: AgentCommand, state: AgentState): Decision =>
       record(living(state, agentId), (agent) => new AgentRestartRequested({ agentId, engineVersion: agent.engineVersion, at })),
     RecordAgentStarted: ({ _tag, ...fields }) => record(living(state, fields.agentId), () => new AgentStarted(fields)),
     RecordStartFailure: ({ _tag, ...fields }) => record(living(state, fields.agentId), () => new AgentFailedToStart(fields)),
-    RecordCrash: ({ agentId, at }): Decision =>
+    RecordCrash: ({ agentId, reason, at }): Decision =>
       Result.succeed(
-        state._tag === "Live" && state.agent.status === "running" ? [new AgentStopped({ agentId, reason: "crashed", at })] : []
+        state._tag === "Live" && state.agent.status === "running"
+          ? [new AgentStopped({ agentId, reason: reason ?? "crashed", at })]
+          : []
       ),
     ScheduleRecovery: ({ _tag, ...fields }) => record(living(state, fields.agentId), () => new AgentRecoveryScheduled(fields)),
     RotateGatewayToken: ({ agentId, workspaceId, at }) =>

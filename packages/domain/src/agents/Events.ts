@@ -49,7 +49,8 @@ export class AgentFailedToStart extends Schema.TaggedClass<AgentFailedToStart>()
 
 export class AgentStopped extends Schema.TaggedClass<AgentStopped>()("AgentStopped", {
   agentId: Schema.String,
-  reason: Schema.Literals(["crashed", "stopped"]),
+  /** `oom`: it crashed because the kernel's OOM killer ended it at the agent's memory cap (a crash all the same). */
+  reason: Schema.Literals(["crashed", "stopped", "oom"]),
   at: Schema.String
 }) {}
 

@@ -28,7 +28,7 @@ export const evolve = (state: AgentState, event: AgentEvent): AgentState =>
     AgentStarted: (e) =>
       live(state, (a) => ({ ...a, status: "running", engineVersion: e.engineVersion, recovering: false, node: e.node ?? a.node })),
     AgentFailedToStart: () => live(state, (a) => ({ ...a, status: "not_running" })),
-    AgentStopped: (e) => live(state, (a) => ({ ...a, status: "not_running", recovering: a.recovering || e.reason === "crashed" })),
+    AgentStopped: (e) => live(state, (a) => ({ ...a, status: "not_running", recovering: a.recovering || e.reason !== "stopped" })),
     AgentRecoveryScheduled: () => live(state, (a) => ({ ...a, recovering: true })),
     AgentRestartRequested: () => live(state, (a) => ({ ...a, status: "starting" })),
     GatewayTokenRotated: (e) => live(state, (a) => ({ ...a, tokenGeneration: e.generation })),

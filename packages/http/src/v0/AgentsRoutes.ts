@@ -115,9 +115,21 @@ const heldSecretWire = (secret: AgentSecretView): typeof HeldSecretWire.Type => 
   synced: secret.synced
 })
 
+/** Why and when the agent's gateway last stopped: `oom` when the OOM killer ended it at its memory cap. */
+const LastStopWire = Schema.Struct({ reason: Schema.Literals(["crashed", "stopped", "oom"]), at: Schema.String })
+
+/** What all of the agent's processes may use together on this node; null: not capped here. */
+const LimitsWire = Schema.Struct({
+  memoryBytes: Schema.NullOr(Schema.Number),
+  cpus: Schema.NullOr(Schema.Number),
+  pids: Schema.NullOr(Schema.Int)
+})
+
 const AgentDetailWire = Schema.Struct({
   agent: AgentWire,
   processStatus: Agent.AgentStatus,
+  lastStop: Schema.optionalKey(LastStopWire),
+  limits: Schema.optionalKey(LimitsWire),
   provisioning: Schema.optionalKey(ProvisioningWire),
   skills: Schema.Array(HeldSkillWire),
   secrets: Schema.Array(HeldSecretWire)
@@ -206,6 +218,8 @@ export const layer = HttpRouter.use((router) =>
         return {
           agent: wire(agent),
           processStatus: agent.status,
+          ...(agent.lastStop === undefined ? {} : { lastStop: agent.lastStop }),
+          ...(agents.agentLimits === undefined ? {} : { limits: agents.agentLimits }),
           // Only while the agent is on its way up; absent once it runs.
           ...(provisioning === undefined ? {} : { provisioning: provisioningToWire(provisioning) }),
           skills: (yield* skills.ofAgent(principal, agentId)).map(heldSkillWire),

@@ -1,0 +1,25 @@
+/**
+ * What `/metrics` reads before a scrape (src/Observability.ts), over the test runtime's database and simulated
+ * engine: the per-agent limits the engine reports (decision 0042) are gauges by resource.
+ */
+import { MetricsRoutes } from "@cairn/http"
+import { assert, layer } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { PrometheusMetrics } from "effect/observability"
+import * as Observability from "../src/Observability.ts"
+import { TestRuntime } from "../src/testing/index.ts"
+
+layer(Observability.layerMetrics.pipe(Layer.provideMerge(TestRuntime.layerTest())), { excludeTestServices: true, timeout: "60 seconds" })(
+  "metrics before a scrape",
+  (it) => {
+    it.effect("show the agents' limits on this node, by resource", () =>
+      Effect.gen(function*() {
+        yield* yield* MetricsRoutes.BeforeScrape
+        const text = yield* PrometheusMetrics.format()
+        // The simulated engine reports Cairn's defaults: 4 GiB, 1 CPU, 512 processes.
+        assert.match(text, /^cairn_agent_limit\{resource="memory_bytes"\} 4294967296$/m, text)
+        assert.match(text, /^cairn_agent_limit\{resource="cpus"\} 1$/m)
+        assert.match(text, /^cairn_agent_limit\{resource="pids"\} 512$/m)
+      }))
+  }
+)
