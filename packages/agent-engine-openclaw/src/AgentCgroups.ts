@@ -15,6 +15,7 @@
  * Cairn reads the counters from its own cgroup folders, never from anything in the agent's home.
  */
 import * as Fs from "node:fs"
+import * as Os from "node:os"
 import * as Path from "node:path"
 
 export type Controller = "memory" | "cpu" | "pids"
@@ -31,7 +32,12 @@ export interface AgentLimits {
 
 const GiB = 1024 ** 3
 
-export const defaultAgentLimits: AgentLimits = { memoryBytes: 4 * GiB, cpus: 1, pids: 512 }
+/**
+ * Memory and processes are capped by default. CPU is capped at the machine's cores: a gateway's start takes 10-30 s of
+ * CPU on several threads, and a lower default cap stretched every start (OPENCLAW_MAX_STARTS already bounds how
+ * many run at once); operators who host many agents set AGENT_CPU_MAX lower.
+ */
+export const defaultAgentLimits: AgentLimits = { memoryBytes: 4 * GiB, cpus: Os.availableParallelism(), pids: 512 }
 
 /** What an agent's cgroup counted; a field is undefined where its controller is not enforced. */
 export interface AgentUsage {

@@ -186,7 +186,7 @@ const layerCredentials = Layer.unwrap(Effect.gen(function*() {
  * `OPENCLAW_BASE_PORT` + 120·n (18789); `OPENCLAW_NODE` is the Node (≥ 24.16) that runs them. `SANDBOX` isolates
  * each agent's processes with bubblewrap (docs/operations.md, "Sandbox"): `auto` (the default) refuses to start
  * agents when bubblewrap cannot run here, `required` then stops Cairn at start, `off` runs them unisolated.
- * `AGENT_MEMORY_MAX` (4GiB; bytes or `2GiB`-style), `AGENT_CPU_MAX` (1; cores, `1.5`) and `AGENT_PIDS_MAX` (512) cap
+ * `AGENT_MEMORY_MAX` (4GiB; bytes or `2GiB`-style), `AGENT_CPU_MAX` (the machine's cores; cores, `1.5`) and `AGENT_PIDS_MAX` (512) cap
  * what all of one agent's processes use together, in its cgroup (decision 0042).
  * `ENGINE=simulated` is a deterministic engine in process; `SIMULATED_START_DELAY` sets how long its gateways take
  * to come up.
