@@ -1,4 +1,4 @@
-import { readdirSync } from "node:fs"
+import { readdirSync, readFileSync } from "node:fs"
 import { defineConfig } from "vitest/config"
 import { LongestFirst } from "./vitest.sequencer.ts"
 import { common, gatewayFiles, workers } from "./vitest.shared.ts"
@@ -10,7 +10,8 @@ import { common, gatewayFiles, workers } from "./vitest.shared.ts"
  *   ENGINE_IT=openclaw), install an engine or run OpenClaw's skill installer. They form the `real-gateways` project.
  * - `unit`: every other test file of a package in `unitPackages`. These need no database (no PGlite, no PostgreSQL),
  *   no server process, no sandbox and no real engine: memory, temporary directories and loopback sockets of the
- *   test's own process only. The whole tier takes well under a minute.
+ *   test's own process only, and they change no process state (environment, working directory): their files share
+ *   worker processes. The whole tier takes well under a minute.
  * - `int`: every other test file of every other package: HTTP on PGlite or PostgreSQL, servers, the PGlite event
  *   store, sandboxes, gateway stand-ins, Kubo's.
  *
@@ -61,7 +62,19 @@ const tested = process.env["DATABASE_URL"] === undefined || tier === "unit"
   ? workspaces
   : workspaces.filter((dir) => !storeIndependent.has(dir))
 
-/** The packages' own projects (their files but the `*.int.test.ts`) in the tier asked for. */
+/**
+ * A package's own project (its files but the `*.int.test.ts`): its vitest.config.ts. A unit package's files share
+ * their worker processes (`isolate: false`): they touch no process state (environment, working directory, ports),
+ * and sharing spares each file a process and another load of Effect (the tier took 42 s of CPU instead of 47 s,
+ * 55 s instead of 63 s of wall time on a loaded 2-core machine).
+ */
+const packageProject = (dir: string) =>
+  unitPackages.has(dir)
+    ? { extends: `./${dir}/vitest.config.ts`, root: dir, test: { name: packageName(dir), isolate: false } }
+    : dir
+const packageName = (dir: string): string => JSON.parse(readFileSync(`${dir}/package.json`, "utf8")).name
+
+/** The packages' projects in the tier asked for. */
 const packageProjects = tested.filter((dir) => tier === undefined || tier === (unitPackages.has(dir) ? "unit" : "int"))
 
 export default defineConfig({
@@ -71,7 +84,7 @@ export default defineConfig({
   test: {
     sequence: { sequencer: LongestFirst },
     projects: [
-      ...packageProjects,
+      ...packageProjects.map(packageProject),
       // Each package's files run as many side by side as there are cores (vitest.shared.ts; every test reserves its
       // own ports, directories and databases, so they do not meet). The files that start real OpenClaw gateways
       // (~1 GB and 10-30 s of CPU each) run in this project after all the rest: beside other files on two cores a
