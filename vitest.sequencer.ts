@@ -17,8 +17,8 @@ import { BaseSequencer } from "vitest/node"
  * they only order the files.
  */
 const expectedSeconds: Readonly<Record<string, number>> = {
-  "packages/agent-engine-openclaw/test/OpenClawAgentEngine.int.test.ts": 500,
-  "packages/agent-engine-openclaw/test/OpenClawAgentEngineWorkspace.int.test.ts": 450,
+  "packages/agent-engine-openclaw/test/OpenClawAgentEngine.int.test.ts": 450,
+  "packages/agent-engine-openclaw/test/OpenClawAgentEngineWorkspace.int.test.ts": 400,
   "apps/server-node/test/OpenClawServer.int.test.ts": 300
 }
 
