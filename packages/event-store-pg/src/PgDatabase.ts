@@ -57,6 +57,22 @@ export const layerPglite = (
     return pgliteClient(makePgliteStream(db))
   }))
 
+/**
+ * An in-memory PGlite started from `dump`, a tarball of an empty database (`PGlite.dumpDataDir`), instead of initdb,
+ * which costs a few CPU seconds every time (about 2 s against 0.5 s from a dump on a loaded 2-core machine): for
+ * tests, which make a database per file or per runtime (`@cairn/event-store-pg/testing`).
+ */
+export const layerPgliteFromDump = (dump: Blob): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, unknown> =>
+  Layer.unwrap(Effect.gen(function*() {
+    const startParams = yield* Effect.try(() => PgliteSettings.startParams(PGlite.defaultStartParams))
+    const options = { ...(yield* Effect.promise(PgliteArtifacts.prefetch)), startParams, loadDataDir: dump }
+    const db = yield* Effect.acquireRelease(
+      Effect.tryPromise(() => PGlite.create(undefined, options)),
+      (db) => Effect.promise(() => db.close()).pipe(Effect.ignore)
+    )
+    return pgliteClient(makePgliteStream(db))
+  }))
+
 export const layerPostgres = (url: Redacted.Redacted<string>, maxConnections = 10) =>
   PgClient.layer({ url, maxConnections, applicationName: "cairn" })
 

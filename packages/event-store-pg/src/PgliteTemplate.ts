@@ -17,7 +17,8 @@ export const defaultDirectory = () => Path.join(process.env["XDG_CACHE_HOME"] ||
 
 const exists = (path: string) => Fs.access(path).then(() => true, () => false)
 
-const version = async () => {
+/** The PGlite version installed: an empty database's files depend on it. */
+export const version = async () => {
   const manifest = new URL("../package.json", import.meta.resolve("@electric-sql/pglite"))
   return (JSON.parse(await Fs.readFile(manifest, "utf8")) as { version: string }).version
 }

@@ -48,7 +48,17 @@ export interface ContractOptions<R = never> {
   ) => Effect.Effect<ReadonlyArray<{ readonly name: string; readonly description: string }>, never, R>
   /** A port the engine uses itself for this agent (its gateway's): `appEndpoint` must refuse it (AppsContract.ts). */
   readonly ownedAppPort?: (agentId: string) => Effect.Effect<number, never, R>
+  /**
+   * One half of the suite instead of all of it: `lifecycle` (versions, provisioning, starts, stops, restarts, devices,
+   * token and environment, the destroy) or `workspace` (skills, workspace files, and the sections: files, console,
+   * config, tasks, snapshots, apps, channels, provisioning). An adapter whose suite takes many minutes (real
+   * gateways) runs the halves from two test files, which run side by side; each half starts its own shared agents.
+   */
+  readonly part?: ContractPart
 }
+
+/** The halves of the contract (`ContractOptions.part`). */
+export type ContractPart = "lifecycle" | "workspace"
 
 /**
  * A `driveTime` for adapters that wait on Effect's Clock: moves the TestClock forward by `step`, again and again,
@@ -167,406 +177,415 @@ export const agentEngineContract = <R = never>(
       return agentId
     })
 
-  return describe(`${adapter} honours the AgentEngine contract`, () =>
+  const runs = { lifecycle: options.part !== "workspace", workspace: options.part !== "lifecycle" }
+  const title = `${adapter} honours the AgentEngine contract${options.part === undefined ? "" : ` (${options.part})`}`
+
+  return describe(title, () =>
     layer(engineLayer, {
       excludeTestServices: options.live ?? false,
       ...(options.timeout === undefined ? {} : { timeout: options.timeout })
     })((it) => {
-      it.effect("lists distinct installable versions, oldest first", () =>
-        Effect.gen(function*() {
-          const versions = yield* (yield* AgentEngine).listVersions
-          assert.isAtLeast(versions.length, 1)
-          assert.strictEqual(new Set(versions).size, versions.length, "a version is listed twice")
-          assert.deepStrictEqual([...versions].sort(EngineVersion.order), [...versions])
-        }), timeout)
-
-      it.effect("provisions an agent stopped on the requested version", () =>
-        Effect.gen(function*() {
-          const { oldest } = yield* oldestAndNewest
-          const agentId = yield* provisioned(oldest)
-          assert.deepStrictEqual(yield* (yield* AgentEngine).status(agentId), { state: "stopped", version: oldest })
-        }), timeout)
-
-      it.effect("starts a provisioned agent and reports it running", () =>
-        Effect.gen(function*() {
-          const { newest } = yield* oldestAndNewest
-          const agentId = yield* running(newest)
-          assert.deepStrictEqual(yield* (yield* AgentEngine).status(agentId), { state: "running", version: newest })
-          runningOn.set(newest, agentId)
-        }), timeout)
-
-      it.effect("leaves an agent as it is when it is provisioned again", () =>
-        Effect.gen(function*() {
-          const engine = yield* AgentEngine
-          const { oldest, newest } = yield* oldestAndNewest
-          const agentId = yield* aRunningOldAgent
-          yield* engine.provision(agentId, { version: oldest, gatewayToken: token() })
-          yield* engine.provision(agentId, { version: newest, gatewayToken: token() })
-          assert.deepStrictEqual(yield* engine.status(agentId), { state: "running", version: oldest })
-        }), timeout)
-
-      it.effect("refuses to provision a version it does not offer", () =>
-        Effect.gen(function*() {
-          const engine = yield* AgentEngine
-          const agentId = freshAgent()
-          const error = yield* Effect.flip(engine.provision(agentId, { version: unknownVersion, gatewayToken: token() }))
-          assert.deepInclude(error, { _tag: "VersionNotOffered", version: unknownVersion })
-          assert.strictEqual((yield* Effect.flip(engine.status(agentId)))._tag, "AgentNotProvisioned")
-        }), timeout)
-
-      it.effect("knows nothing of an agent that was never provisioned", () =>
-        Effect.gen(function*() {
-          const engine = yield* AgentEngine
-          const agentId = freshAgent("never")
-          const errors = yield* Effect.all([
-            Effect.flip(engine.status(agentId)),
-            Effect.flip(drive(engine.start(agentId))),
-            Effect.flip(engine.stop(agentId)),
-            Effect.flip(drive(engine.restart(agentId))),
-            Effect.flip(engine.listDevices(agentId)),
-            Effect.flip(engine.relaunchScripts(agentId)),
-            Effect.flip(engine.rotateGatewayToken(agentId, token())),
-            Effect.flip(engine.setEnvironment(agentId, { CONTRACT_SECRET: secret() })),
-            Effect.flip(engine.installSkill(agentId, { name: "contract-skill", files: [skillMd("contract-skill", "Never installed")] })),
-            Effect.flip(engine.removeSkill(agentId, "contract-skill")),
-            Effect.flip(engine.readSkill(agentId, "contract-skill")),
-            Effect.flip(engine.listSkills(agentId)),
-            Effect.flip(engine.writeWorkspaceFiles(agentId, [textFile("AGENTS.md", "never written")])),
-            Effect.flip(engine.readWorkspaceFile(agentId, "AGENTS.md"))
-          ])
-          for (const error of errors) assert.deepInclude(error, { _tag: "AgentNotProvisioned", agentId })
-        }), timeout)
-
-      it.effect("refuses a restart to a version it does not offer, and keeps the agent running", () =>
-        Effect.gen(function*() {
-          const engine = yield* AgentEngine
-          const { oldest } = yield* oldestAndNewest
-          const agentId = yield* aRunningOldAgent
-          const error = yield* Effect.flip(drive(engine.restart(agentId, { version: unknownVersion })))
-          assert.deepInclude(error, { _tag: "VersionNotOffered", version: unknownVersion })
-          assert.deepStrictEqual(yield* engine.status(agentId), { state: "running", version: oldest })
-        }), timeout)
-
-      it.effect("refuses a restart to an older version, and keeps the agent running", () =>
-        Effect.gen(function*() {
-          const engine = yield* AgentEngine
-          const { oldest, newest } = yield* oldestAndNewest
-          const agentId = yield* aRunningAgent
-          const error = yield* Effect.flip(drive(engine.restart(agentId, { version: oldest })))
-          assert.deepInclude(error, { _tag: "DowngradeRefused", from: newest, to: oldest })
-          assert.deepStrictEqual(yield* engine.status(agentId), { state: "running", version: newest })
-        }), timeout)
-
-      it.effect("restarts an agent on its own version when none is given", () =>
-        Effect.gen(function*() {
-          const engine = yield* AgentEngine
-          const { oldest } = yield* oldestAndNewest
-          const agentId = yield* aRunningOldAgent
-          yield* drive(engine.restart(agentId))
-          yield* drive(engine.restart(agentId, { version: oldest }))
-          assert.deepStrictEqual(yield* engine.status(agentId), { state: "running", version: oldest })
-        }), timeout)
-
-      it.effect("restarts an agent onto a newer version and runs it", () =>
-        Effect.gen(function*() {
-          const engine = yield* AgentEngine
-          const { newest } = yield* oldestAndNewest
-          const agentId = yield* aRunningOldAgent
-          yield* drive(engine.restart(agentId, { version: newest }))
-          assert.deepStrictEqual(yield* engine.status(agentId), { state: "running", version: newest })
-        }), timeout)
-
-      it.effect("starts a stopped agent when asked to restart it", () =>
-        Effect.gen(function*() {
-          const engine = yield* AgentEngine
-          const { oldest, newest } = yield* oldestAndNewest
-          const agentId = yield* provisioned(oldest)
-          yield* drive(engine.restart(agentId, { version: newest }))
-          assert.deepStrictEqual(yield* engine.status(agentId), { state: "running", version: newest })
-        }), timeout)
-
-      it.effect("lists devices of a running agent only: once stopped, the engine command fails", () =>
-        Effect.gen(function*() {
-          const engine = yield* AgentEngine
-          const { newest } = yield* oldestAndNewest
-          const agentId = yield* aRunningAgent
-          const devices = yield* engine.listDevices(agentId)
-          assert.isArray(devices.pending)
-          assert.isArray(devices.paired)
-          yield* engine.stop(agentId)
-          assert.deepStrictEqual(yield* engine.status(agentId), { state: "stopped", version: newest })
-          const error = yield* Effect.flip(engine.listDevices(agentId))
-          assert.deepInclude(error, { _tag: "EngineCliError", agentId })
-          yield* engine.stop(agentId)
-          assert.strictEqual((yield* engine.status(agentId)).state, "stopped", "stopping twice is harmless")
-        }), timeout)
-
-      it.effect("starts an agent again after a stop, and a second start of a running agent changes nothing", () =>
-        Effect.gen(function*() {
-          const engine = yield* AgentEngine
-          const { newest } = yield* oldestAndNewest
-          const agentId = yield* aRunningAgent
-          yield* engine.stop(agentId)
-          yield* drive(engine.start(agentId))
-          yield* drive(engine.start(agentId))
-          assert.deepStrictEqual(yield* engine.status(agentId), { state: "running", version: newest })
-        }), timeout)
-
-      it.effect("relaunches scripts and rotates the gateway token without stopping the gateway", () =>
-        Effect.gen(function*() {
-          const engine = yield* AgentEngine
-          const { newest } = yield* oldestAndNewest
-          const agentId = yield* aRunningAgent
-          yield* engine.relaunchScripts(agentId)
-          yield* engine.rotateGatewayToken(agentId, token())
-          assert.deepStrictEqual(yield* engine.status(agentId), { state: "running", version: newest })
-        }), timeout)
-
-      it.effect("takes a new environment without stopping a running gateway", () =>
-        Effect.gen(function*() {
-          const engine = yield* AgentEngine
-          const { newest } = yield* oldestAndNewest
-          const agentId = yield* aRunningAgent
-          yield* engine.setEnvironment(agentId, { CONTRACT_SECRET: secret() })
-          yield* engine.setEnvironment(agentId, {})
-          assert.deepStrictEqual(yield* engine.status(agentId), { state: "running", version: newest })
-        }), timeout)
-
-      const environmentOf = options.environmentOf
-      if (environmentOf !== undefined) {
-        /** The running gateway's environment; the agent must be running. */
-        const gatewayEnvironment = (agentId: string) =>
+      if (runs.lifecycle) {
+        it.effect("lists distinct installable versions, oldest first", () =>
           Effect.gen(function*() {
-            const environment = yield* environmentOf(agentId)
-            assert.isDefined(environment, `the probe sees no gateway of ${agentId}`)
-            return environment!
-          })
-
-        it.effect("gives a gateway the environment set before it started", () =>
-          Effect.gen(function*() {
-            const engine = yield* AgentEngine
-            const { newest } = yield* oldestAndNewest
-            const agentId = yield* provisioned(newest)
-            const [first, second] = [secret(), secret()]
-            yield* engine.setEnvironment(agentId, { CONTRACT_SECRET: first, CONTRACT_OTHER: second })
-            yield* drive(engine.start(agentId))
-            const environment = yield* gatewayEnvironment(agentId)
-            assert.strictEqual(environment["CONTRACT_SECRET"], Redacted.value(first))
-            assert.strictEqual(environment["CONTRACT_OTHER"], Redacted.value(second))
-            yield* engine.stop(agentId) // a real gateway holds most of a gigabyte: free it for the next tests
+            const versions = yield* (yield* AgentEngine).listVersions
+            assert.isAtLeast(versions.length, 1)
+            assert.strictEqual(new Set(versions).size, versions.length, "a version is listed twice")
+            assert.deepStrictEqual([...versions].sort(EngineVersion.order), [...versions])
           }), timeout)
 
-        it.effect("keeps a running gateway's environment until it restarts, then gives it the one set last", () =>
+        it.effect("provisions an agent stopped on the requested version", () =>
+          Effect.gen(function*() {
+            const { oldest } = yield* oldestAndNewest
+            const agentId = yield* provisioned(oldest)
+            assert.deepStrictEqual(yield* (yield* AgentEngine).status(agentId), { state: "stopped", version: oldest })
+          }), timeout)
+
+        it.effect("starts a provisioned agent and reports it running", () =>
+          Effect.gen(function*() {
+            const { newest } = yield* oldestAndNewest
+            const agentId = yield* running(newest)
+            assert.deepStrictEqual(yield* (yield* AgentEngine).status(agentId), { state: "running", version: newest })
+            runningOn.set(newest, agentId)
+          }), timeout)
+
+        it.effect("leaves an agent as it is when it is provisioned again", () =>
           Effect.gen(function*() {
             const engine = yield* AgentEngine
-            const { newest } = yield* oldestAndNewest
-            const agentId = yield* provisioned(newest)
-            const [before, after] = [secret(), secret()]
-            yield* engine.setEnvironment(agentId, { CONTRACT_SECRET: before })
-            yield* drive(engine.start(agentId))
-            yield* engine.setEnvironment(agentId, { CONTRACT_OTHER: after })
-            const unchanged = yield* gatewayEnvironment(agentId)
-            assert.strictEqual(unchanged["CONTRACT_SECRET"], Redacted.value(before))
-            assert.isUndefined(unchanged["CONTRACT_OTHER"], "a running gateway saw a change before its restart")
+            const { oldest, newest } = yield* oldestAndNewest
+            const agentId = yield* aRunningOldAgent
+            yield* engine.provision(agentId, { version: oldest, gatewayToken: token() })
+            yield* engine.provision(agentId, { version: newest, gatewayToken: token() })
+            assert.deepStrictEqual(yield* engine.status(agentId), { state: "running", version: oldest })
+          }), timeout)
+
+        it.effect("refuses to provision a version it does not offer", () =>
+          Effect.gen(function*() {
+            const engine = yield* AgentEngine
+            const agentId = freshAgent()
+            const error = yield* Effect.flip(engine.provision(agentId, { version: unknownVersion, gatewayToken: token() }))
+            assert.deepInclude(error, { _tag: "VersionNotOffered", version: unknownVersion })
+            assert.strictEqual((yield* Effect.flip(engine.status(agentId)))._tag, "AgentNotProvisioned")
+          }), timeout)
+
+        it.effect("knows nothing of an agent that was never provisioned", () =>
+          Effect.gen(function*() {
+            const engine = yield* AgentEngine
+            const agentId = freshAgent("never")
+            const errors = yield* Effect.all([
+              Effect.flip(engine.status(agentId)),
+              Effect.flip(drive(engine.start(agentId))),
+              Effect.flip(engine.stop(agentId)),
+              Effect.flip(drive(engine.restart(agentId))),
+              Effect.flip(engine.listDevices(agentId)),
+              Effect.flip(engine.relaunchScripts(agentId)),
+              Effect.flip(engine.rotateGatewayToken(agentId, token())),
+              Effect.flip(engine.setEnvironment(agentId, { CONTRACT_SECRET: secret() })),
+              Effect.flip(engine.installSkill(agentId, { name: "contract-skill", files: [skillMd("contract-skill", "Never installed")] })),
+              Effect.flip(engine.removeSkill(agentId, "contract-skill")),
+              Effect.flip(engine.readSkill(agentId, "contract-skill")),
+              Effect.flip(engine.listSkills(agentId)),
+              Effect.flip(engine.writeWorkspaceFiles(agentId, [textFile("AGENTS.md", "never written")])),
+              Effect.flip(engine.readWorkspaceFile(agentId, "AGENTS.md"))
+            ])
+            for (const error of errors) assert.deepInclude(error, { _tag: "AgentNotProvisioned", agentId })
+          }), timeout)
+
+        it.effect("refuses a restart to a version it does not offer, and keeps the agent running", () =>
+          Effect.gen(function*() {
+            const engine = yield* AgentEngine
+            const { oldest } = yield* oldestAndNewest
+            const agentId = yield* aRunningOldAgent
+            const error = yield* Effect.flip(drive(engine.restart(agentId, { version: unknownVersion })))
+            assert.deepInclude(error, { _tag: "VersionNotOffered", version: unknownVersion })
+            assert.deepStrictEqual(yield* engine.status(agentId), { state: "running", version: oldest })
+          }), timeout)
+
+        it.effect("refuses a restart to an older version, and keeps the agent running", () =>
+          Effect.gen(function*() {
+            const engine = yield* AgentEngine
+            const { oldest, newest } = yield* oldestAndNewest
+            const agentId = yield* aRunningAgent
+            const error = yield* Effect.flip(drive(engine.restart(agentId, { version: oldest })))
+            assert.deepInclude(error, { _tag: "DowngradeRefused", from: newest, to: oldest })
+            assert.deepStrictEqual(yield* engine.status(agentId), { state: "running", version: newest })
+          }), timeout)
+
+        it.effect("restarts an agent on its own version when none is given", () =>
+          Effect.gen(function*() {
+            const engine = yield* AgentEngine
+            const { oldest } = yield* oldestAndNewest
+            const agentId = yield* aRunningOldAgent
             yield* drive(engine.restart(agentId))
-            const restarted = yield* gatewayEnvironment(agentId)
-            assert.isUndefined(restarted["CONTRACT_SECRET"], "a variable set before survived its replacement")
-            assert.strictEqual(restarted["CONTRACT_OTHER"], Redacted.value(after))
-            yield* engine.stop(agentId)
-            yield* engine.setEnvironment(agentId, {})
-            yield* drive(engine.start(agentId))
-            assert.isUndefined((yield* gatewayEnvironment(agentId))["CONTRACT_OTHER"], "a stop and start takes it too")
-            yield* engine.stop(agentId)
+            yield* drive(engine.restart(agentId, { version: oldest }))
+            assert.deepStrictEqual(yield* engine.status(agentId), { state: "running", version: oldest })
           }), timeout)
 
-        it.effect("lets no variable override the engine's own, and the gateway still works", () =>
+        it.effect("restarts an agent onto a newer version and runs it", () =>
           Effect.gen(function*() {
             const engine = yield* AgentEngine
             const { newest } = yield* oldestAndNewest
-            const agentId = yield* provisioned(newest)
-            const value = secret()
-            const warnings = yield* loggedBy(engine.setEnvironment(agentId, {
-              HOME: Redacted.make("/overridden"),
-              PATH: Redacted.make("/overridden"),
-              OPENCLAW_GATEWAY_TOKEN: Redacted.make("overridden"),
-              CONTRACT_SECRET: value
-            }))
-            assert.deepStrictEqual(warnings, [EngineEnvironment.refusedWarning(agentId, ["HOME", "PATH", "OPENCLAW_GATEWAY_TOKEN"])])
-            yield* drive(engine.start(agentId))
-            const environment = yield* gatewayEnvironment(agentId)
-            assert.strictEqual(environment["CONTRACT_SECRET"], Redacted.value(value))
-            assert.isDefined(environment["HOME"], "the engine gives every gateway a HOME of its own")
-            assert.notStrictEqual(environment["HOME"], "/overridden")
-            assert.notStrictEqual(environment["PATH"], "/overridden")
-            assert.notStrictEqual(environment["OPENCLAW_GATEWAY_TOKEN"], "overridden")
+            const agentId = yield* aRunningOldAgent
+            yield* drive(engine.restart(agentId, { version: newest }))
+            assert.deepStrictEqual(yield* engine.status(agentId), { state: "running", version: newest })
+          }), timeout)
+
+        it.effect("starts a stopped agent when asked to restart it", () =>
+          Effect.gen(function*() {
+            const engine = yield* AgentEngine
+            const { oldest, newest } = yield* oldestAndNewest
+            const agentId = yield* provisioned(oldest)
+            yield* drive(engine.restart(agentId, { version: newest }))
+            assert.deepStrictEqual(yield* engine.status(agentId), { state: "running", version: newest })
+          }), timeout)
+
+        it.effect("lists devices of a running agent only: once stopped, the engine command fails", () =>
+          Effect.gen(function*() {
+            const engine = yield* AgentEngine
+            const { newest } = yield* oldestAndNewest
+            const agentId = yield* aRunningAgent
             const devices = yield* engine.listDevices(agentId)
             assert.isArray(devices.pending)
+            assert.isArray(devices.paired)
             yield* engine.stop(agentId)
+            assert.deepStrictEqual(yield* engine.status(agentId), { state: "stopped", version: newest })
+            const error = yield* Effect.flip(engine.listDevices(agentId))
+            assert.deepInclude(error, { _tag: "EngineCliError", agentId })
+            yield* engine.stop(agentId)
+            assert.strictEqual((yield* engine.status(agentId)).state, "stopped", "stopping twice is harmless")
           }), timeout)
 
-        it.effect("leaves out a variable no process environment can hold, and starts the gateway with the rest", () =>
+        it.effect("starts an agent again after a stop, and a second start of a running agent changes nothing", () =>
           Effect.gen(function*() {
             const engine = yield* AgentEngine
             const { newest } = yield* oldestAndNewest
-            const agentId = yield* provisioned(newest)
-            const value = secret()
-            const warnings = yield* loggedBy(engine.setEnvironment(agentId, {
-              "NOT=A_NAME": Redacted.make("x"),
-              "": Redacted.make("x"),
-              CONTRACT_NUL: Redacted.make("before\0after"),
-              CONTRACT_SECRET: value
-            }))
-            assert.deepStrictEqual(warnings, [EngineEnvironment.refusedWarning(agentId, ["NOT=A_NAME", "", "CONTRACT_NUL"])])
-            yield* drive(engine.start(agentId))
-            const environment = yield* gatewayEnvironment(agentId)
-            assert.strictEqual(environment["CONTRACT_SECRET"], Redacted.value(value))
-            assert.isUndefined(environment["CONTRACT_NUL"])
-            assert.isFalse(Object.keys(environment).some((name) => name.startsWith("NOT")), "a name with = was passed on")
+            const agentId = yield* aRunningAgent
             yield* engine.stop(agentId)
+            yield* drive(engine.start(agentId))
+            yield* drive(engine.start(agentId))
+            assert.deepStrictEqual(yield* engine.status(agentId), { state: "running", version: newest })
+          }), timeout)
+
+        it.effect("relaunches scripts and rotates the gateway token without stopping the gateway", () =>
+          Effect.gen(function*() {
+            const engine = yield* AgentEngine
+            const { newest } = yield* oldestAndNewest
+            const agentId = yield* aRunningAgent
+            yield* engine.relaunchScripts(agentId)
+            yield* engine.rotateGatewayToken(agentId, token())
+            assert.deepStrictEqual(yield* engine.status(agentId), { state: "running", version: newest })
+          }), timeout)
+
+        it.effect("takes a new environment without stopping a running gateway", () =>
+          Effect.gen(function*() {
+            const engine = yield* AgentEngine
+            const { newest } = yield* oldestAndNewest
+            const agentId = yield* aRunningAgent
+            yield* engine.setEnvironment(agentId, { CONTRACT_SECRET: secret() })
+            yield* engine.setEnvironment(agentId, {})
+            assert.deepStrictEqual(yield* engine.status(agentId), { state: "running", version: newest })
+          }), timeout)
+
+        const environmentOf = options.environmentOf
+        if (environmentOf !== undefined) {
+          /** The running gateway's environment; the agent must be running. */
+          const gatewayEnvironment = (agentId: string) =>
+            Effect.gen(function*() {
+              const environment = yield* environmentOf(agentId)
+              assert.isDefined(environment, `the probe sees no gateway of ${agentId}`)
+              return environment!
+            })
+
+          it.effect("gives a gateway the environment set before it started", () =>
+            Effect.gen(function*() {
+              const engine = yield* AgentEngine
+              const { newest } = yield* oldestAndNewest
+              const agentId = yield* provisioned(newest)
+              const [first, second] = [secret(), secret()]
+              yield* engine.setEnvironment(agentId, { CONTRACT_SECRET: first, CONTRACT_OTHER: second })
+              yield* drive(engine.start(agentId))
+              const environment = yield* gatewayEnvironment(agentId)
+              assert.strictEqual(environment["CONTRACT_SECRET"], Redacted.value(first))
+              assert.strictEqual(environment["CONTRACT_OTHER"], Redacted.value(second))
+              yield* engine.stop(agentId) // a real gateway holds most of a gigabyte: free it for the next tests
+            }), timeout)
+
+          it.effect("keeps a running gateway's environment until it restarts, then gives it the one set last", () =>
+            Effect.gen(function*() {
+              const engine = yield* AgentEngine
+              const { newest } = yield* oldestAndNewest
+              const agentId = yield* provisioned(newest)
+              const [before, after] = [secret(), secret()]
+              yield* engine.setEnvironment(agentId, { CONTRACT_SECRET: before })
+              yield* drive(engine.start(agentId))
+              yield* engine.setEnvironment(agentId, { CONTRACT_OTHER: after })
+              const unchanged = yield* gatewayEnvironment(agentId)
+              assert.strictEqual(unchanged["CONTRACT_SECRET"], Redacted.value(before))
+              assert.isUndefined(unchanged["CONTRACT_OTHER"], "a running gateway saw a change before its restart")
+              yield* drive(engine.restart(agentId))
+              const restarted = yield* gatewayEnvironment(agentId)
+              assert.isUndefined(restarted["CONTRACT_SECRET"], "a variable set before survived its replacement")
+              assert.strictEqual(restarted["CONTRACT_OTHER"], Redacted.value(after))
+              yield* engine.stop(agentId)
+              yield* engine.setEnvironment(agentId, {})
+              yield* drive(engine.start(agentId))
+              assert.isUndefined((yield* gatewayEnvironment(agentId))["CONTRACT_OTHER"], "a stop and start takes it too")
+              yield* engine.stop(agentId)
+            }), timeout)
+
+          it.effect("lets no variable override the engine's own, and the gateway still works", () =>
+            Effect.gen(function*() {
+              const engine = yield* AgentEngine
+              const { newest } = yield* oldestAndNewest
+              const agentId = yield* provisioned(newest)
+              const value = secret()
+              const warnings = yield* loggedBy(engine.setEnvironment(agentId, {
+                HOME: Redacted.make("/overridden"),
+                PATH: Redacted.make("/overridden"),
+                OPENCLAW_GATEWAY_TOKEN: Redacted.make("overridden"),
+                CONTRACT_SECRET: value
+              }))
+              assert.deepStrictEqual(warnings, [EngineEnvironment.refusedWarning(agentId, ["HOME", "PATH", "OPENCLAW_GATEWAY_TOKEN"])])
+              yield* drive(engine.start(agentId))
+              const environment = yield* gatewayEnvironment(agentId)
+              assert.strictEqual(environment["CONTRACT_SECRET"], Redacted.value(value))
+              assert.isDefined(environment["HOME"], "the engine gives every gateway a HOME of its own")
+              assert.notStrictEqual(environment["HOME"], "/overridden")
+              assert.notStrictEqual(environment["PATH"], "/overridden")
+              assert.notStrictEqual(environment["OPENCLAW_GATEWAY_TOKEN"], "overridden")
+              const devices = yield* engine.listDevices(agentId)
+              assert.isArray(devices.pending)
+              yield* engine.stop(agentId)
+            }), timeout)
+
+          it.effect("leaves out a variable no process environment can hold, and starts the gateway with the rest", () =>
+            Effect.gen(function*() {
+              const engine = yield* AgentEngine
+              const { newest } = yield* oldestAndNewest
+              const agentId = yield* provisioned(newest)
+              const value = secret()
+              const warnings = yield* loggedBy(engine.setEnvironment(agentId, {
+                "NOT=A_NAME": Redacted.make("x"),
+                "": Redacted.make("x"),
+                CONTRACT_NUL: Redacted.make("before\0after"),
+                CONTRACT_SECRET: value
+              }))
+              assert.deepStrictEqual(warnings, [EngineEnvironment.refusedWarning(agentId, ["NOT=A_NAME", "", "CONTRACT_NUL"])])
+              yield* drive(engine.start(agentId))
+              const environment = yield* gatewayEnvironment(agentId)
+              assert.strictEqual(environment["CONTRACT_SECRET"], Redacted.value(value))
+              assert.isUndefined(environment["CONTRACT_NUL"])
+              assert.isFalse(Object.keys(environment).some((name) => name.startsWith("NOT")), "a name with = was passed on")
+              yield* engine.stop(agentId)
+            }), timeout)
+        }
+      }
+
+      if (runs.workspace) {
+        it.effect("installs a skill where the engine finds it: listed under its SKILL.md name as an eligible workspace skill", () =>
+          Effect.gen(function*() {
+            const engine = yield* AgentEngine
+            const agentId = yield* sharedAgent
+            const folder = freshAgent("contract-folder").toLowerCase()
+            const name = freshAgent("contract-skill").toLowerCase()
+            const files = [
+              skillMd(name, "A skill the contract installs"),
+              textFile("scripts/hello.sh", "#!/bin/sh\necho hello\n"),
+              textFile("references/deep/notes.md", "Nested notes\n"),
+              binaryFile("assets/blob.bin")
+            ]
+            yield* engine.installSkill(agentId, { name: folder, files })
+            const skills = yield* engine.listSkills(agentId)
+            // OpenClaw names a workspace skill after its SKILL.md's `name`; the folder's name only stands in without one.
+            assert.deepStrictEqual(skills.filter((skill) => skill.name === name), [{ name, source: "workspace", eligible: true }])
+            assert.isUndefined(skills.find((skill) => skill.name === folder), "listed under its folder's name")
+            assert.isTrue(skills.some((skill) => skill.source !== "workspace"), "the engine's own skills are not listed")
+            assert.deepStrictEqual(comparable(yield* engine.readSkill(agentId, folder)), comparable(sortedByPath(files)))
+            const script = yield* engine.readWorkspaceFile(agentId, `skills/${folder}/scripts/hello.sh`)
+            assert.strictEqual(readable(script), "#!/bin/sh\necho hello\n", "the skill is not in the workspace's skills folder")
+          }), timeout)
+
+        it.effect("replaces a skill installed again whole: files only the old copy had are gone", () =>
+          Effect.gen(function*() {
+            const engine = yield* AgentEngine
+            const agentId = yield* sharedAgent
+            const folder = freshAgent("contract-replaced").toLowerCase()
+            yield* engine.installSkill(agentId, {
+              name: folder,
+              files: [skillMd(folder, "First copy"), textFile("old-only.md", "old"), textFile("old-dir/inside.md", "old"), textFile("kept.md", "v1")]
+            })
+            const second = [skillMd(folder, "Second copy"), textFile("kept.md", "v2"), textFile("new-dir/new.md", "new")]
+            yield* engine.installSkill(agentId, { name: folder, files: second })
+            assert.deepStrictEqual(comparable(yield* engine.readSkill(agentId, folder)), comparable(sortedByPath(second)))
+            assert.isUndefined(yield* engine.readWorkspaceFile(agentId, `skills/${folder}/old-only.md`))
+          }), timeout)
+
+        it.effect("removes a skill: the engine no longer lists it, there is nothing to read, and removing it again is harmless", () =>
+          Effect.gen(function*() {
+            const engine = yield* AgentEngine
+            const agentId = yield* sharedAgent
+            const folder = freshAgent("contract-removed").toLowerCase()
+            yield* engine.installSkill(agentId, { name: folder, files: [skillMd(folder, "Soon removed"), textFile("extra.md", "x")] })
+            yield* engine.removeSkill(agentId, folder)
+            assert.isUndefined(yield* engine.readSkill(agentId, folder))
+            assert.isUndefined((yield* engine.listSkills(agentId)).find((skill) => skill.name === folder), "a removed skill is listed")
+            yield* engine.removeSkill(agentId, folder)
+            yield* engine.removeSkill(agentId, freshAgent("contract-never").toLowerCase())
+            assert.isUndefined(yield* engine.readSkill(agentId, freshAgent("contract-never").toLowerCase()))
+          }), timeout)
+
+        const loadedSkills = options.loadedSkills
+        it.effect("lets a running gateway take a skill installed, replaced and removed while it runs", () =>
+          Effect.gen(function*() {
+            const engine = yield* AgentEngine
+            const agentId = yield* aRunningAgent
+            const folder = freshAgent("contract-live").toLowerCase()
+            const name = `${folder}-skill`
+            yield* engine.installSkill(agentId, { name: folder, files: [skillMd(name, "First copy")] })
+            const listed = (yield* engine.listSkills(agentId)).filter((skill) => skill.name === name)
+            assert.deepStrictEqual(listed, [{ name, source: "workspace", eligible: true }])
+            if (loadedSkills !== undefined) {
+              yield* engine.installSkill(agentId, { name: folder, files: [skillMd(name, "Second copy")] })
+              assert.deepInclude((yield* loadedSkills(agentId)).find((skill) => skill.name === name), { description: "Second copy" })
+              yield* engine.removeSkill(agentId, folder)
+              assert.isUndefined((yield* loadedSkills(agentId)).find((skill) => skill.name === name), "the gateway still has it")
+            }
+            assert.strictEqual((yield* engine.status(agentId)).state, "running")
+          }), timeout)
+
+        it.effect("writes workspace files into nested folders and reads back their bytes, leaving other files alone", () =>
+          Effect.gen(function*() {
+            const engine = yield* AgentEngine
+            const agentId = yield* sharedAgent
+            const dir = freshAgent("contract-files")
+            const first = [textFile(`${dir}/AGENTS.md`, "# Agents\n"), textFile(`${dir}/notes/deep/er/day.md`, "a note"), binaryFile(`${dir}/blob.bin`)]
+            yield* engine.writeWorkspaceFiles(agentId, first)
+            for (const file of first) {
+              assert.deepStrictEqual(readable(yield* engine.readWorkspaceFile(agentId, file.path)), readable(file.content), file.path)
+            }
+            yield* engine.writeWorkspaceFiles(agentId, [textFile(`${dir}/AGENTS.md`, "# Agents, again\n")])
+            assert.strictEqual(readable(yield* engine.readWorkspaceFile(agentId, `${dir}/AGENTS.md`)), "# Agents, again\n")
+            assert.strictEqual(readable(yield* engine.readWorkspaceFile(agentId, `${dir}/notes/deep/er/day.md`)), "a note")
+            assert.isUndefined(yield* engine.readWorkspaceFile(agentId, `${dir}/missing.md`))
+            assert.isUndefined(yield* engine.readWorkspaceFile(agentId, `${dir}/notes`), "a folder is no file")
+            yield* engine.writeWorkspaceFiles(agentId, [])
+          }), timeout)
+
+        it.effect("refuses workspace paths and skill names that lead outside the workspace", () =>
+          Effect.gen(function*() {
+            const engine = yield* AgentEngine
+            const agentId = yield* sharedAgent
+            // On OpenClaw, the agent's config sits just outside the workspace: reading it would leak the engine's files.
+            for (const path of ["../openclaw.json", "notes/../../openclaw.json", "/etc/hostname", "", ".", "a//b", "..\\x"]) {
+              yield* refused(engine.readWorkspaceFile(agentId, path), `reading ${JSON.stringify(path)}`)
+              yield* refused(engine.writeWorkspaceFiles(agentId, [textFile(path, "escaped")]), `writing ${JSON.stringify(path)}`)
+            }
+            const skill = (name: string, path = "SKILL.md") => ({ name, files: [textFile(path, "---\nname: x\ndescription: x\n---\n")] })
+            for (const name of ["..", ".", "", "a/b", "/tmp", ".hidden"]) {
+              yield* refused(engine.installSkill(agentId, skill(name)), `installing skill ${JSON.stringify(name)}`)
+              yield* refused(engine.readSkill(agentId, name), `reading skill ${JSON.stringify(name)}`)
+              yield* refused(engine.removeSkill(agentId, name), `removing skill ${JSON.stringify(name)}`)
+            }
+            const folder = freshAgent("contract-escape").toLowerCase()
+            yield* refused(engine.installSkill(agentId, skill(folder, "../../escaped.md")), "a skill file outside its folder")
+            assert.isUndefined(yield* engine.readSkill(agentId, folder), "a refused install left a folder")
+          }), timeout)
+
+        const section = {
+          it,
+          timeout,
+          drive,
+          sharedAgent,
+          aRunningAgent,
+          freshAgent: Effect.flatMap(oldestAndNewest, ({ newest }) => provisioned(newest))
+        }
+        filesContract(section)
+        consoleContract(section)
+        configContract(section)
+        tasksContract(section)
+        snapshotsContract(section)
+        appsContract(section, options.ownedAppPort === undefined ? {} : { ownedPort: options.ownedAppPort })
+        channelsContract(section)
+        provisioningContract(section)
+      }
+
+      if (runs.lifecycle) {
+        it.effect("destroys an agent for good, and destroying it again is harmless", () =>
+          Effect.gen(function*() {
+            const engine = yield* AgentEngine
+            const { oldest } = yield* oldestAndNewest
+            // The last test: it takes the shared running agent, which it destroys.
+            const agentId = yield* aRunningAgent
+            yield* engine.writeWorkspaceFiles(agentId, [textFile("MEMORY.md", "remembered")])
+            yield* engine.destroy(agentId)
+            assert.deepInclude(yield* Effect.flip(engine.status(agentId)), { _tag: "AgentNotProvisioned", agentId })
+            assert.deepInclude(yield* Effect.flip(drive(engine.start(agentId))), { _tag: "AgentNotProvisioned", agentId })
+            yield* engine.destroy(agentId)
+            yield* engine.destroy(freshAgent("never"))
+            yield* engine.provision(agentId, { version: oldest, gatewayToken: token() })
+            assert.deepStrictEqual(yield* engine.status(agentId), { state: "stopped", version: oldest }, "a new agent")
+            assert.isUndefined(yield* engine.readWorkspaceFile(agentId, "MEMORY.md"), "a new agent has the old one's workspace")
           }), timeout)
       }
-
-      it.effect("installs a skill where the engine finds it: listed under its SKILL.md name as an eligible workspace skill", () =>
-        Effect.gen(function*() {
-          const engine = yield* AgentEngine
-          const agentId = yield* sharedAgent
-          const folder = freshAgent("contract-folder").toLowerCase()
-          const name = freshAgent("contract-skill").toLowerCase()
-          const files = [
-            skillMd(name, "A skill the contract installs"),
-            textFile("scripts/hello.sh", "#!/bin/sh\necho hello\n"),
-            textFile("references/deep/notes.md", "Nested notes\n"),
-            binaryFile("assets/blob.bin")
-          ]
-          yield* engine.installSkill(agentId, { name: folder, files })
-          const skills = yield* engine.listSkills(agentId)
-          // OpenClaw names a workspace skill after its SKILL.md's `name`; the folder's name only stands in without one.
-          assert.deepStrictEqual(skills.filter((skill) => skill.name === name), [{ name, source: "workspace", eligible: true }])
-          assert.isUndefined(skills.find((skill) => skill.name === folder), "listed under its folder's name")
-          assert.isTrue(skills.some((skill) => skill.source !== "workspace"), "the engine's own skills are not listed")
-          assert.deepStrictEqual(comparable(yield* engine.readSkill(agentId, folder)), comparable(sortedByPath(files)))
-          const script = yield* engine.readWorkspaceFile(agentId, `skills/${folder}/scripts/hello.sh`)
-          assert.strictEqual(readable(script), "#!/bin/sh\necho hello\n", "the skill is not in the workspace's skills folder")
-        }), timeout)
-
-      it.effect("replaces a skill installed again whole: files only the old copy had are gone", () =>
-        Effect.gen(function*() {
-          const engine = yield* AgentEngine
-          const agentId = yield* sharedAgent
-          const folder = freshAgent("contract-replaced").toLowerCase()
-          yield* engine.installSkill(agentId, {
-            name: folder,
-            files: [skillMd(folder, "First copy"), textFile("old-only.md", "old"), textFile("old-dir/inside.md", "old"), textFile("kept.md", "v1")]
-          })
-          const second = [skillMd(folder, "Second copy"), textFile("kept.md", "v2"), textFile("new-dir/new.md", "new")]
-          yield* engine.installSkill(agentId, { name: folder, files: second })
-          assert.deepStrictEqual(comparable(yield* engine.readSkill(agentId, folder)), comparable(sortedByPath(second)))
-          assert.isUndefined(yield* engine.readWorkspaceFile(agentId, `skills/${folder}/old-only.md`))
-        }), timeout)
-
-      it.effect("removes a skill: the engine no longer lists it, there is nothing to read, and removing it again is harmless", () =>
-        Effect.gen(function*() {
-          const engine = yield* AgentEngine
-          const agentId = yield* sharedAgent
-          const folder = freshAgent("contract-removed").toLowerCase()
-          yield* engine.installSkill(agentId, { name: folder, files: [skillMd(folder, "Soon removed"), textFile("extra.md", "x")] })
-          yield* engine.removeSkill(agentId, folder)
-          assert.isUndefined(yield* engine.readSkill(agentId, folder))
-          assert.isUndefined((yield* engine.listSkills(agentId)).find((skill) => skill.name === folder), "a removed skill is listed")
-          yield* engine.removeSkill(agentId, folder)
-          yield* engine.removeSkill(agentId, freshAgent("contract-never").toLowerCase())
-          assert.isUndefined(yield* engine.readSkill(agentId, freshAgent("contract-never").toLowerCase()))
-        }), timeout)
-
-      const loadedSkills = options.loadedSkills
-      it.effect("lets a running gateway take a skill installed, replaced and removed while it runs", () =>
-        Effect.gen(function*() {
-          const engine = yield* AgentEngine
-          const agentId = yield* aRunningAgent
-          const folder = freshAgent("contract-live").toLowerCase()
-          const name = `${folder}-skill`
-          yield* engine.installSkill(agentId, { name: folder, files: [skillMd(name, "First copy")] })
-          const listed = (yield* engine.listSkills(agentId)).filter((skill) => skill.name === name)
-          assert.deepStrictEqual(listed, [{ name, source: "workspace", eligible: true }])
-          if (loadedSkills !== undefined) {
-            yield* engine.installSkill(agentId, { name: folder, files: [skillMd(name, "Second copy")] })
-            assert.deepInclude((yield* loadedSkills(agentId)).find((skill) => skill.name === name), { description: "Second copy" })
-            yield* engine.removeSkill(agentId, folder)
-            assert.isUndefined((yield* loadedSkills(agentId)).find((skill) => skill.name === name), "the gateway still has it")
-          }
-          assert.strictEqual((yield* engine.status(agentId)).state, "running")
-        }), timeout)
-
-      it.effect("writes workspace files into nested folders and reads back their bytes, leaving other files alone", () =>
-        Effect.gen(function*() {
-          const engine = yield* AgentEngine
-          const agentId = yield* sharedAgent
-          const dir = freshAgent("contract-files")
-          const first = [textFile(`${dir}/AGENTS.md`, "# Agents\n"), textFile(`${dir}/notes/deep/er/day.md`, "a note"), binaryFile(`${dir}/blob.bin`)]
-          yield* engine.writeWorkspaceFiles(agentId, first)
-          for (const file of first) {
-            assert.deepStrictEqual(readable(yield* engine.readWorkspaceFile(agentId, file.path)), readable(file.content), file.path)
-          }
-          yield* engine.writeWorkspaceFiles(agentId, [textFile(`${dir}/AGENTS.md`, "# Agents, again\n")])
-          assert.strictEqual(readable(yield* engine.readWorkspaceFile(agentId, `${dir}/AGENTS.md`)), "# Agents, again\n")
-          assert.strictEqual(readable(yield* engine.readWorkspaceFile(agentId, `${dir}/notes/deep/er/day.md`)), "a note")
-          assert.isUndefined(yield* engine.readWorkspaceFile(agentId, `${dir}/missing.md`))
-          assert.isUndefined(yield* engine.readWorkspaceFile(agentId, `${dir}/notes`), "a folder is no file")
-          yield* engine.writeWorkspaceFiles(agentId, [])
-        }), timeout)
-
-      it.effect("refuses workspace paths and skill names that lead outside the workspace", () =>
-        Effect.gen(function*() {
-          const engine = yield* AgentEngine
-          const agentId = yield* sharedAgent
-          // On OpenClaw, the agent's config sits just outside the workspace: reading it would leak the engine's files.
-          for (const path of ["../openclaw.json", "notes/../../openclaw.json", "/etc/hostname", "", ".", "a//b", "..\\x"]) {
-            yield* refused(engine.readWorkspaceFile(agentId, path), `reading ${JSON.stringify(path)}`)
-            yield* refused(engine.writeWorkspaceFiles(agentId, [textFile(path, "escaped")]), `writing ${JSON.stringify(path)}`)
-          }
-          const skill = (name: string, path = "SKILL.md") => ({ name, files: [textFile(path, "---\nname: x\ndescription: x\n---\n")] })
-          for (const name of ["..", ".", "", "a/b", "/tmp", ".hidden"]) {
-            yield* refused(engine.installSkill(agentId, skill(name)), `installing skill ${JSON.stringify(name)}`)
-            yield* refused(engine.readSkill(agentId, name), `reading skill ${JSON.stringify(name)}`)
-            yield* refused(engine.removeSkill(agentId, name), `removing skill ${JSON.stringify(name)}`)
-          }
-          const folder = freshAgent("contract-escape").toLowerCase()
-          yield* refused(engine.installSkill(agentId, skill(folder, "../../escaped.md")), "a skill file outside its folder")
-          assert.isUndefined(yield* engine.readSkill(agentId, folder), "a refused install left a folder")
-        }), timeout)
-
-      const section = {
-        it,
-        timeout,
-        drive,
-        sharedAgent,
-        aRunningAgent,
-        freshAgent: Effect.flatMap(oldestAndNewest, ({ newest }) => provisioned(newest))
-      }
-      filesContract(section)
-      consoleContract(section)
-      configContract(section)
-      tasksContract(section)
-      snapshotsContract(section)
-      appsContract(section, options.ownedAppPort === undefined ? {} : { ownedPort: options.ownedAppPort })
-      channelsContract(section)
-      provisioningContract(section)
-
-      it.effect("destroys an agent for good, and destroying it again is harmless", () =>
-        Effect.gen(function*() {
-          const engine = yield* AgentEngine
-          const { oldest } = yield* oldestAndNewest
-          // The last test: it takes the shared running agent, which it destroys.
-          const agentId = yield* aRunningAgent
-          yield* engine.writeWorkspaceFiles(agentId, [textFile("MEMORY.md", "remembered")])
-          yield* engine.destroy(agentId)
-          assert.deepInclude(yield* Effect.flip(engine.status(agentId)), { _tag: "AgentNotProvisioned", agentId })
-          assert.deepInclude(yield* Effect.flip(drive(engine.start(agentId))), { _tag: "AgentNotProvisioned", agentId })
-          yield* engine.destroy(agentId)
-          yield* engine.destroy(freshAgent("never"))
-          yield* engine.provision(agentId, { version: oldest, gatewayToken: token() })
-          assert.deepStrictEqual(yield* engine.status(agentId), { state: "stopped", version: oldest }, "a new agent")
-          assert.isUndefined(yield* engine.readWorkspaceFile(agentId, "MEMORY.md"), "a new agent has the old one's workspace")
-        }), timeout)
     }))
 }

@@ -6,6 +6,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Redacted } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
 import * as PgDatabase from "../PgDatabase.ts"
+import { emptyDatabase } from "./EmptyDatabase.ts"
 
 export const serverUrl = (): string | undefined => process.env["DATABASE_URL"] || undefined
 
@@ -31,8 +32,13 @@ export const layerFreshPostgres = (url: string, maxConnections = 10) =>
     return PgDatabase.layerPostgres(Redacted.make(withDatabase(url, name)), maxConnections)
   }))
 
-/** The database a test suite runs on: Postgres when DATABASE_URL is set, in-memory PGlite otherwise. */
+/**
+ * The database a test suite runs on: Postgres when DATABASE_URL is set, in-memory PGlite otherwise, started from an
+ * empty database's dump (EmptyDatabase.ts) rather than by initdb.
+ */
 export const layerTest = () => {
   const url = serverUrl()
-  return url === undefined ? PgDatabase.layerPglite(undefined) : layerFreshPostgres(url)
+  return url === undefined
+    ? Layer.unwrap(Effect.map(Effect.promise(emptyDatabase), PgDatabase.layerPgliteFromDump))
+    : layerFreshPostgres(url)
 }
