@@ -29,7 +29,8 @@ export const UnauthorizedReason = Schema.Literals([
   "revoked",
   "wrong-workspace",
   "stale-gateway-token",
-  "wrong-admin-token"
+  "wrong-admin-token",
+  "wrong-agent"
 ])
 export type UnauthorizedReason = typeof UnauthorizedReason.Type
 
@@ -50,7 +51,8 @@ export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthoriz
     revoked: "The API key has been revoked",
     "wrong-workspace": "The token is not valid for the workspace it names",
     "stale-gateway-token": "Not this agent's current gateway token (it may have been rotated)",
-    "wrong-admin-token": "Not the admin token"
+    "wrong-admin-token": "Not the admin token",
+    "wrong-agent": "A platform token is good for its own agent's routes only"
   }
   readonly status = 401
   override readonly message = "Unauthorized"

@@ -1,5 +1,5 @@
 /**
- * Signs and verifies the JWTs Cairn issues (API keys, later platform tokens) with an asymmetric key pair; the
+ * Signs and verifies the JWTs Cairn issues (API keys, and platform tokens an agent acts with for an hour) with an asymmetric key pair; the
  * public keys are published as a JWKS at `/.well-known/jwks.json`. Revocation is not this module's concern:
  * the application checks the key's id against its revocation read model.
  */
@@ -39,6 +39,11 @@ export interface PlatformClaims {
   readonly userId: string
 }
 
+export interface VerifiedPlatformToken extends PlatformClaims {
+  /** ISO 8601. */
+  readonly expiresAt: string
+}
+
 export class TokenSigner extends Context.Service<TokenSigner, {
   readonly issueApiKey: (claims: ApiKeyClaims, options?: IssueOptions) => Effect.Effect<string>
   /** A one-hour platform JWT (scope `platform`) an agent exchanges its gateway token for. */
@@ -49,5 +54,10 @@ export class TokenSigner extends Context.Service<TokenSigner, {
    * caller can answer `Missing userId`.
    */
   readonly verifyApiKey: (token: string) => Effect.Effect<ApiKeyClaims, InvalidToken>
+  /**
+   * The claims of a valid platform token, and when it expires. Any other token (an API key among them) fails with
+   * `missing-claims`.
+   */
+  readonly verifyPlatformToken: (token: string) => Effect.Effect<VerifiedPlatformToken, InvalidToken>
   readonly jwks: Effect.Effect<Jwks>
 }>()("cairn/TokenSigner") {}

@@ -65,7 +65,9 @@ const security = (entry: Entry) => {
     case "apiKey":
       return [{ apiKey: entry.scope === undefined ? [] : [entry.scope] }]
     case "apiKeyOrGateway":
-      return [{ apiKey: entry.scope === undefined ? [] : [entry.scope] }, { gatewayToken: [] }]
+      return [{ apiKey: entry.scope === undefined ? [] : [entry.scope] }, { gatewayToken: [] }, { platformToken: [] }]
+    case "platform":
+      return [{ platformToken: [] }]
   }
 }
 
@@ -168,6 +170,12 @@ export const make = (entries: ReadonlyArray<Entry>, info: { readonly title: stri
           type: "http",
           scheme: "bearer",
           description: "An agent's current gateway token (`gw_…`), on that agent's own routes; also as `?token=` or the `gw_token` cookie."
+        },
+        platformToken: {
+          type: "http",
+          scheme: "bearer",
+          bearerFormat: "JWT",
+          description: "A platform token (`POST /v0/agents/{id}/platform/token`, one hour), on its own agent's routes and `GET /v0/platform/whoami`."
         },
         adminToken: { type: "http", scheme: "bearer", description: "The admin token (`ADMIN_TOKEN`, or the file the server writes into DATA_DIR)." }
       }

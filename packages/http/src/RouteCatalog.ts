@@ -20,7 +20,7 @@ export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE"
  * Who may call a route: an API key (with `scope`), an API key or the agent's current gateway token (an agent's own
  * `/v0` routes), the admin token, or anyone.
  */
-export type Auth = "apiKey" | "apiKeyOrGateway" | "admin" | "none"
+export type Auth = "apiKey" | "apiKeyOrGateway" | "platform" | "admin" | "none"
 
 export interface RequestBody {
   /** The Schema the route decodes the body with (its JSON form is documented); absent for raw bodies. */

@@ -177,6 +177,37 @@ describe("agents", () => {
     assert.isTrue(Date.parse(minted["expiresAt"]) - Date.now() > 3500_000)
   })
 
+  it("take a platform token on the agent's own routes and whoami, and nowhere else", async () => {
+    const workspaceId = await workspace(2)
+    const token = (await key(workspaceId, ["org:agents", "org:files:read"], "grace")).token
+    const mine = (await createAgent(token, "platform mine")).body!["agent"].agentId as string
+    const other = (await createAgent(token, "platform other")).body!["agent"].agentId as string
+    await waitForStatus(token, mine, "running")
+    const minted = (await request("POST", `/v0/agents/${mine}/platform/token`, token)).body!
+    const platform = minted["token"] as string
+
+    assert.strictEqual((await request("GET", `/v0/agents/${mine}`, platform)).body!["agent"].agentId, mine)
+    assert.deepStrictEqual((await request("GET", `/v0/agents/${mine}/devices`, platform)).body, { pending: [], paired: [] })
+    const me = (await request("GET", "/v0/platform/whoami", platform)).body!
+    assert.deepStrictEqual(me, { userId: "grace", agentId: mine, workspaceId, expiresAt: minted["expiresAt"] })
+
+    // Nothing else: another agent of the same workspace, the workspace's own routes, the files API.
+    expectError(await request("GET", `/v0/agents/${other}`, platform), 401, "Unauthorized", { reason: "wrong-agent" })
+    expectError(await request("GET", "/v0/agents", platform), 401, "Unauthorized", { reason: "missing-claims" })
+    expectError(await request("GET", "/v0/secrets", platform), 401, "Unauthorized", { reason: "missing-claims" })
+    assert.strictEqual((await request("GET", "/v3/files/public", platform)).status, 401)
+    // And whoami takes nothing but a platform token.
+    expectError(await request("GET", "/v0/platform/whoami", token), 401, "Unauthorized", { reason: "missing-claims" })
+    expectError(await request("GET", "/v0/platform/whoami"), 401, "Unauthorized", { reason: "missing-credentials" })
+    // A tampered token is refused; a deleted agent's token is good for nothing.
+    const [header, payload, signature] = platform.split(".")
+    const forged = [header, btoa(JSON.stringify({ ...JSON.parse(atob(payload!.replace(/-/g, "+").replace(/_/g, "/"))), aid: other })).replace(/=+$/, ""), signature].join(".")
+    expectError(await request("GET", `/v0/agents/${other}`, forged), 401, "Unauthorized", { reason: "bad-signature" })
+    assert.strictEqual((await request("DELETE", `/v0/agents/${mine}`, token)).status, 200)
+    expectError(await request("GET", "/v0/platform/whoami", platform), 401, "Unauthorized", { reason: "wrong-agent" })
+    expectError(await request("GET", `/v0/agents/${mine}`, platform), 401, "Unauthorized", { reason: "wrong-agent" })
+  })
+
   it("restarted five times at once (a double click, a client's retry) all answer 200, and nothing false is recorded", async () => {
     const token = (await key(await workspace(1))).token
     const id = (await createAgent(token, "clicked twice")).body!["agent"].agentId as string

@@ -14,7 +14,7 @@ import { EventStore, type EventStoreUnavailable } from "@cairn/event-store"
 import { historyOf } from "../History.ts"
 import { Context, Deferred, type Duration, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import type { Principal } from "../Access.ts"
+import { type Principal, Unauthorized } from "../Access.ts"
 import { Domains } from "../domains/Domains.ts"
 import { Gateway } from "../gateway/Gateway.ts"
 import { CommandHandler, decision, type TooMuchContention } from "../CommandHandler.ts"
@@ -183,6 +183,26 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
           : Option.none()
       )))
 
+    /**
+     * A platform token acting on an agent's routes: good for its own agent only, while that agent lives in the
+     * token's workspace; it acts as the agent's user there, as the agent's gateway token does.
+     */
+    const platformPrincipal = (agentId: string, token: string) =>
+      Effect.gen(function*() {
+        const claims = yield* signer.verifyPlatformToken(token).pipe(Effect.mapError((e) => new Unauthorized({ reason: e.reason })))
+        if (claims.agentId !== agentId) return yield* new Unauthorized({ reason: "wrong-agent" })
+        yield* get(claims.workspaceId, agentId).pipe(Effect.mapError(() => new Unauthorized({ reason: "wrong-agent" })))
+        return { workspaceId: claims.workspaceId, userId: claims.userId, keyId: `platform:${agentId}`, scopes: ["org:agents"] } satisfies Principal
+      })
+
+    /** Who a platform token says it is, for `GET /v0/platform/whoami`: its agent must still live. */
+    const whoami = (token: string) =>
+      Effect.gen(function*() {
+        const claims = yield* signer.verifyPlatformToken(token).pipe(Effect.mapError((e) => new Unauthorized({ reason: e.reason })))
+        yield* get(claims.workspaceId, claims.agentId).pipe(Effect.mapError(() => new Unauthorized({ reason: "wrong-agent" })))
+        return claims
+      })
+
     const platformToken = (principal: Principal, agentId: string) =>
       get(principal.workspaceId, agentId).pipe(
         Effect.andThen((agent) =>
@@ -220,7 +240,7 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
       /** What each agent's processes may use together on this node (decision 0042); absent where nothing caps them. */
       agentLimits: engine.agentLimits,
       create, list, get, remove, restart, devices, retryScripts, gatewayToken, rotateGatewayToken,
-      gatewayPrincipal, platformToken, history, auditTrail, provisioning
+      gatewayPrincipal, platformPrincipal, whoami, platformToken, history, auditTrail, provisioning
     }
   })
 }) {

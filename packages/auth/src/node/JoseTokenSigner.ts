@@ -53,6 +53,15 @@ const ApiKeyPayload = Schema.Struct({
 })
 const decodePayload = Schema.decodeUnknownEffect(ApiKeyPayload)
 
+const PlatformPayload = Schema.Struct({
+  sub: Schema.NonEmptyString,
+  wid: Schema.NonEmptyString,
+  aid: Schema.NonEmptyString,
+  scp: Schema.Array(Schema.String),
+  exp: Schema.Number
+})
+const decodePlatformPayload = Schema.decodeUnknownEffect(PlatformPayload)
+
 const publicPart = ({ crv, kty, x, y }: PublicJwk): PublicJwk => ({ kty, crv, x, y })
 
 /**
@@ -157,21 +166,25 @@ export const make = Effect.fnUntraced(function*(keys: Redacted.Redacted<KeySet>,
 
   const verified = VerifiedTokens.make()
 
+  /** The payload of a token signed by one of our keys, by our issuer, not expired at `now`. */
+  const verifiedPayload = (token: string, now: number) =>
+    Effect.tryPromise({
+      try: () => jose.jwtVerify(token, keyFor, { algorithms: [algorithm], issuer, currentDate: new Date(now) }),
+      catch: (error) => error
+    }).pipe(
+      Effect.map(({ payload }) => payload),
+      // Only jose's own errors describe the token; anything else is a bug here and stays a defect.
+      Effect.catch((error) =>
+        error instanceof jose.errors.JOSEError
+          ? Effect.fail(new InvalidToken({ reason: reasonFor(error) }))
+          : Effect.die(error)
+      )
+    )
+
   // A token not verified before (or since it left the memo): its signature and claims.
   const verifyFresh = Effect.fnUntraced(
     function*(token: string, now: number) {
-      const currentDate = new Date(now)
-      const { payload } = yield* Effect.tryPromise({
-        try: () => jose.jwtVerify(token, keyFor, { algorithms: [algorithm], issuer, currentDate }),
-        catch: (error) => error
-      }).pipe(
-        // Only jose's own errors describe the token; anything else is a bug here and stays a defect.
-        Effect.catch((error) =>
-          error instanceof jose.errors.JOSEError
-            ? Effect.fail(new InvalidToken({ reason: reasonFor(error) }))
-            : Effect.die(error)
-        )
-      )
+      const payload = yield* verifiedPayload(token, now)
       const claims = yield* decodePayload(payload).pipe(
         Effect.mapError(() => new InvalidToken({ reason: "missing-claims" }))
       )
@@ -209,7 +222,16 @@ export const make = Effect.fnUntraced(function*(keys: Redacted.Redacted<KeySet>,
     return { token, expiresAt: new Date(expires * 1000).toISOString() }
   })
 
-  return TokenSigner.of({ issueApiKey, issuePlatformToken, verifyApiKey, jwks: Effect.succeed(jwks) })
+  const verifyPlatformToken = Effect.fn("JoseTokenSigner.verifyPlatformToken")(function*(token: string) {
+    const payload = yield* verifiedPayload(token, yield* Clock.currentTimeMillis)
+    const claims = yield* decodePlatformPayload(payload).pipe(
+      Effect.mapError(() => new InvalidToken({ reason: "missing-claims" }))
+    )
+    if (!claims.scp.includes("platform")) return yield* new InvalidToken({ reason: "missing-claims" })
+    return { agentId: claims.aid, workspaceId: claims.wid, userId: claims.sub, expiresAt: new Date(claims.exp * 1000).toISOString() }
+  })
+
+  return TokenSigner.of({ issueApiKey, issuePlatformToken, verifyApiKey, verifyPlatformToken, jwks: Effect.succeed(jwks) })
 })
 
 export const layer = (keys: Redacted.Redacted<KeySet>) => Layer.effect(TokenSigner, make(keys))

@@ -1,4 +1,4 @@
-import { type ApiKeyClaims, TokenSigner } from "@cairn/auth"
+import { type ApiKeyClaims, PlatformToken, TokenSigner } from "@cairn/auth"
 import { JoseTokenSigner } from "@cairn/auth/node"
 import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Context, Effect, Layer, Redacted, Schema } from "effect"
@@ -84,6 +84,23 @@ describe("JoseTokenSigner", () => {
         const { signer } = yield* fixture
         const token = yield* signer.issueApiKey({ ...claims, scopes: [] })
         assert.deepStrictEqual((yield* signer.verifyApiKey(token)).scopes, [])
+      }))
+  })
+
+  describe("platform tokens", () => {
+    it.effect("verify to their agent, workspace, user and expiry for an hour, and are no API keys", () =>
+      Effect.gen(function*() {
+        const { signer } = yield* fixture
+        const platform = { agentId: "a1", workspaceId: "w1", userId: "u1" }
+        const { token, expiresAt } = yield* signer.issuePlatformToken(platform)
+        assert.isTrue(PlatformToken.claimsPlatform(token))
+        assert.deepStrictEqual(yield* signer.verifyPlatformToken(token), { ...platform, expiresAt })
+        assert.strictEqual(yield* reasonOf(signer, token), "missing-claims")
+        const apiKey = yield* signer.issueApiKey(claims)
+        assert.isFalse(PlatformToken.claimsPlatform(apiKey))
+        assert.strictEqual((yield* Effect.flip(signer.verifyPlatformToken(apiKey))).reason, "missing-claims")
+        yield* TestClock.adjust("3600 seconds")
+        assert.strictEqual((yield* Effect.flip(signer.verifyPlatformToken(token))).reason, "expired")
       }))
   })
 

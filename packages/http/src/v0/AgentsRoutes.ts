@@ -15,6 +15,10 @@ import {
 import { Agent, Secret, Skill, Template, Workspace } from "@cairn/domain"
 import { Effect, Redacted, Schema } from "effect"
 import { HttpRouter } from "effect/http"
+import { bearerToken, missingCredentials } from "../Authenticate.ts"
+import { handled } from "../ErrorResponse.ts"
+import { json } from "../Respond.ts"
+import * as RouteCatalog from "../RouteCatalog.ts"
 import * as Kit from "./Kit.ts"
 
 /** The wire shape of an agent (Pinata's Agent object, without secrets), as the document describes it and the routes encode it. */
@@ -172,6 +176,8 @@ const CreateAgent = Schema.Struct({
 })
 const Restart = Schema.Struct({ version: Schema.optional(Schema.String) })
 
+const WhoAmIWire = Schema.Struct({ userId: Schema.String, agentId: Schema.String, workspaceId: Schema.String, expiresAt: Schema.String })
+
 export const layer = HttpRouter.use((router) =>
   Effect.gen(function*() {
     const { route, agentRoute } = yield* Kit.make(router)
@@ -270,6 +276,21 @@ export const layer = HttpRouter.use((router) =>
       errors: [new Agent.AgentNotFound({ agentId: "" }), new Agent.TokenGenerationFailed({ agentId: "" })]
     }, ({ principal, agentId }) =>
       Effect.map(agents.platformToken(principal, agentId), ({ token, expiresAt }): typeof PlatformTokenWire.Type => ({ token, expiresAt })))
+
+    // The platform token's own route: who it acts as. Nothing but a platform token is taken here.
+    yield* RouteCatalog.add(router, {
+      method: "GET",
+      path: "/v0/platform/whoami",
+      summary: "Who a platform token acts as: its user, agent and workspace, and when it expires",
+      auth: "platform",
+      response: { schema: WhoAmIWire }
+    }, (request) =>
+      handled(Effect.gen(function*() {
+        const token = bearerToken(request)
+        if (token === undefined) return yield* missingCredentials(request)
+        const { userId, agentId, workspaceId, expiresAt } = yield* agents.whoami(token)
+        return json({ userId, agentId, workspaceId, expiresAt } satisfies typeof WhoAmIWire.Type)
+      })))
 
     yield* agentRoute("GET", "/v0/agents/:agentId/gateway-token", {
       summary: "The agent's current gateway token",

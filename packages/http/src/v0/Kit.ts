@@ -2,12 +2,13 @@
  * The `/v0` route kit: what every agents-API route shares, so a resource's routes module only says what its routes
  * do. A route is authenticated (an API key with the `org:agents` scope; on an agent's own routes,
  * `/v0/agents/{agentId}/…`, also that agent's current gateway token, which may come as `?token=` or the `gw_token`
- * cookie, as on Pinata's per-agent host), gets the decoded path parameters, and answers JSON: the handler's value
+ * cookie, as on Pinata's per-agent host, and a platform token minted for that agent), gets the decoded path parameters, and answers JSON: the handler's value
  * with 200, or `created(body)` for 201, or a response it built (a file's bytes). Any failure becomes `{error}` with
  * its documented status (ErrorResponse.ts). Each route is added with its catalog entry (RouteCatalog.ts): what it
  * decodes, the Schema its answer is encoded with (when it has one), and the errors it documents.
  */
 import { Agents, ApiKeys, type Principal, Unauthorized } from "@cairn/application"
+import { PlatformToken } from "@cairn/auth"
 import { type Effect as E, Effect, Option, Schema } from "effect"
 import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { bearerToken, missingCredentials, requireScope } from "../Authenticate.ts"
@@ -77,6 +78,8 @@ export const make = (router: HttpRouter.HttpRouter) =>
           if (Option.isNone(principal)) return yield* new Unauthorized({ reason: "stale-gateway-token" })
           return principal.value
         }
+        // A platform token is good on its own agent's routes only; anywhere else it is checked as an API key, and fails.
+        if (agentId !== undefined && PlatformToken.claimsPlatform(token)) return yield* agents.platformPrincipal(agentId, token)
         return yield* requireScope(keys, request, scope)
       })
 
