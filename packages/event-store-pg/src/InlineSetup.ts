@@ -15,6 +15,7 @@ import * as Reactivity from "effect/reactivity/Reactivity"
 import { SqlClient } from "effect/sql"
 import type { SqlConnection } from "effect/sql"
 import { createHash } from "node:crypto"
+import * as Schema from "./EventStoreSchema.ts"
 
 /** A client whose every statement is recorded, not run, and answers no rows. */
 const recordingClient = (statements: Array<string>) => {
@@ -54,21 +55,31 @@ export const fingerprint = (projections: ReadonlyArray<Projection<SqlClient.SqlC
     return createHash("sha256").update(statements.join("\n")).digest("hex")
   })
 
-/** Runs every setup unless the database's fingerprint is theirs; then records it. */
+/**
+ * Runs every setup unless the database's fingerprint is theirs; then records it. Servers starting together on one
+ * database (a cluster's nodes, CI's test servers) take turns: the setups run in one transaction under the inline
+ * projections' lock, held exclusively, and the fingerprint is read again once it is held, so the second finds the
+ * first's tables made rather than racing it (two concurrent `CREATE TABLE IF NOT EXISTS` of one table fail in
+ * Postgres's catalog).
+ */
 export const run = (sql: SqlClient.SqlClient, projections: ReadonlyArray<Projection<SqlClient.SqlClient>>) =>
   Effect.gen(function*() {
     if (projections.length === 0) return
     const wanted = yield* fingerprint(projections)
-    const [kept] = yield* sql<{ fingerprint: string }>`SELECT fingerprint FROM cairn_inline_setup`
-    if (kept?.fingerprint === wanted) return
-    for (const projection of projections) {
-      if (projection.setup) {
-        yield* projection.setup.pipe(
-          Effect.provideService(SqlClient.SqlClient, sql),
-          Effect.mapError((cause) => new ProjectionFailed({ projection: projection.name, cause }))
-        )
+    const current = Effect.map(sql<{ fingerprint: string }>`SELECT fingerprint FROM cairn_inline_setup`, ([kept]) => kept?.fingerprint === wanted)
+    if (yield* current) return
+    yield* sql.withTransaction(Effect.gen(function*() {
+      yield* sql`SELECT pg_advisory_xact_lock(${Schema.INLINE_PROJECTIONS_LOCK})`
+      if (yield* current) return
+      for (const projection of projections) {
+        if (projection.setup) {
+          yield* projection.setup.pipe(
+            Effect.provideService(SqlClient.SqlClient, sql),
+            Effect.mapError((cause) => new ProjectionFailed({ projection: projection.name, cause }))
+          )
+        }
       }
-    }
-    yield* sql`INSERT INTO cairn_inline_setup (id, fingerprint) VALUES (true, ${wanted})
-      ON CONFLICT (id) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, updated_at = now()`
+      yield* sql`INSERT INTO cairn_inline_setup (id, fingerprint) VALUES (true, ${wanted})
+        ON CONFLICT (id) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, updated_at = now()`
+    }))
   })

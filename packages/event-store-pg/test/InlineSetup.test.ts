@@ -38,4 +38,16 @@ describe("InlineSetup", () =>
         yield* start("id int, name text")
         assert.isTrue(yield* exists("setup_probe_b"), "no fingerprint kept: run")
       }))
+
+    it.effect("lets servers that start together on one database take turns at the setups (on PostgreSQL, each on a connection of its own)", () =>
+      Effect.gen(function*() {
+        // Twenty new tables: two concurrent CREATE TABLE IF NOT EXISTS of one table fail in Postgres's catalog.
+        const projections = Array.from({ length: 20 }, (_, i) => projection(`setup_race_${i}`, "id int, name text"))
+        const starts = yield* Effect.all(
+          Array.from({ length: 6 }, () => Effect.exit(PgEventStore.make({ inlineProjections: projections }))),
+          { concurrency: "unbounded" }
+        )
+        assert.deepStrictEqual(starts.map((exit) => exit._tag), Array.from({ length: 6 }, () => "Success"))
+        for (let i = 0; i < 20; i++) assert.isTrue(yield* exists(`setup_race_${i}`))
+      }))
   }))
