@@ -8,7 +8,7 @@ import { afterAll, assert, describe, it } from "@effect/vitest"
 
 const { web, request, workspace, key, control, dispose } = TestRuntime.makeTestApi({ readyWait: "1 second" })
 afterAll(dispose)
-const { newAgent } = ApiKit.make(request)
+const { newAgent, waitForStatus } = ApiKit.make(request)
 
 /** A raw GET, for the answer's headers. */
 const get = (path: string, token: string) => web.handler(new Request(`http://cairn${path}`, { headers: { authorization: `Bearer ${token}` } }))
@@ -20,7 +20,8 @@ describe("a route that needs the gateway, while it starts", () => {
 
     await control((c) => c.holdStarts)
     const restart = request("POST", `/v0/agents/${agentId}/restart`, token)
-    // The restart is under way and its start held: the gateway is on its way up.
+    // The restart is under way (recorded: the agent shows starting) and its start held: the gateway is on its way up.
+    await waitForStatus(token, agentId, "starting")
     const late = await get(`/v0/agents/${agentId}/devices`, token)
     assert.strictEqual(late.status, 503)
     assert.strictEqual(late.headers.get("retry-after"), "5")
