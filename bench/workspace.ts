@@ -74,11 +74,11 @@ try {
 
   // Console: Cairn's route vs `sh -c true` in a sandbox like the agent's, spawned from here, and (for scale) a plain
   // spawn with no sandbox at all.
-  const sandbox = await Effect.runPromise(OpenClawSandbox.make({
+  const sandbox = await Effect.runPromise(Effect.scoped(OpenClawSandbox.make({
     mode: "auto",
     dataDir,
     readOnly: [dirname(process.execPath), enginesDir]
-  }))
+  })))
   const console_ = await paired(() => call("POST", `${agentPath}/console/exec`, { command: "true" }), {
     sandboxed: () =>
       new Promise<void>((resolve, reject) => {

@@ -14,9 +14,11 @@
 import type { ChildProcess } from "node:child_process"
 import * as FsSync from "node:fs"
 import * as Fs from "node:fs/promises"
+import * as Http from "node:http"
 import * as Path from "node:path"
 import { pathToFileURL } from "node:url"
 import { sleep } from "./Command.ts"
+import type { Network } from "./AgentNetwork.ts"
 import { type Sandbox, spawnLaunch } from "./Sandbox.ts"
 
 const logTailLines = 60
@@ -49,6 +51,8 @@ export interface Gateway {
   readonly exited: Promise<string>
   /** Set before Cairn signals the process, so its exit is not taken for a crash. */
   stopping: boolean
+  /** Its network of its own (AgentNetwork.ts), once attached; undefined where agents share the host's. */
+  readonly network: Promise<Network> | undefined
 }
 
 export interface SpawnOptions {
@@ -141,7 +145,8 @@ export const spawnGateway = (options: SpawnOptions): Gateway => {
     argv: [options.nodePath, "--import", parentWatch, options.entryFile, "gateway", "run", "--port", String(options.port), "--bind", "loopback"],
     env: { ...options.env, CAIRN_GATEWAY_STOP_GRACE_MS: String(options.stopGraceMs) },
     dieWithParent: false,
-    gracefulTerm: true
+    gracefulTerm: true,
+    network: "own"
   })
   // stdin is the parent watch's pipe: it closes when Cairn goes away. Detached: its own process group, so a stop
   // reaches the gateway's workers too.
@@ -158,7 +163,7 @@ export const spawnGateway = (options: SpawnOptions): Gateway => {
   })
   if (child.pid !== undefined) recordPid(options.metaDir, child.pid)
   void exited.then(() => forgetPid(options.metaDir, child.pid))
-  return { child, tail, exited, stopping: false }
+  return { child, tail, exited, stopping: false, network: launch.network?.attached }
 }
 
 const isAlive = (gateway: Gateway) => gateway.child.exitCode === null && gateway.child.signalCode === null
@@ -194,16 +199,20 @@ export const terminate = async (gateway: Gateway, graceMs: number) => {
   signalGroup(gateway, "SIGKILL", true)
 }
 
-/** Whether anything answers HTTP on the port: used to wait for readiness and to refuse a port already taken. */
-export const probeReady = async (port: number): Promise<"ready" | "answering" | "silent"> => {
-  try {
-    const response = await fetch(`http://127.0.0.1:${port}/readyz`, { signal: AbortSignal.timeout(2_000) })
-    await response.body?.cancel()
-    return response.status === 200 ? "ready" : "answering"
-  } catch {
-    return "silent"
-  }
-}
+/** Where Cairn reaches a gateway: a port on the host's loopback, or its relay's Unix socket (AgentNetwork.ts). */
+export type Reach = { readonly port: number } | { readonly socketPath: string }
+
+/** Whether anything answers HTTP there: used to wait for readiness and to refuse a port already taken. */
+export const probeReady = (reach: Reach): Promise<"ready" | "answering" | "silent"> =>
+  new Promise((resolve) => {
+    const address = "socketPath" in reach ? { socketPath: reach.socketPath } : { host: "127.0.0.1", port: reach.port }
+    const request = Http.get({ ...address, path: "/readyz", agent: false, timeout: 2_000 }, (response) => {
+      response.resume()
+      resolve(response.statusCode === 200 ? "ready" : "answering")
+    })
+    request.on("timeout", () => request.destroy(new Error("timeout")))
+    request.on("error", () => resolve("silent"))
+  })
 
 /** Whether a process `pid` exists (signal 0; EPERM: it does, someone else's). */
 export const processExists = (pid: number) => {

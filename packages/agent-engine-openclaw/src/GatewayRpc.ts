@@ -15,6 +15,8 @@
  * connection could be made), `CLOSED` (the connection dropped; every pending request fails with it), `TIMEOUT`.
  */
 
+import { Agent, WebSocket } from "undici"
+
 /** The protocol this client speaks (OpenClaw's `PROTOCOL_VERSION`). */
 export const protocolVersion = 4
 
@@ -49,8 +51,10 @@ export interface GatewayClient {
 }
 
 export interface ConnectOptions {
-  /** `ws://127.0.0.1:<port>` */
+  /** `ws://127.0.0.1:<port>` (or any `ws://` URL with `socketPath`) */
   readonly url: string
+  /** A Unix socket to connect through instead of the URL's host and port (a relay into the agent's network). */
+  readonly socketPath?: string
   readonly token: string
   /** How long the whole handshake may take; 10 s by default. */
   readonly timeoutMs?: number
@@ -100,7 +104,9 @@ export const connect = (options: ConnectOptions): Promise<GatewayClient> =>
 
     let socket: WebSocket
     try {
-      socket = new WebSocket(options.url)
+      socket = options.socketPath === undefined
+        ? new WebSocket(options.url)
+        : new WebSocket(options.url, { dispatcher: new Agent({ connect: { socketPath: options.socketPath } }) })
     } catch (cause) {
       rejectConnect(new GatewayRpcError("UNAVAILABLE", `cannot connect to ${options.url}: ${String(cause)}`))
       return

@@ -15,6 +15,8 @@ import {
   AgentEngine,
   type AgentState,
   AgentNotProvisioned,
+  type AppEndpoint,
+  AppNotRunning,
   AppPortReserved,
   type ChannelSpec,
   type ChannelStatus,
@@ -40,6 +42,7 @@ import * as Path from "node:path"
 import JSON5 from "json5"
 import type { AgentLimits } from "./AgentCgroups.ts"
 import * as AgentHome from "./AgentHome.ts"
+import type * as AgentNetwork from "./AgentNetwork.ts"
 import * as Channels from "./Channels.ts"
 import { sleep } from "./Command.ts"
 import * as Console from "./Console.ts"
@@ -48,7 +51,7 @@ import { parseDeviceList } from "./Devices.ts"
 import * as EngineVersions from "./EngineVersions.ts"
 import * as HomeFiles from "./HomeFiles.ts"
 import * as HostEnvironment from "./HostEnvironment.ts"
-import { type Gateway, parentWatchPath, probeReady, reapStale, signalGroup, spawnGateway, terminate } from "./GatewayProcess.ts"
+import { type Gateway, parentWatchPath, probeReady, type Reach, reapStale, signalGroup, spawnGateway, terminate } from "./GatewayProcess.ts"
 import { connect as connectGateway, type GatewayClient, GatewayRpcError } from "./GatewayRpc.ts"
 import * as RuntimeConfig from "./RuntimeConfig.ts"
 import * as Sandbox from "./Sandbox.ts"
@@ -96,6 +99,8 @@ export interface Options {
   readonly sandbox?: Sandbox.Mode
   /** The resource limits of each sandbox; Sandbox.defaultLimits for what is not given. */
   readonly sandboxLimits?: Partial<Sandbox.Limits>
+  /** Host services agents may reach from their own networks (AGENT_EGRESS_ALLOW; AgentNetwork.ts). */
+  readonly egressAllow?: ReadonlyArray<AgentNetwork.EgressService>
   /**
    * What all of an agent's processes may use together (its cgroup: AGENT_MEMORY_MAX, AGENT_CPU_MAX, AGENT_PIDS_MAX);
    * AgentCgroups.defaultAgentLimits for what is not given.
@@ -179,7 +184,8 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       ...(options.sandboxReadOnly ?? [])
     ],
     ...(options.sandboxLimits === undefined ? {} : { limits: options.sandboxLimits }),
-    ...(options.agentLimits === undefined ? {} : { agentLimits: options.agentLimits })
+    ...(options.agentLimits === undefined ? {} : { agentLimits: options.agentLimits }),
+    ...(options.egressAllow === undefined ? {} : { egressAllow: options.egressAllow })
   })
   /** Console commands and CLI runs under way, by agent home: a destroy ends them, and so does the engine's end. */
   const running = new Console.Running()
@@ -218,14 +224,25 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       agent.state = "stopped"
     })
 
+  const privateNetworks = sandbox.state._tag === "Sandboxed" && sandbox.state.privateNetworks
+  /** Where Cairn reaches the gateway: its port on loopback, or the relay into its own network (AgentNetwork.ts). */
+  const reachOf = async (gateway: Gateway, port: number): Promise<Reach> =>
+    gateway.network === undefined ? { port } : { socketPath: await (await gateway.network).endpoint(port) }
+  /** The network of the agent's live gateway, for its other processes to join; undefined when there is none. */
+  const gatewayNetwork = async (agent: Agent) => {
+    const gateway = agent.gateway
+    if (gateway?.network === undefined || gateway.child.exitCode !== null || gateway.child.signalCode !== null) return undefined
+    return gateway.network.catch(() => undefined)
+  }
+
   /** Kills a running gateway that stops answering HTTP at all: its exit then reads as a crash. */
-  const watchLiveness = (gateway: Gateway, port: number) => {
+  const watchLiveness = (gateway: Gateway, reach: Reach) => {
     let misses = 0
     let probing = false
     const timer = setInterval(() => {
       if (probing || gateway.stopping) return
       probing = true
-      void probeReady(port).then((answer) => {
+      void probeReady(reach).then((answer) => {
         probing = false
         misses = answer === "silent" ? misses + 1 : 0
         if (misses < livenessMisses || gateway.stopping) return
@@ -245,7 +262,10 @@ export const make = Effect.fnUntraced(function*(options: Options) {
         const port = portOf(agent)
         // A gateway an earlier Cairn left behind (it was killed, and the gateway is still shutting down).
         await reapStale(agent.metaDir, stopGraceMs)
-        if ((await probeReady(port)) !== "silent") throw new Error(`port ${port} is already in use by another process`)
+        // On the host's network only: in a network of its own, no one else can hold the gateway's port.
+        if (!privateNetworks && (await probeReady({ port })) !== "silent") {
+          throw new Error(`port ${port} is already in use by another process`)
+        }
         agent.launchedWithChannels = Channels.anyEnabled(agent.channels)
         // The agent's OOM kills so far (console commands' included): a crash after more of them is the OOM killer's.
         const oomKillsBefore = sandbox.agentUsage(agent.home)?.oomKills ?? 0
@@ -278,15 +298,19 @@ export const make = Effect.fnUntraced(function*(options: Options) {
           }
         })
         const deadline = Date.now() + startTimeoutMs
+        const reach = await Promise.race([
+          reachOf(gateway, port),
+          gateway.exited.then((reason) => Promise.reject(new Error(`the gateway exited (${reason}) before it was ready`)))
+        ])
         while (true) {
           if (exitReason !== undefined) throw new Error(`the gateway exited (${exitReason}) before it was ready`)
           if (signal.aborted || gateway.stopping) throw new Error("the start was interrupted")
-          if ((await probeReady(port)) === "ready" && exitReason === undefined) break
+          if ((await probeReady(reach)) === "ready" && exitReason === undefined) break
           if (Date.now() > deadline) throw new Error(`the gateway was not ready within ${startTimeoutMs} ms`)
           await sleep(250)
         }
         agent.state = "running"
-        watchLiveness(gateway, port)
+        watchLiveness(gateway, reach)
       },
       catch: (cause) => cause
     }).pipe(
@@ -372,8 +396,16 @@ export const make = Effect.fnUntraced(function*(options: Options) {
    * Runs a process as the agent, in its sandbox: its home, its environment (secrets included), `cwd` (the home by
    * default) and the caps of `limits`. Rejects when it cannot be started (the sandbox unavailable included).
    */
-  const runAs = async (agent: Agent, argv: readonly [string, ...Array<string>], limits: Console.RunOptions, cwd = agent.home) => {
-    const launch = sandbox.launch({ home: agent.home, cwd, argv, env: envOf(agent), dieWithParent: true, gracefulTerm: false })
+  const runAs = async (
+    agent: Agent,
+    argv: readonly [string, ...Array<string>],
+    limits: Console.RunOptions,
+    cwd = agent.home,
+    // A CLI run talks to the gateway when it runs; otherwise it needs no network.
+    network?: Sandbox.NetworkChoice | undefined
+  ) => {
+    const choice: Sandbox.NetworkChoice = network ?? await gatewayNetwork(agent).then((joined) => joined === undefined ? "none" : { join: joined })
+    const launch = sandbox.launch({ home: agent.home, cwd, argv, env: envOf(agent), dieWithParent: true, gracefulTerm: false, network: choice })
     const result = await Console.run(launch, limits, { registry: running, home: agent.home })
     return { ...result, code: result.exitCode }
   }
@@ -398,7 +430,9 @@ export const make = Effect.fnUntraced(function*(options: Options) {
         if (cwd === undefined) return new WorkingDirectoryOutside({ agentId, cwd: request.cwd ?? "" })
         // Checked again right before the spawn: a destroy that got in between has ended this agent's commands.
         if (agents.get(agentId) !== agent) throw new Error("the agent was destroyed")
-        return await runAs(agent, ["sh", "-c", request.command], { timeoutMs: request.timeoutMs, maxOutputBytes: request.maxOutputBytes, signal }, cwd)
+        // In the gateway's network when it runs (its apps, its port); else in one of its own, with a way out.
+        const network = await gatewayNetwork(agent)
+        return await runAs(agent, ["sh", "-c", request.command], { timeoutMs: request.timeoutMs, maxOutputBytes: request.maxOutputBytes, signal }, cwd, network === undefined ? "own" : { join: network })
       },
       catch: (cause) => new ExecFailed({ agentId, detail: cause instanceof Error ? cause.message : String(cause) })
     }).pipe(Effect.flatMap((result) => "exitCode" in result ? Effect.succeed(result) : Effect.fail(result)))
@@ -434,7 +468,13 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       const connection: Connection = {
         gateway,
         token,
-        client: connectGateway({ url: `ws://127.0.0.1:${portOf(agent)}`, token, timeoutMs: 15_000 })
+        client: reachOf(gateway, portOf(agent)).then((reach) =>
+          connectGateway({
+            ...("socketPath" in reach ? { url: "ws://localhost", socketPath: reach.socketPath } : { url: `ws://127.0.0.1:${reach.port}` }),
+            token,
+            timeoutMs: 15_000
+          })
+        )
       }
       connections.set(agent, connection)
       // Closed with its gateway (stopped, crashed, destroyed); a failed connect is not kept: the next call tries again.
@@ -722,13 +762,24 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       Effect.flatMap(find(agentId), (agent) =>
         Cron.make(agentId, (method, params) => rpc(agentId, agent, method, params)).runs(taskId, limit)),
 
-    // Sandboxes share the host's network (Sandbox.ts), so an app is on loopback at its own port. The ports of every
-    // agent's gateway (its port and the ones OpenClaw derives from it, up to +110) are refused: the app would be
-    // another agent's gateway, or keep it from starting.
+    // In a network of its own (AgentNetwork.ts), an app is reached through a relay into it, while its gateway runs;
+    // sharing the host's network, it is on loopback at its own port. The gateway's ports (its port and the ones
+    // OpenClaw derives from it, up to +110) are refused: the app would be the gateway, or keep it from starting;
+    // sharing the host's network, every agent's.
     appEndpoint: (agentId, port) =>
-      Effect.flatMap(find(agentId), () => {
-        const owned = [...agents.values()].some((agent) => port >= portOf(agent) && port <= portOf(agent) + 110)
-        return owned ? Effect.fail(new AppPortReserved({ agentId, port })) : Effect.succeed({ host: "127.0.0.1", port })
+      Effect.flatMap(find(agentId), (found): Effect.Effect<AppEndpoint, AppPortReserved | AppNotRunning> => {
+        const reserved = (privateNetworks ? [found] : [...agents.values()])
+          .some((agent) => port >= portOf(agent) && port <= portOf(agent) + 110)
+        if (reserved) return Effect.fail(new AppPortReserved({ agentId, port }))
+        if (!privateNetworks) return Effect.succeed({ host: "127.0.0.1", port })
+        return Effect.tryPromise({
+          try: async () => {
+            const network = await gatewayNetwork(found)
+            if (network === undefined) throw new Error("not running")
+            return { socketPath: await network.endpoint(port) }
+          },
+          catch: () => new AppNotRunning({ agentId, port })
+        })
       }),
 
     setChannels: (agentId, specs) => Effect.flatMap(find(agentId), (agent) => writeChannels(agentId, agent, specs)),

@@ -13,20 +13,24 @@
  * `/home`, `/etc/shadow` or the project Cairn runs from. It runs in new user, PID, IPC, UTS and cgroup namespaces as
  * an unprivileged user (uid 1000, no capabilities), under resource limits (`prlimit`: processes, file size,
  * memory per process), in the agent's cgroup (AgentCgroups.ts: memory, CPU and processes of all the agent's sandboxes
- * together). The network is shared: the gateway listens on loopback for Cairn.
+ * together). Where Cairn can give agents networks of their own (AgentNetwork.ts: as root, with slirp4netns), each
+ * sandbox is in a network namespace: a gateway's gets a way out to the internet and nothing of the host, the agent's
+ * console commands and CLI runs join it, and a CLI run while no gateway runs has no network at all. Elsewhere the
+ * network is shared: the gateway listens on the host's loopback for Cairn.
  *
  * `auto` (the default) and `required` probe once, at startup, by running a trivial command in a sandbox. When that
  * fails, `auto` lets Cairn start with a loud warning and every agent process is refused (with the reason and the
  * fix) until bubblewrap works or SANDBOX=off is set; `required` stops Cairn at startup. `off` runs agents as plain
  * child processes, with a warning.
  */
-import { Effect } from "effect"
+import { Effect, type Scope } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import type { Writable } from "node:stream"
 import * as AgentCgroups from "./AgentCgroups.ts"
+import * as AgentNetwork from "./AgentNetwork.ts"
 
 export type Mode = "auto" | "required" | "off"
 
@@ -67,7 +71,18 @@ export interface Options {
   readonly agentLimits?: Partial<AgentCgroups.AgentLimits>
   /** The bubblewrap binary; `bwrap` on Cairn's PATH by default. */
   readonly bwrapPath?: string
+  /** The host services agents may reach from their networks (AGENT_EGRESS_ALLOW). */
+  readonly egressAllow?: ReadonlyArray<AgentNetwork.EgressService>
+  /** `shared`: agents share the host's network even where they could have their own (for comparisons). */
+  readonly networks?: "private" | "shared"
 }
+
+/**
+ * The network a process runs in, where agents have networks of their own (ignored where the network is shared):
+ * `own`, a new one with a way out (a gateway's, or a console command's while no gateway runs); `join`, an agent's
+ * network that exists (its gateway's); `none`, a new one with only loopback.
+ */
+export type NetworkChoice = "own" | "none" | { readonly join: AgentNetwork.Network }
 
 /** One process to run as an agent. */
 export interface Process {
@@ -87,6 +102,8 @@ export interface Process {
    * once and take the sandbox with it): for gateways, which stop gracefully.
    */
   readonly gracefulTerm: boolean
+  /** `none` when not given. */
+  readonly network?: NetworkChoice
 }
 
 /** What to spawn (detached, in a process group of its own) to run a Process; see `spawnLaunch`. */
@@ -100,6 +117,15 @@ export interface Launch {
   readonly inputs: ReadonlyArray<string>
   /** Called once the process has exited (and its sandbox with it): releases what the launch made for it. */
   readonly release?: () => void
+  /**
+   * For a sandbox with a network of its own: bubblewrap reports its first process on the pipe after the inputs and
+   * waits, on the next one, until `attach` has given the namespace its network (spawnLaunch). `attached` settles
+   * with it; the network is closed when the process exits.
+   */
+  readonly network?: {
+    readonly attach: (sandboxPid: number) => Promise<AgentNetwork.Network>
+    readonly attached: Promise<AgentNetwork.Network>
+  }
 }
 
 export type State =
@@ -109,6 +135,8 @@ export type State =
     /** The agents' limits, and which of them hold (none where no cgroup can be made here). */
     readonly agentLimits: AgentCgroups.AgentLimits
     readonly enforced: ReadonlyArray<AgentCgroups.Controller>
+    /** Whether each agent has a network of its own (else the host's is shared). */
+    readonly privateNetworks: boolean
   }
   | { readonly _tag: "Off" }
   | { readonly _tag: "Unavailable"; readonly reason: string }
@@ -209,7 +237,7 @@ const systemArguments = (limits: Limits): { readonly args: Array<string>; readon
 }
 
 /** Makes the sandbox: probes bubblewrap once (unless `off`) and logs what agents will run in. */
-export const make = (options: Options): Effect.Effect<Sandbox> =>
+export const make = (options: Options): Effect.Effect<Sandbox, never, Scope.Scope> =>
   Effect.gen(function*() {
     const limits: Limits = { ...defaultLimits, ...options.limits }
     if (options.mode === "off") {
@@ -235,21 +263,38 @@ export const make = (options: Options): Effect.Effect<Sandbox> =>
             : "")
       )
     }
-    const sandbox = bwrapPath === undefined
-      ? undefined
-      : bubblewrap(bwrapPath, options, limits, agentLimits, typeof cgroups === "string" ? undefined : cgroups)
-    const failure = sandbox === undefined
+    let networks = options.networks === "shared" ? undefined : yield* agentNetworks(options)
+    const sandboxWith = (withNetworks: AgentNetwork.AgentNetworks | undefined) =>
+      bwrapPath === undefined
+        ? undefined
+        : bubblewrap(bwrapPath, options, limits, agentLimits, typeof cgroups === "string" ? undefined : cgroups, withNetworks)
+    let sandbox = sandboxWith(networks)
+    let failure = sandbox === undefined
       ? "bwrap is not installed: not found on PATH"
-      : yield* Effect.promise(() => probe(sandbox))
+      : yield* Effect.promise(() => probe(sandbox!))
+    if (failure !== undefined && networks !== undefined) {
+      // The sandbox may work without a network of its own: agents then share the host's, loudly.
+      const withoutNetworks = sandboxWith(undefined)!
+      if ((yield* Effect.promise(() => probe(withoutNetworks))) === undefined) {
+        yield* Effect.logWarning(
+          `Agents share the host's network: a network of their own could not be set up (${failure}). Every agent can ` +
+            "reach whatever listens on this host's loopback (Cairn, databases, other agents' gateways and apps)."
+        )
+        networks = undefined
+        sandbox = withoutNetworks
+        failure = undefined
+      }
+    }
     if (failure === undefined) {
       yield* Effect.logDebug(
         `Agent sandbox: bubblewrap; per sandbox at most ${limits.processes} processes, ${limits.fileSizeBytes} bytes ` +
           `per file, ${limits.memoryBytes} bytes of memory per process, ${limits.tmpBytes} bytes in /tmp; per agent ` +
           `${agentLimits.memoryBytes} bytes of memory, ${agentLimits.cpus} CPUs, ${agentLimits.pids} processes ` +
-          `(enforced: ${enforced.join(", ") || "none"})`
+          `(enforced: ${enforced.join(", ") || "none"}); ${networks === undefined ? "the host's network shared" : "a network of its own"}`
       )
       return sandbox!
     }
+    networks?.close()
     const message = unavailableMessage(failure)
     if (options.mode === "required") {
       return yield* Effect.die(new Error(`SANDBOX=required: Cairn cannot start: ${message}`))
@@ -258,6 +303,29 @@ export const make = (options: Options): Effect.Effect<Sandbox> =>
       `\n${"!".repeat(100)}\n!! NO AGENT CAN START: ${message}.\n${"!".repeat(100)}`
     )
     return unavailable(failure)
+  })
+
+/**
+ * Networks of their own for agents, or undefined (with a warning) where they cannot be had: not root (joining a
+ * namespace takes CAP_SYS_ADMIN), or a program missing. Under SANDBOX=required, a missing program stops Cairn.
+ */
+const agentNetworks = (options: Options) =>
+  Effect.gen(function*() {
+    const why = process.getuid?.() !== 0
+      ? "Cairn does not run as root, and joining an agent's network namespace takes it"
+      : AgentNetwork.make(options.egressAllow ?? [])
+    if (typeof why !== "string") {
+      yield* Effect.addFinalizer(() => Effect.sync(() => why.close()))
+      return why
+    }
+    if (options.mode === "required" && process.getuid?.() === 0) {
+      return yield* Effect.die(new Error(`SANDBOX=required: Cairn cannot start: agents cannot have networks of their own: ${why}`))
+    }
+    yield* Effect.logWarning(
+      `Agents share the host's network: ${why}. Every agent can reach whatever listens on this host's loopback ` +
+        "(Cairn, databases, other agents' gateways and apps)."
+    )
+    return undefined
   })
 
 /** No sandbox (SANDBOX=off): the process runs as a plain child, in its working directory. */
@@ -304,7 +372,8 @@ const bubblewrap = (
   options: Options,
   limits: Limits,
   agentLimits: AgentCgroups.AgentLimits,
-  cgroups: AgentCgroups.AgentCgroups | undefined
+  cgroups: AgentCgroups.AgentCgroups | undefined,
+  networks: AgentNetwork.AgentNetworks | undefined
 ): Sandbox => {
   const system = systemArguments(limits)
   const dataDir = Path.resolve(options.dataDir)
@@ -334,16 +403,23 @@ const bubblewrap = (
     "--"
   ]
   return {
-    state: { _tag: "Sandboxed", limits, agentLimits, enforced: cgroups?.enforced ?? [] },
+    state: { _tag: "Sandboxed", limits, agentLimits, enforced: cgroups?.enforced ?? [], privateNetworks: networks !== undefined },
     agentUsage: (home) => cgroups?.usage(agentOf(home)),
     releaseAgent: (home) => cgroups?.remove(agentOf(home)),
     launch: (process) => {
       const home = Path.resolve(process.home)
+      const choice = networks === undefined ? undefined : process.network ?? "none"
+      const inputs = [passwd(home), group, ...(choice === undefined ? [] : [AgentNetwork.resolvConf])]
+      // Pipes 3 and 4 (and 5) are the inputs; the network's report and wait pipes come after them.
+      const network = choice === "own" ? ownNetwork(networks!) : undefined
       const args = [
         ...shared,
         ...(process.dieWithParent ? ["--die-with-parent"] : []),
         "--perms", "0644", "--ro-bind-data", "3", "/etc/passwd",
         "--perms", "0644", "--ro-bind-data", "4", "/etc/group",
+        ...(choice === undefined ? [] : ["--perms", "0644", "--ro-bind-data", "5", "/etc/resolv.conf"]),
+        ...(choice === undefined || typeof choice === "object" ? [] : ["--unshare-net"]),
+        ...(network === undefined ? [] : ["--info-fd", String(3 + inputs.length), "--block-fd", String(4 + inputs.length)]),
         "--bind", home, home,
         ...(coverData ? dataDirs.flatMap((dir) => ["--remount-ro", dir]) : []),
         "--remount-ro", "/",
@@ -354,7 +430,12 @@ const bubblewrap = (
       ]
       // Inside, /tmp is the sandbox's own: a TMPDIR of Cairn's would not exist there.
       const env = { ...process.env, TMPDIR: "/tmp" }
-      const inputs = [passwd(home), group]
+      // Joined by its path (Cairn's descriptor of it) before anything else: the cgroup prelude and bubblewrap run in it.
+      const enter = typeof choice === "object" ? [networks!.nsenter, `--net=${choice.join.path}`, "--"] : []
+      const withNetwork = (launch: Launch): Launch => {
+        const [file, ...rest] = [...enter, launch.file, ...launch.args]
+        return { ...launch, file: file!, args: rest, ...(network === undefined ? {} : { network }) }
+      }
       const joins = cgroups?.join(agentOf(home)) ?? []
       const prelude = [
         // bubblewrap ignores SIGTERM this way (an ignored signal stays ignored across exec; Node resets it for the
@@ -366,14 +447,29 @@ const bubblewrap = (
           `echo $$ > "$${index + 1}" || { echo "cannot join the agent's cgroup $${index + 1}" >&2; exit 125; }`
         )
       ]
-      if (prelude.length === 0) return { file: bwrap, args, env, cwd: home, inputs }
-      return {
+      if (prelude.length === 0) return withNetwork({ file: bwrap, args, env, cwd: home, inputs })
+      return withNetwork({
         file: "/bin/sh",
         args: ["-c", `${prelude.join("; ")}; shift ${joins.length}; exec "$@"`, "sh", ...joins, bwrap, ...args],
         env,
         cwd: home,
         inputs
-      }
+      })
+    }
+  }
+}
+
+/** A launch's own network: attached by spawnLaunch once bubblewrap reports the sandbox's first process. */
+const ownNetwork = (networks: AgentNetwork.AgentNetworks): NonNullable<Launch["network"]> => {
+  let settle: (result: Promise<AgentNetwork.Network>) => void = () => {}
+  const attached = new Promise<AgentNetwork.Network>((resolve) => void (settle = resolve))
+  attached.catch(() => {})
+  return {
+    attached,
+    attach: (sandboxPid) => {
+      const network = networks.attach(sandboxPid)
+      settle(network)
+      return network
     }
   }
 }
@@ -388,7 +484,7 @@ export const spawnLaunch = (launch: Launch, stdin: "pipe" | "ignore"): ChildProc
     child = spawn(launch.file, launch.args, {
       cwd: launch.cwd,
       env: launch.env,
-      stdio: [stdin, "pipe", "pipe", ...launch.inputs.map(() => "pipe" as const)],
+      stdio: [stdin, "pipe", "pipe", ...launch.inputs.map(() => "pipe" as const), ...(launch.network === undefined ? [] : ["pipe" as const, "pipe" as const])],
       detached: true
     })
   } catch (error) {
@@ -413,7 +509,46 @@ export const spawnLaunch = (launch: Launch, stdin: "pipe" | "ignore"): ChildProc
     pipe.on("error", () => {}) // a child that failed to start closed its end
     pipe.end(input)
   })
+  if (launch.network !== undefined) attachNetwork(child, launch.inputs.length, launch.network)
   return child
+}
+
+/**
+ * bubblewrap writes `{"child-pid": N}` on the report pipe once the namespaces exist, then waits for a byte on the
+ * next pipe: the network is attached in between, so nothing of the agent's runs without it. A network that cannot
+ * be attached kills the sandbox (its process reads EOF and would run on without one).
+ */
+const attachNetwork = (child: ChildProcess, inputs: number, network: NonNullable<Launch["network"]>) => {
+  const report = child.stdio[3 + inputs] as NodeJS.ReadableStream | null
+  const go = child.stdio[4 + inputs] as Writable | null
+  go?.on("error", () => {})
+  let text = ""
+  let asked = false
+  const fail = () => {
+    try {
+      if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL")
+    } catch {
+      child.kill("SIGKILL")
+    }
+  }
+  report?.on("error", () => {})
+  report?.on("data", (chunk: Buffer) => {
+    text += chunk.toString()
+    const match = /"child-pid"\s*:\s*(\d+)/.exec(text)
+    if (match === null || asked) return
+    asked = true
+    network.attach(Number(match[1])).then(
+      (attached) => {
+        go?.end("1")
+        child.once("exit", () => attached.close())
+        if (child.exitCode !== null || child.signalCode !== null) attached.close()
+      },
+      (error: unknown) => {
+        child.stderr?.emit("data", Buffer.from(`the agent's network could not be set up: ${String(error)}\n`))
+        fail()
+      }
+    )
+  })
 }
 
 /** Runs `sh -c` in a sandbox with a throwaway home; undefined when it worked, else why not. */
@@ -426,7 +561,8 @@ const probe = async (sandbox: Sandbox): Promise<string | undefined> => {
       argv: ["sh", "-c", "echo probe > file && cat file"],
       env: { PATH: "/usr/bin:/bin" },
       dieWithParent: true,
-      gracefulTerm: false
+      gracefulTerm: false,
+      network: "own"
     })
     return await new Promise<string | undefined>((resolve) => {
       const child = spawnLaunch(launch, "ignore")

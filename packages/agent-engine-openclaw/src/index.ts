@@ -8,3 +8,5 @@ export * as OpenClawSandbox from "./Sandbox.ts"
 /** Per-agent cgroups: memory, CPU and process caps of all an agent's processes together. */
 export * as OpenClawAgentCgroups from "./AgentCgroups.ts"
 export * as OpenClawEngineMetrics from "./EngineMetrics.ts"
+/** A network of its own for every agent: slirp4netns out, prohibit routes, relays in (decision 0043). */
+export * as OpenClawAgentNetwork from "./AgentNetwork.ts"

@@ -7,6 +7,7 @@
 import { Context, type Effect, type Redacted, Schema, type Stream } from "effect"
 import type {
   AgentNotProvisioned,
+  AppNotRunning,
   AppPortReserved,
   DowngradeRefused,
   EngineCliError,
@@ -136,6 +137,11 @@ export interface AgentLimits {
   readonly cpus: number | null
   readonly pids: number | null
 }
+
+/** Where something listening inside an agent's workspace is reached from this node: a TCP address, or a Unix socket. */
+export type AppEndpoint =
+  | { readonly host: string; readonly port: number }
+  | { readonly socketPath: string }
 
 export class AgentEngine extends Context.Service<AgentEngine, {
   /** Which engine runs this node's agents, as agents report it: `openclaw`, or `simulated` for tests and demos. */
@@ -317,12 +323,14 @@ export class AgentEngine extends Context.Service<AgentEngine, {
   /**
    * Where the agent's own app listening on `port` inside its workspace is reached from this node (the address the
    * app proxy connects to). Nothing is checked about the app itself: whether something listens there is the proxy's
-   * to find out. A port the engine uses itself (a gateway's) is AppPortReserved.
+   * to find out. A port the engine uses itself (a gateway's) is AppPortReserved. Where each agent has a network of its
+   * own, the endpoint is a Unix socket the engine relays into it, and there is none while the agent is down
+   * (AppNotRunning).
    */
   readonly appEndpoint: (
     agentId: string,
     port: number
-  ) => Effect.Effect<{ readonly host: string; readonly port: number }, AppPortReserved | AgentNotProvisioned>
+  ) => Effect.Effect<AppEndpoint, AppPortReserved | AppNotRunning | AgentNotProvisioned>
   /**
    * Makes the agent's messaging channels exactly `channels` from the gateway's next start on (channels not listed
    * are removed, with their plugins' settings); a running gateway is not restarted. Tokens are expected in the

@@ -194,6 +194,16 @@ export class SystemTaskProtected extends Schema.TaggedError<SystemTaskProtected>
   }
 }
 
+/** An agent's app cannot be reached: it runs in the agent's own network, and the agent's gateway (with it) is down. */
+export class AppNotRunning extends Schema.TaggedError<AppNotRunning>()("AppNotRunning", {
+  agentId: Schema.String,
+  port: Schema.Number
+}) {
+  override get message() {
+    return `Agent ${this.agentId} is not running: nothing of it listens on port ${this.port}`
+  }
+}
+
 /** An agent's app cannot be given a port the engine itself uses (a gateway's own ports). */
 export class AppPortReserved extends Schema.TaggedError<AppPortReserved>()("AppPortReserved", {
   agentId: Schema.String,

@@ -34,10 +34,12 @@ export interface AppRoute {
   readonly protected: boolean
 }
 
-export interface AppEndpoint {
-  readonly host: string
-  readonly port: number
-}
+/** A TCP address, or a Unix socket (an app in an agent's own network, reached through the engine's relay). */
+export type AppEndpoint =
+  | { readonly host: string; readonly port: number }
+  | { readonly socketPath: string }
+
+const describe = (target: AppEndpoint) => "socketPath" in target ? target.socketPath : `${target.host}:${target.port}`
 
 export interface AppRouting {
   /** The route of an active domain for `host` (lowercase, without port or trailing dot), or undefined. */
@@ -269,14 +271,15 @@ export const attach = (server: Http.Server, routing: AppRouting, options: ProxyO
 
   /** The request to the app: the client's method, the path and headers `outgoing` made. */
   const requestTo = (
-    target: { readonly host: string; readonly port: number },
+    target: AppEndpoint,
     request: Http.IncomingMessage,
     out: { readonly path: string; readonly headers: Http.OutgoingHttpHeaders },
     via: Http.Agent | false
   ) => {
     const previous = out.headers[hopHeader]
     const headers = { ...out.headers, [hopHeader]: previous === undefined ? marker : `${String(previous)}, ${marker}` }
-    return Http.request({ host: target.host, port: target.port, method: request.method ?? "GET", path: out.path, headers, agent: via })
+    const address = "socketPath" in target ? { socketPath: target.socketPath } : { host: target.host, port: target.port }
+    return Http.request({ ...address, method: request.method ?? "GET", path: out.path, headers, agent: via })
   }
 
   /** Where the route's app is reached; undefined (logged) when the engine cannot say (a reserved port, another node). */
@@ -310,7 +313,7 @@ export const attach = (server: Http.Server, routing: AppRouting, options: ProxyO
     })
     upstream.on("error", (error) => {
       if (!response.headersSent) {
-        onError(`App of agent ${route.agentId} on ${target.host}:${target.port} did not answer`, error)
+        onError(`App of agent ${route.agentId} on ${describe(target)} did not answer`, error)
         answer(response, 502, "Bad gateway")
       } else response.destroy()
     })
@@ -332,7 +335,7 @@ export const attach = (server: Http.Server, routing: AppRouting, options: ProxyO
     relayUpgrade(socket, head, requestTo(target, request, out, false), {
       switchHeaders: out.fromQuery && out.token !== undefined ? [`Set-Cookie: ${tokenCookie(out.token, request)}`] : [],
       onNoAnswer: (error) => {
-        onError(`App of agent ${route.agentId} on ${target.host}:${target.port} did not answer`, error)
+        onError(`App of agent ${route.agentId} on ${describe(target)} did not answer`, error)
         answerSocket(socket, 502, "Bad gateway")
       }
     })

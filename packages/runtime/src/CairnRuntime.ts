@@ -5,7 +5,7 @@
  * signer and the admin token, and the application services over them. Entry points add only how they serve.
  */
 import { SimulatedAgentEngine } from "@cairn/agent-engine"
-import { OpenClawAgentCgroups, OpenClawAgentEngine } from "@cairn/agent-engine-openclaw"
+import { OpenClawAgentCgroups, OpenClawAgentEngine, OpenClawAgentNetwork } from "@cairn/agent-engine-openclaw"
 import { AgentsNode, ClusterSettings, Failover, Gateway, Services } from "@cairn/application"
 import { AllowLocalGit, Templates } from "@cairn/application"
 import { defaultWorkspaceLimits, WorkspaceLimits } from "@cairn/application"
@@ -187,7 +187,8 @@ const layerCredentials = Layer.unwrap(Effect.gen(function*() {
  * each agent's processes with bubblewrap (docs/operations.md, "Sandbox"): `auto` (the default) refuses to start
  * agents when bubblewrap cannot run here, `required` then stops Cairn at start, `off` runs them unisolated.
  * `AGENT_MEMORY_MAX` (4GiB; bytes or `2GiB`-style), `AGENT_CPU_MAX` (the machine's cores; cores, `1.5`) and `AGENT_PIDS_MAX` (512) cap
- * what all of one agent's processes use together, in its cgroup (decision 0042).
+ * what all of one agent's processes use together, in its cgroup (decision 0042). `AGENT_EGRESS_ALLOW` names the host
+ * services (`address:port`, comma-separated) agents may reach from their own networks (decision 0043).
  * `ENGINE=simulated` is a deterministic engine in process; `SIMULATED_START_DELAY` sets how long its gateways take
  * to come up.
  */
@@ -217,10 +218,13 @@ const layerAgentEngine = Layer.unwrap(Effect.gen(function*() {
     const nodePath = yield* Config.option(Config.String("OPENCLAW_NODE"))
     const sandbox = yield* Config.Literals(["auto", "required", "off"], "SANDBOX").pipe(Config.withDefault("auto" as const))
     const agentLimits = yield* agentLimitsConfig
+    const egressAllow = OpenClawAgentNetwork.parseEgressAllow(yield* Config.String("AGENT_EGRESS_ALLOW").pipe(Config.withDefault("")))
+    if (typeof egressAllow === "string") return yield* Effect.die(new Error(egressAllow))
     yield* Effect.logInfo(`Agent engine: OpenClaw gateways in ${Path.join(dir, "agents")}, engines in ${enginesDir}, SANDBOX=${sandbox}`)
     return OpenClawAgentEngine.layer({
       dataDir: dir,
       agentLimits,
+      egressAllow,
       enginesDir,
       maxConcurrentStarts,
       basePort,

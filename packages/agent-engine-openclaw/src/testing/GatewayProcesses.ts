@@ -69,3 +69,29 @@ export const gatewayEnvironment = (home: string): Record<string, string> | undef
   const pid = gatewayPid(home)
   return pid === undefined ? undefined : environmentOfProcess(pid)
 }
+
+/**
+ * The network namespace of the gateway running from the agent's home, when it has one of its own (AgentNetwork.ts):
+ * a path for `nsenter --net=`. Undefined when none runs, or it shares this process's network.
+ */
+export const gatewayNetworkPath = (home: string): string | undefined => {
+  try {
+    const own = Fs.readlinkSync("/proc/self/ns/net")
+    for (const { pid } of processesUnder(Fs.realpathSync(home))) {
+      try {
+        if (Fs.readlinkSync(`/proc/${pid}/ns/net`) !== own) return `/proc/${pid}/ns/net`
+      } catch {
+        // Gone meanwhile.
+      }
+    }
+  } catch {
+    // No /proc, or no home.
+  }
+  return undefined
+}
+
+/** `file args` as run in the network of the agent's gateway (by `nsenter`, as root) where it has one of its own. */
+export const inGatewayNetwork = (home: string, file: string, args: ReadonlyArray<string>): [string, Array<string>] => {
+  const path = gatewayNetworkPath(home)
+  return path === undefined ? [file, [...args]] : ["nsenter", [`--net=${path}`, "--", file, ...args]]
+}

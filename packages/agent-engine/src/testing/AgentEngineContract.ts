@@ -5,7 +5,7 @@
  * need it are left out.
  */
 import { assert, describe, layer } from "@effect/vitest"
-import { Duration, Effect, Exit, type Layer, Option, Redacted } from "effect"
+import { Duration, Effect, Exit, type Layer, Option, Redacted, type Scope } from "effect"
 import { TestClock } from "effect/testing"
 import { AgentEngine, type WorkspaceFile } from "../AgentEngine.ts"
 import * as EngineEnvironment from "../EngineEnvironment.ts"
@@ -48,6 +48,8 @@ export interface ContractOptions<R = never> {
   ) => Effect.Effect<ReadonlyArray<{ readonly name: string; readonly description: string }>, never, R>
   /** A port the engine uses itself for this agent (its gateway's): `appEndpoint` must refuse it (AppsContract.ts). */
   readonly ownedAppPort?: (agentId: string) => Effect.Effect<number, never, R>
+  /** Starts an app inside the running agent (AppsContract.ts `serveApp`): for agents with networks of their own. */
+  readonly serveApp?: (agentId: string) => Effect.Effect<number, never, R | Scope.Scope>
   /**
    * One half of the suite instead of all of it: `lifecycle` (versions, provisioning, starts, stops, restarts, devices,
    * token and environment, the destroy) or `workspace` (skills, workspace files, and the sections: files, console,
@@ -564,7 +566,10 @@ export const agentEngineContract = <R = never>(
         configContract(section)
         tasksContract(section)
         snapshotsContract(section)
-        appsContract(section, options.ownedAppPort === undefined ? {} : { ownedPort: options.ownedAppPort })
+        appsContract(section, {
+          ...(options.ownedAppPort === undefined ? {} : { ownedPort: options.ownedAppPort }),
+          ...(options.serveApp === undefined ? {} : { serveApp: options.serveApp })
+        })
         channelsContract(section)
         provisioningContract(section)
       }

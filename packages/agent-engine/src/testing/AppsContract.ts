@@ -1,20 +1,25 @@
 /**
  * The AgentEngine contract for agents' apps (see ContractSection.ts): `appEndpoint` says where the app an agent runs
- * on a port is reached from this node, and a server listening there answers through it. The "app" here is a real
- * HTTP server on loopback started by the test (on both engines an agent's workspace shares this machine's network;
- * the server-level test apps/server-node/test/AppDomains.int.test.ts starts one inside a real agent's sandbox). A port
- * the engine itself uses is refused, when the adapter's test names one (`ownedPort`).
+ * on a port is reached from this node, and a server listening there answers through it. The "app" is a real HTTP
+ * server: by default one on this machine's loopback, started by the test (an engine whose agents share this
+ * machine's network); an adapter whose agents have networks of their own starts one inside the agent (`serveApp`).
+ * A port the engine itself uses is refused, when the adapter's test names one (`ownedPort`).
  */
 import { assert } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, type Scope } from "effect"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
-import { AgentEngine } from "../AgentEngine.ts"
+import { AgentEngine, type AppEndpoint } from "../AgentEngine.ts"
 import type { SectionContext } from "./ContractSection.ts"
 
 export interface AppsContractOptions<R> {
   /** A port the engine uses itself for this (provisioned) agent, such as its gateway's. */
   readonly ownedPort?: (agentId: string) => Effect.Effect<number, never, R>
+  /**
+   * Starts, inside the running agent, an app answering every request with `app saw <path>`, for as long as the scope
+   * lasts; resolves with its port once it listens. By default one server on this machine's loopback serves every agent.
+   */
+  readonly serveApp?: (agentId: string) => Effect.Effect<number, never, R | Scope.Scope>
 }
 
 /** A real HTTP server on an ephemeral loopback port, closed when the test's scope ends. */
@@ -31,10 +36,11 @@ const anApp = Effect.acquireRelease(
   }))
 )
 
-const get = (host: string, port: number, path: string) =>
+const get = (endpoint: AppEndpoint, path: string) =>
   Effect.promise(() =>
     new Promise<string>((resolve, reject) => {
-      Http.get({ host, port, path, agent: false }, (response) => {
+      const address = "socketPath" in endpoint ? { socketPath: endpoint.socketPath } : { host: endpoint.host, port: endpoint.port }
+      Http.get({ ...address, path, agent: false }, (response) => {
         let body = ""
         response.on("data", (chunk: Buffer) => (body += chunk.toString()))
         response.on("end", () => resolve(body))
@@ -49,21 +55,27 @@ export const appsContract = <R>(
   it.effect("gives the endpoint of an agent's app on a port, where a server listening on it answers", () =>
     Effect.scoped(Effect.gen(function*() {
       const engine = yield* AgentEngine
-      const { port } = yield* anApp
-      for (const agentId of [yield* sharedAgent, yield* aRunningAgent]) {
+      const shared = options.serveApp === undefined ? (yield* anApp).port : undefined
+      // Where agents have networks of their own, a stopped agent has no app to reach (AppNotRunning).
+      const agents = options.serveApp === undefined ? [yield* sharedAgent, yield* aRunningAgent] : [yield* aRunningAgent]
+      for (const agentId of agents) {
+        const port = shared ?? (yield* options.serveApp!(agentId))
         const endpoint = yield* engine.appEndpoint(agentId, port)
-        assert.strictEqual(endpoint.port, port)
-        assert.strictEqual(yield* get(endpoint.host, endpoint.port, "/hello?x=1"), "app saw /hello?x=1")
+        if ("port" in endpoint) assert.strictEqual(endpoint.port, port)
+        assert.strictEqual(yield* get(endpoint, "/hello?x=1"), "app saw /hello?x=1")
       }
     })), timeout)
 
   it.effect("gives an endpoint whether or not anything listens there yet", () =>
     Effect.gen(function*() {
       const engine = yield* AgentEngine
-      const agentId = yield* sharedAgent
+      // Running: where agents have networks of their own, a stopped agent's apps are not there (AppNotRunning).
+      const agentId = yield* aRunningAgent
       const endpoint = yield* engine.appEndpoint(agentId, 4321)
-      assert.strictEqual(endpoint.port, 4321)
-      assert.isString(endpoint.host)
+      if ("port" in endpoint) {
+        assert.strictEqual(endpoint.port, 4321)
+        assert.isString(endpoint.host)
+      } else assert.isString(endpoint.socketPath)
     }), timeout)
 
   if (options.ownedPort !== undefined) {

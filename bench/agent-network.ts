@@ -1,0 +1,100 @@
+/**
+ * `npm run bench:network`: what an agent's network of its own (decision 0043) costs, each against today's sandbox
+ * or a direct connection, measured in the same run:
+ *
+ * - a console command: `sh -c true` in a sandbox that joins the agent's network (as console commands do while its
+ *   gateway runs) vs the same sandbox sharing the host's network (before) — goal: ≤ +5 ms;
+ * - a sandbox with a network made for it (slirp4netns, routes: what every gateway start now adds) vs the same
+ *   sandbox sharing the host's network — goal: a small part of a gateway's start (8-9 s), ≤ +10 %;
+ * - throughput: 64 MiB read from a server inside the agent's network through Cairn's relay (its Unix socket) vs
+ *   from the same server on the host's loopback, directly — goal: ≥ 0.9×.
+ *
+ * Each pair runs in rounds (Paired.ts), the order rotating; it prints the mean of each side and the median and
+ * min–max of the per-round ratios (baseline time over the new time). Needs root, bubblewrap, slirp4netns and socat.
+ */
+import { OpenClawSandbox } from "@cairn/agent-engine-openclaw"
+import { Effect, Scope } from "effect"
+import { spawn } from "node:child_process"
+import { mkdtempSync, rmSync } from "node:fs"
+import * as Net from "node:net"
+import { tmpdir } from "node:os"
+import { dirname, join } from "node:path"
+import * as Paired from "./Paired.ts"
+
+const runs = Number(process.env["BENCH_RUNS"] ?? 30)
+const home = mkdtempSync(join(tmpdir(), "cairn-bench-network-"))
+const dataDir = mkdtempSync(join(tmpdir(), "cairn-bench-network-data-"))
+const scope = Effect.runSync(Scope.make())
+const make = (networks: "private" | "shared") =>
+  Effect.runPromise(Scope.provide(scope)(OpenClawSandbox.make({ mode: "required", dataDir, readOnly: [dirname(process.execPath)], networks })))
+const sandbox = await make("private")
+if (sandbox.state._tag !== "Sandboxed" || !sandbox.state.privateNetworks) {
+  console.log("agents have no networks of their own here (root, bubblewrap, slirp4netns and socat needed): nothing to measure")
+  process.exit(0)
+}
+// "Before": the same sandbox sharing the host's network (as where a network cannot be made).
+const before = await make("shared")
+
+const run = (network: OpenClawSandbox.NetworkChoice | "shared") =>
+  new Promise<void>((resolve, reject) => {
+    const [where, choice] = network === "shared" ? [before, "none" as const] : [sandbox, network]
+    const launch = where.launch({ home, cwd: home, argv: ["sh", "-c", "true"], env: { PATH: "/usr/bin:/bin" }, dieWithParent: true, gracefulTerm: false, network: choice })
+    const child = OpenClawSandbox.spawnLaunch(launch, "ignore")
+    child.on("error", reject)
+    child.on("close", (code) => code === 0 ? resolve() : reject(new Error(`exit ${code}`)))
+  })
+
+// The agent's network: a sandbox that lives for the whole run, as a gateway does.
+const holder = sandbox.launch({ home, cwd: home, argv: ["sleep", "600"], env: { PATH: "/usr/bin:/bin" }, dieWithParent: true, gracefulTerm: false, network: "own" })
+const holderChild = OpenClawSandbox.spawnLaunch(holder, "ignore")
+const network = await holder.network!.attached
+
+const timed = (operation: () => Promise<unknown>) => () => Effect.promise(async () => void (await operation()))
+const show = (label: string, result: Paired.Paired<"before">, unit: (rate: number) => string) =>
+  console.log(`${label}: new ${unit(result.rates.measured)}, before ${unit(result.rates["before"])}; ratio ${Paired.show(result.ratios["before"])}`)
+const perCall = (rate: number) => `${(1000 / rate).toFixed(1)} ms`
+
+for (let i = 0; i < 3; i++) await Promise.all([run({ join: network }), run("shared"), run("own")])
+show("console command joining the agent's network", await Effect.runPromise(Paired.throughput({
+  rounds: runs, opsPerBlock: 1, measured: timed(() => run({ join: network })), baselines: { before: timed(() => run("shared")) }
+})), perCall)
+show("sandbox with a network made for it (a gateway start's extra)", await Effect.runPromise(Paired.throughput({
+  rounds: runs, opsPerBlock: 1, measured: timed(() => run("own")), baselines: { before: timed(() => run("shared")) }
+})), perCall)
+
+// Throughput: one server streaming `size` bytes to each connection, inside the agent's network and on the host.
+const size = 64 * 1024 * 1024
+const serverScript = `const b = Buffer.alloc(1 << 20, 97); require("net").createServer((s) => { let n = ${size / (1 << 20)}; ` +
+  `const more = () => { while (n > 0) { n--; if (!s.write(b)) return s.once("drain", more) } s.end() }; more() }).listen(+process.argv[1], "127.0.0.1", () => console.log("up"))`
+const startServer = (argv: Array<string>) =>
+  new Promise<() => void>((resolve) => {
+    const child = spawn(argv[0]!, argv.slice(1), { stdio: ["ignore", "pipe", "inherit"] })
+    child.stdout.once("data", () => resolve(() => child.kill("SIGKILL")))
+  })
+const stopInside = await startServer(["nsenter", `--net=${network.path}`, "--", process.execPath, "-e", serverScript, "7001"])
+const stopOutside = await startServer([process.execPath, "-e", serverScript, "7002"])
+const socket = await network.endpoint(7001)
+const drain = (connect: () => Net.Socket) =>
+  new Promise<void>((resolve, reject) => {
+    let received = 0
+    const connection = connect()
+    connection.on("data", (chunk) => (received += chunk.length))
+    connection.on("end", () => received === size ? resolve() : reject(new Error(`read ${received} of ${size}`)))
+    connection.on("error", reject)
+  })
+const mibPerSecond = (rate: number) => `${((rate * size) / 1024 / 1024).toFixed(0)} MiB/s`
+for (let i = 0; i < 2; i++) await Promise.all([drain(() => Net.connect(socket)), drain(() => Net.connect(7002, "127.0.0.1"))])
+show("64 MiB through Cairn's relay into the agent's network vs the host's loopback directly", await Effect.runPromise(Paired.throughput({
+  rounds: Math.max(5, Math.round(runs / 3)),
+  opsPerBlock: 1,
+  measured: timed(() => drain(() => Net.connect(socket))),
+  baselines: { before: timed(() => drain(() => Net.connect(7002, "127.0.0.1"))) }
+})), mibPerSecond)
+
+stopInside()
+stopOutside()
+holderChild.kill("SIGKILL")
+await Effect.runPromise(Scope.close(scope, { _tag: "Success", value: undefined } as never))
+rmSync(home, { recursive: true, force: true })
+rmSync(dataDir, { recursive: true, force: true })
+process.exit(0)
