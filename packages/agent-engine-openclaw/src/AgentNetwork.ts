@@ -8,18 +8,19 @@
  *   each address of the host's interfaces) with `prohibit` routes in the namespace, which the agent cannot change
  *   (it has no capabilities): the internet stays open for model providers and channels' APIs;
  * - opens the host services an operator allows (`AGENT_EGRESS_ALLOW`: `127.0.0.1:11434` for a local Ollama, say) as
- *   listeners inside the namespace at the same address and port, relayed through a Unix socket to Cairn, which
- *   connects to the service: the only way in, held by Cairn before the agent runs (it cannot take the port).
+ *   listeners inside the namespace at the same address and port, each accepted connection handed to Cairn, which
+ *   connects it to the service: the only way in, held by Cairn before the agent runs (it cannot take the port).
  *
- * Cairn reaches a port inside the namespace (its gateway, an agent's app) through a relay it starts there
- * (`socat`, in the namespace by `nsenter`, outside the agent's PID namespace, so the agent cannot stop or replace it)
- * that listens on a Unix socket in a folder only Cairn can open. No port of any agent is bound on the host: two
- * agents (or two Cairn servers) can use the same ports, an agent cannot listen in another's place, and the socket
- * Cairn connects to is its own, so a gateway token only ever goes to the namespace it was made for.
+ * Cairn reaches a port inside the namespace (its gateway, an agent's app) through its connector there
+ * (network-connector.mjs: a small Node process in the namespace by `nsenter`, outside the agent's PID namespace, so
+ * the agent can neither see nor stop it). The connector connects inside and hands Cairn the connected socket over
+ * their IPC channel: Cairn then holds a TCP connection into the namespace, with no relay copying its bytes. No port
+ * of any agent is bound on the host: two agents (or two Cairn servers) can use the same ports, an agent cannot listen
+ * in another's place, and a gateway token only ever goes to the namespace Cairn made for that gateway.
  *
  * The namespace is held by an open file descriptor in Cairn (`/proc/<cairn>/fd/<n>`): later sandboxes of the agent
  * (console commands, CLI runs) join it by that path, never by a pid that could be reused. Everything here ends with
- * `close`: the relays, slirp4netns (it also exits when Cairn does: its exit pipe closes) and the descriptor.
+ * `close`: the connector, slirp4netns (both also end when Cairn does: their pipes close) and the descriptor.
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process"
 import * as Fs from "node:fs"
@@ -27,6 +28,9 @@ import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import type { Readable, Writable } from "node:stream"
+
+/** The connector's file: run by Cairn's Node, outside any sandbox. */
+const connectorPath = Path.join(import.meta.dirname, "network-connector.mjs")
 
 /** A host service agents may reach (AGENT_EGRESS_ALLOW): an IPv4 address and a TCP port. */
 export interface EgressService {
@@ -64,7 +68,7 @@ export const parseEgressAllow = (text: string | undefined): ReadonlyArray<Egress
 }
 
 /** The programs this needs, found on Cairn's PATH; what is missing otherwise. */
-const tools = ["slirp4netns", "nsenter", "ip", "socat", "setpriv"] as const
+const tools = ["slirp4netns", "nsenter", "ip", "setpriv"] as const
 type Tools = Record<(typeof tools)[number], string>
 
 const onPath = (name: string) =>
@@ -88,19 +92,6 @@ const run = (file: string, args: ReadonlyArray<string>, input?: string) =>
     if (input !== undefined) child.stdin?.end(input)
   })
 
-/** Resolves once `path` exists (a relay's socket), rejects when `child` exits first or after `timeoutMs`. */
-const socketReady = (path: string, child: ChildProcess, tail: () => string, timeoutMs = 5_000) =>
-  new Promise<void>((resolve, reject) => {
-    const deadline = Date.now() + timeoutMs
-    const check = () => {
-      if (Fs.existsSync(path)) return resolve()
-      if (child.exitCode !== null || child.signalCode !== null) return reject(new Error(`the relay exited: ${tail()}`))
-      if (Date.now() > deadline) return reject(new Error(`the relay did not listen within ${timeoutMs} ms`))
-      setTimeout(check, 5)
-    }
-    check()
-  })
-
 /**
  * Resolves once the namespace's loopback is up with its address (its local routes are in the namespace's FIB):
  * bubblewrap sets it up right after it reports its first process, and a route or link change of ours at the same
@@ -114,13 +105,13 @@ const loopbackUp = async (sandboxPid: number, timeoutMs = 5_000) => {
   }
 }
 
-/** One agent's namespace, once attached: where to join it, and relays to ports inside it. */
+/** One agent's namespace, once attached: where to join it, and connections into it. */
 export interface Network {
   /** The namespace's path for `nsenter --net=`: Cairn's open descriptor of it. */
   readonly path: string
-  /** The Unix socket of a relay to `127.0.0.1:<port>` inside the namespace, started on first use. */
-  readonly endpoint: (port: number) => Promise<string>
-  /** Ends the relays and slirp4netns and lets go of the namespace. Idempotent. */
+  /** A TCP connection to `127.0.0.1:<port>` inside the namespace; rejects (ECONNREFUSED, …) when none can be made. */
+  readonly connect: (port: number) => Promise<Net.Socket>
+  /** Ends the connector and slirp4netns and lets go of the namespace. Idempotent. */
   readonly close: () => void
 }
 
@@ -129,39 +120,20 @@ export interface AgentNetworks {
   readonly nsenter: string
   /** Gives the namespace of the sandbox whose first process is `sandboxPid` its network; rejects when it cannot. */
   readonly attach: (sandboxPid: number) => Promise<Network>
-  /** Ends the relays to allowed host services. */
-  readonly close: () => void
 }
 
-/** Makes what gives agents their networks; a string says why it cannot work here (a program missing). */
-export const make = (egressAllow: ReadonlyArray<EgressService>): AgentNetworks | string => {
+/**
+ * Makes what gives agents their networks, with `nodePath` running the connectors; a string says why it cannot work
+ * here (a program missing).
+ */
+export const make = (egressAllow: ReadonlyArray<EgressService>, nodePath: string): AgentNetworks | string => {
   const found: Partial<Tools> = {}
   for (const name of tools) {
     const path = onPath(name)
-    if (path === undefined) {
-      return `${name} is not installed (Debian/Ubuntu: apt-get install slirp4netns socat iproute2 util-linux)`
-    }
+    if (path === undefined) return `${name} is not installed (Debian/Ubuntu: apt-get install slirp4netns iproute2 util-linux)`
     found[name] = path
   }
   const bin = found as Tools
-  // Short and Cairn's own (0700): a Unix socket's path has at most 107 bytes, and no one else may connect.
-  const socketsDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cairn-net-"))
-  let nextSocket = 0
-  const socketPath = (name: string) => Path.join(socketsDir, `${nextSocket++}-${name}.sock`)
-
-  // Cairn's side of each allowed service: a Unix socket the namespace's listener connects to.
-  const egress = egressAllow.map((service) => {
-    const path = socketPath(`egress-${service.port}`)
-    const server = Net.createServer((inside) => {
-      const outside = Net.connect(service.port, service.host)
-      inside.pipe(outside).pipe(inside)
-      inside.on("error", () => outside.destroy())
-      outside.on("error", () => inside.destroy())
-    })
-    server.listen(path)
-    server.unref()
-    return { service, path, server }
-  })
 
   /** The host's own IPv4 addresses, each shut inside every namespace (a service bound to 0.0.0.0 answers on them). */
   const hostAddresses = () =>
@@ -169,24 +141,30 @@ export const make = (egressAllow: ReadonlyArray<EgressService>): AgentNetworks |
       .filter((address) => address.family === "IPv4" && !address.internal)
       .map((address) => `${address.address}/32`)
 
-  /** Runs `file args` in the namespace: with `setpriv`, killed when Cairn dies. */
-  const spawnInside = (namespace: string, file: string, args: ReadonlyArray<string>) =>
-    spawn(bin.setpriv, ["--pdeathsig", "KILL", "--", bin.nsenter, `--net=${namespace}`, "--", file, ...args], {
-      stdio: ["ignore", "ignore", "pipe"]
-    })
+  /** A connection the agent made to an allowed service, joined to the service itself. */
+  const relayEgress = (inside: Net.Socket, service: EgressService) => {
+    const outside = Net.connect(service.port, service.host)
+    inside.on("error", () => outside.destroy())
+    outside.on("error", () => inside.destroy())
+    inside.pipe(outside).pipe(inside)
+    inside.resume()
+  }
 
   const attach = async (sandboxPid: number): Promise<Network> => {
     // Held open while the network lives: later sandboxes join by it, and a reused pid can never redirect them.
     const fd = Fs.openSync(`/proc/${sandboxPid}/ns/net`, "r")
     const path = `/proc/${process.pid}/fd/${fd}`
     const children = new Set<ChildProcess>()
-    const sockets = new Set<string>()
+    const pending = new Map<number, { readonly resolve: (socket: Net.Socket) => void; readonly reject: (error: Error) => void }>()
     let closed = false
+    let connector: Promise<ChildProcess> | undefined
+    let nextId = 0
     const close = () => {
       if (closed) return
       closed = true
       for (const child of children) child.kill("SIGKILL")
-      for (const socket of sockets) Fs.rmSync(socket, { force: true })
+      for (const request of pending.values()) request.reject(new Error("the agent's network is closed"))
+      pending.clear()
       try {
         Fs.closeSync(fd)
       } catch {
@@ -209,66 +187,80 @@ export const make = (egressAllow: ReadonlyArray<EgressService>): AgentNetworks |
         "--ready-fd", "3", "--exit-fd", "4", "--netns-type=path", path, "tap0"
       ], { stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"] })
       const slirpTail = track(slirp)
-      const exitPipe = slirp.stdio[4] as Writable
-      exitPipe.on("error", () => {})
+      ;(slirp.stdio[4] as Writable).on("error", () => {})
       await new Promise<void>((resolve, reject) => {
-        const ready = slirp.stdio[3] as Readable
-        ready.once("data", () => resolve())
+        ;(slirp.stdio[3] as Readable).once("data", () => resolve())
         slirp.once("exit", (code, signal) => reject(new Error(`slirp4netns exited (${signal ?? code}): ${slirpTail()}`)))
         slirp.once("error", reject)
       })
       const shut = [...new Set([...blockedRanges, ...hostAddresses()])]
-      const localAddresses = [...new Set(egress.map(({ service }) => service.host).filter((host) => !host.startsWith("127.")))]
+      const localAddresses = [...new Set(egressAllow.map((service) => service.host).filter((host) => !host.startsWith("127.")))]
       await run(bin.nsenter, [`--net=${path}`, "--", bin.ip, "-batch", "-"], [
         ...shut.map((range) => `route add prohibit ${range}`),
         // An allowed service keeps its own address inside, on the namespace's loopback (a local address wins over
         // the prohibit routes).
         ...localAddresses.map((host) => `address add ${host}/32 dev lo`)
       ].join("\n") + "\n")
-      for (const { service, path: outside } of egress) {
-        const listener = spawnInside(path, bin.socat, [
-          `TCP-LISTEN:${service.port},bind=${service.host},reuseaddr,fork`,
-          `UNIX-CONNECT:${outside}`
-        ])
-        track(listener)
-      }
+      // With services to open, the connector must listen before the agent runs; otherwise it starts on first use.
+      if (egressAllow.length > 0) await startConnector()
     } catch (error) {
       close()
       throw error
     }
+    return { path, connect, close }
 
-    const relays = new Map<number, Promise<string>>()
-    const endpoint = (port: number) => {
-      const existing = relays.get(port)
-      if (existing !== undefined) return existing
-      const socket = socketPath(String(port))
-      sockets.add(socket)
-      // Large buffers: socat reads and writes 8 KiB at a time by default, a third of a direct connection's throughput.
-      const relay = spawnInside(path, bin.socat, ["-b", "262144",
-        `UNIX-LISTEN:${socket},fork,unlink-early,mode=600`,
-        `TCP:127.0.0.1:${port}`
-      ])
-      const tail = track(relay)
-      const ready = (closed ? Promise.reject(new Error("the agent's network is closed")) : socketReady(socket, relay, tail))
-        .then(() => socket)
-      relays.set(port, ready)
-      // A relay that failed, or ended, is started again on the next use.
-      const forget = () => {
-        if (relays.get(port) === ready) relays.delete(port)
+    /** The connector: killed with Cairn (`--pdeathsig`), and it exits when its channel to Cairn closes. */
+    function startConnector(): Promise<ChildProcess> {
+      if (connector !== undefined) return connector
+      const child = spawn(bin.setpriv, [
+        "--pdeathsig", "KILL", "--", bin.nsenter, `--net=${path}`, "--", nodePath, connectorPath, JSON.stringify(egressAllow)
+      ], { stdio: ["ignore", "ignore", "pipe", "ipc"], serialization: "json" })
+      const tail = track(child)
+      child.on("message", onMessage)
+      child.once("exit", () => close())
+      connector = new Promise<ChildProcess>((resolve, reject) => {
+        child.on("message", (message: { readonly ready?: boolean; readonly failed?: string }) => {
+          if (message.ready === true) resolve(child)
+          if (message.failed !== undefined) reject(new Error(`AGENT_EGRESS_ALLOW: cannot listen on ${message.failed}`))
+        })
+        child.once("exit", (code, signal) => reject(new Error(`the network connector exited (${signal ?? code}): ${tail()}`)))
+        child.once("error", reject)
+      })
+      connector.catch(() => close())
+      return connector
+    }
+
+    function onMessage(message: { readonly id?: number; readonly ok?: boolean; readonly code?: string; readonly egress?: number }, handle: unknown) {
+      if (message.egress !== undefined) {
+        const service = egressAllow[message.egress]
+        if (handle instanceof Net.Socket && service !== undefined) relayEgress(handle, service)
+        return
       }
-      ready.catch(forget)
-      relay.once("exit", forget)
-      return ready
+      const request = message.id === undefined ? undefined : pending.get(message.id)
+      if (request === undefined) {
+        if (handle instanceof Net.Socket) handle.destroy()
+        return
+      }
+      pending.delete(message.id!)
+      if (message.ok === true && handle instanceof Net.Socket) request.resolve(handle)
+      else request.reject(Object.assign(new Error(`connect 127.0.0.1 in the agent's network: ${message.code ?? "failed"}`), { code: message.code }))
     }
-    return { path, endpoint, close }
+
+    async function connect(port: number): Promise<Net.Socket> {
+      if (closed) throw new Error("the agent's network is closed")
+      const child = await startConnector()
+      return new Promise<Net.Socket>((resolve, reject) => {
+        if (closed) return reject(new Error("the agent's network is closed"))
+        const id = nextId++
+        pending.set(id, { resolve, reject })
+        child.send({ id, port }, (error) => {
+          if (error === null || !pending.has(id)) return
+          pending.delete(id)
+          reject(error)
+        })
+      })
+    }
   }
 
-  return {
-    nsenter: bin.nsenter,
-    attach,
-    close: () => {
-      for (const { server } of egress) server.close()
-      Fs.rmSync(socketsDir, { recursive: true, force: true })
-    }
-  }
+  return { nsenter: bin.nsenter, attach }
 }

@@ -18,6 +18,7 @@ import * as Http from "node:http"
 import * as Path from "node:path"
 import { pathToFileURL } from "node:url"
 import { sleep } from "./Command.ts"
+import type { Duplex } from "node:stream"
 import type { Network } from "./AgentNetwork.ts"
 import { type Sandbox, spawnLaunch } from "./Sandbox.ts"
 
@@ -199,14 +200,21 @@ export const terminate = async (gateway: Gateway, graceMs: number) => {
   signalGroup(gateway, "SIGKILL", true)
 }
 
-/** Where Cairn reaches a gateway: a port on the host's loopback, or its relay's Unix socket (AgentNetwork.ts). */
-export type Reach = { readonly port: number } | { readonly socketPath: string }
+/** Where Cairn reaches a gateway: a port on the host's loopback, or connections into its network (AgentNetwork.ts). */
+export type Reach = { readonly port: number } | { readonly connect: () => Promise<Duplex> }
+
+/** An `http.request` `createConnection` (its callback form) that opens the connection with `connect`. */
+export const connectionThrough = (connect: () => Promise<Duplex>) =>
+  (_options: unknown, done: (error: Error | null, socket: Duplex) => void): undefined => {
+    connect().then((socket) => done(null, socket), (error: Error) => done(error, undefined as never))
+    return undefined
+  }
 
 /** Whether anything answers HTTP there: used to wait for readiness and to refuse a port already taken. */
 export const probeReady = (reach: Reach): Promise<"ready" | "answering" | "silent"> =>
   new Promise((resolve) => {
-    const address = "socketPath" in reach ? { socketPath: reach.socketPath } : { host: "127.0.0.1", port: reach.port }
-    const request = Http.get({ ...address, path: "/readyz", agent: false, timeout: 2_000 }, (response) => {
+    const address = "connect" in reach ? { createConnection: connectionThrough(reach.connect) } : { host: "127.0.0.1", port: reach.port, agent: false }
+    const request = Http.get({ ...address, path: "/readyz", timeout: 2_000 }, (response) => {
       response.resume()
       resolve(response.statusCode === 200 ? "ready" : "answering")
     })

@@ -15,6 +15,8 @@
  * connection could be made), `CLOSED` (the connection dropped; every pending request fails with it), `TIMEOUT`.
  */
 
+import type { Socket } from "node:net"
+import type { Duplex } from "node:stream"
 import { Agent, WebSocket } from "undici"
 
 /** The protocol this client speaks (OpenClaw's `PROTOCOL_VERSION`). */
@@ -53,8 +55,8 @@ export interface GatewayClient {
 export interface ConnectOptions {
   /** `ws://127.0.0.1:<port>` (or any `ws://` URL with `socketPath`) */
   readonly url: string
-  /** A Unix socket to connect through instead of the URL's host and port (a relay into the agent's network). */
-  readonly socketPath?: string
+  /** Opens the connection instead of the URL's host and port (into the agent's network: AgentNetwork.ts). */
+  readonly connect?: () => Promise<Duplex>
   readonly token: string
   /** How long the whole handshake may take; 10 s by default. */
   readonly timeoutMs?: number
@@ -104,9 +106,14 @@ export const connect = (options: ConnectOptions): Promise<GatewayClient> =>
 
     let socket: WebSocket
     try {
-      socket = options.socketPath === undefined
+      const open = options.connect
+      socket = open === undefined
         ? new WebSocket(options.url)
-        : new WebSocket(options.url, { dispatcher: new Agent({ connect: { socketPath: options.socketPath } }) })
+        : new WebSocket(options.url, {
+          dispatcher: new Agent({
+            connect: (_options, done) => void open().then((stream) => done(null, stream as Socket), (error: Error) => done(error, null))
+          })
+        })
     } catch (cause) {
       rejectConnect(new GatewayRpcError("UNAVAILABLE", `cannot connect to ${options.url}: ${String(cause)}`))
       return

@@ -185,7 +185,8 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     ],
     ...(options.sandboxLimits === undefined ? {} : { limits: options.sandboxLimits }),
     ...(options.agentLimits === undefined ? {} : { agentLimits: options.agentLimits }),
-    ...(options.egressAllow === undefined ? {} : { egressAllow: options.egressAllow })
+    ...(options.egressAllow === undefined ? {} : { egressAllow: options.egressAllow }),
+    nodePath
   })
   /** Console commands and CLI runs under way, by agent home: a destroy ends them, and so does the engine's end. */
   const running = new Console.Running()
@@ -226,8 +227,20 @@ export const make = Effect.fnUntraced(function*(options: Options) {
 
   const privateNetworks = sandbox.state._tag === "Sandboxed" && sandbox.state.privateNetworks
   /** Where Cairn reaches the gateway: its port on loopback, or the relay into its own network (AgentNetwork.ts). */
-  const reachOf = async (gateway: Gateway, port: number): Promise<Reach> =>
-    gateway.network === undefined ? { port } : { socketPath: await (await gateway.network).endpoint(port) }
+  const reachOf = async (gateway: Gateway, port: number): Promise<Reach> => {
+    if (gateway.network === undefined) return { port }
+    const network = await gateway.network
+    return { connect: () => network.connect(port) }
+  }
+  /** One endpoint object per network and port (AppEndpoint: callers keep connections by it). */
+  const appEndpoints = new WeakMap<AgentNetwork.Network, Map<number, AppEndpoint>>()
+  const appEndpointIn = (network: AgentNetwork.Network, port: number): AppEndpoint => {
+    let byPort = appEndpoints.get(network)
+    if (byPort === undefined) appEndpoints.set(network, byPort = new Map())
+    let endpoint = byPort.get(port)
+    if (endpoint === undefined) byPort.set(port, endpoint = { connect: () => network.connect(port) })
+    return endpoint
+  }
   /** The network of the agent's live gateway, for its other processes to join; undefined when there is none. */
   const gatewayNetwork = async (agent: Agent) => {
     const gateway = agent.gateway
@@ -470,7 +483,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
         token,
         client: reachOf(gateway, portOf(agent)).then((reach) =>
           connectGateway({
-            ...("socketPath" in reach ? { url: "ws://localhost", socketPath: reach.socketPath } : { url: `ws://127.0.0.1:${reach.port}` }),
+            ...("connect" in reach ? { url: "ws://localhost", connect: reach.connect } : { url: `ws://127.0.0.1:${reach.port}` }),
             token,
             timeoutMs: 15_000
           })
@@ -776,7 +789,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
           try: async () => {
             const network = await gatewayNetwork(found)
             if (network === undefined) throw new Error("not running")
-            return { socketPath: await network.endpoint(port) }
+            return appEndpointIn(network, port)
           },
           catch: () => new AppNotRunning({ agentId, port })
         })

@@ -23,7 +23,7 @@
  * fix) until bubblewrap works or SANDBOX=off is set; `required` stops Cairn at startup. `off` runs agents as plain
  * child processes, with a warning.
  */
-import { Effect, type Scope } from "effect"
+import { Effect } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
@@ -75,6 +75,8 @@ export interface Options {
   readonly egressAllow?: ReadonlyArray<AgentNetwork.EgressService>
   /** `shared`: agents share the host's network even where they could have their own (for comparisons). */
   readonly networks?: "private" | "shared"
+  /** The Node that runs Cairn's connector in each agent's network (AgentNetwork.ts); Cairn's own by default. */
+  readonly nodePath?: string
 }
 
 /**
@@ -237,7 +239,7 @@ const systemArguments = (limits: Limits): { readonly args: Array<string>; readon
 }
 
 /** Makes the sandbox: probes bubblewrap once (unless `off`) and logs what agents will run in. */
-export const make = (options: Options): Effect.Effect<Sandbox, never, Scope.Scope> =>
+export const make = (options: Options): Effect.Effect<Sandbox> =>
   Effect.gen(function*() {
     const limits: Limits = { ...defaultLimits, ...options.limits }
     if (options.mode === "off") {
@@ -294,7 +296,6 @@ export const make = (options: Options): Effect.Effect<Sandbox, never, Scope.Scop
       )
       return sandbox!
     }
-    networks?.close()
     const message = unavailableMessage(failure)
     if (options.mode === "required") {
       return yield* Effect.die(new Error(`SANDBOX=required: Cairn cannot start: ${message}`))
@@ -313,11 +314,8 @@ const agentNetworks = (options: Options) =>
   Effect.gen(function*() {
     const why = process.getuid?.() !== 0
       ? "Cairn does not run as root, and joining an agent's network namespace takes it"
-      : AgentNetwork.make(options.egressAllow ?? [])
-    if (typeof why !== "string") {
-      yield* Effect.addFinalizer(() => Effect.sync(() => why.close()))
-      return why
-    }
+      : AgentNetwork.make(options.egressAllow ?? [], options.nodePath ?? process.execPath)
+    if (typeof why !== "string") return why
     if (options.mode === "required" && process.getuid?.() === 0) {
       return yield* Effect.die(new Error(`SANDBOX=required: Cairn cannot start: agents cannot have networks of their own: ${why}`))
     }

@@ -5,7 +5,7 @@
  * the squatter's port was bound), then refused from inside the agent. Needs what CI has: root, bubblewrap,
  * slirp4netns, socat and iproute2; elsewhere agents share the host's network and these tests skip themselves.
  */
-import { AgentEngine } from "@cairn/agent-engine"
+import { AgentEngine, type AppEndpoint } from "@cairn/agent-engine"
 import { freshAgent } from "@cairn/agent-engine/testing"
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber, Redacted } from "effect"
@@ -95,11 +95,14 @@ const startedAgent = Effect.gen(function*() {
   return agentId
 })
 
-/** A GET through an app endpoint the engine gave (its relay's Unix socket, here). */
-const getThrough = (endpoint: { readonly socketPath: string } | { readonly host: string; readonly port: number }) =>
+/** A GET through an app endpoint the engine gave (connections into the agent's network, here). */
+const getThrough = (endpoint: AppEndpoint) =>
   new Promise<string>((resolve, reject) => {
-    const address = "socketPath" in endpoint ? { socketPath: endpoint.socketPath } : { host: endpoint.host, port: endpoint.port }
-    Http.get({ ...address, path: "/", agent: false }, (response) => {
+    assert.isTrue("connect" in endpoint, "the app is reached on the host's network")
+    const connect = (endpoint as Extract<AppEndpoint, { connect: unknown }>).connect
+    const createConnection = (_options: unknown, done: (error: Error | null, socket: never) => void) =>
+      void connect().then((socket) => done(null, socket as never), (error: Error) => done(error, undefined as never))
+    Http.get({ createConnection, path: "/" }, (response) => {
       let body = ""
       response.on("data", (chunk: Buffer) => (body += chunk.toString()))
       response.on("end", () => resolve(body))

@@ -14,7 +14,7 @@ import { pathToFileURL } from "node:url"
 import { metaDirOf } from "../src/AgentHome.ts"
 import { readPidRecord } from "../src/GatewayProcess.ts"
 import { OpenClawAgentEngine } from "../src/index.ts"
-import { gatewayEnvironment, onGatewayPorts, reserveGatewayPorts, sandboxModeForTests, waitUntil } from "../src/testing/index.ts"
+import { gatewayEnvironment, onGatewayPorts, processesUnder, reserveGatewayPorts, sandboxModeForTests, serveAgentApp, waitUntil } from "../src/testing/index.ts"
 import { engineProcess } from "./fixtures/EngineProcess.ts"
 import { fakeNpm, repository, standInEngine } from "./fixtures/StandInEngine.ts"
 
@@ -59,7 +59,8 @@ agentEngineContract("OpenClawAgentEngine on a stand-in engine", engineAt("contra
   timeout: "30 seconds",
   environmentOf: (agentId) => Effect.sync(() => gatewayEnvironment(Path.join(dataDir, "contract", "agents", agentId))),
   // One of the ports OpenClaw derives from the agent's gateway port (its slot's block of 120 from the base port).
-  ownedAppPort: (agentId) => Effect.sync(() => contractPorts + 120 * agentSlot(Path.join(dataDir, "contract", "agents", agentId)) + 7)
+  ownedAppPort: (agentId) => Effect.sync(() => contractPorts + 120 * agentSlot(Path.join(dataDir, "contract", "agents", agentId)) + 7),
+  serveApp: (agentId) => serveAgentApp(Path.join(dataDir, "contract", "agents", agentId))
 })
 
 describe("OpenClawAgentEngine", () => {
@@ -348,7 +349,7 @@ describe("OpenClawAgentEngine", () => {
         const port = JSON.parse(
           Fs.readFileSync(Path.join(dataDir, "files", "agents", agentId, ".openclaw", "openclaw.json"), "utf8")
         ).gateway.port
-        const pid = pidListeningOn(port)
+        const pid = pidListeningOn(Path.join(dataDir, "files", "agents", agentId), port)
         assert.isDefined(pid)
         process.kill(pid!, "SIGKILL")
         yield* waitUntil(() => Effect.runSync(Effect.map(Effect.orDie(engine.status(agentId)), (s) => s.state !== "running")), "the kill is seen")
@@ -424,17 +425,20 @@ describe("OpenClawAgentEngine", () => {
   })
 })
 
-/** The pid of the process whose cwd is an agent dir and that listens on `port`, found through /proc (Linux). */
-function pidListeningOn(port: number): number | undefined {
+/**
+ * The pid of the process running in the agent's home that listens on `port`, found through /proc (Linux): each
+ * process's own view of TCP (`/proc/<pid>/net/tcp`: the agent's network, where it has one of its own).
+ */
+function pidListeningOn(home: string, port: number): number | undefined {
   const hex = port.toString(16).toUpperCase().padStart(4, "0")
-  const inode = Fs.readFileSync("/proc/net/tcp", "utf8").split("\n")
-    .map((line) => line.trim().split(/\s+/))
-    .find((cols) => cols[1]?.endsWith(`:${hex}`) && cols[3] === "0A")?.[9]
-  if (inode === undefined) return undefined
-  for (const pid of Fs.readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
+  for (const { pid } of processesUnder(Fs.realpathSync(home))) {
     try {
+      const inode = Fs.readFileSync(`/proc/${pid}/net/tcp`, "utf8").split("\n")
+        .map((line) => line.trim().split(/\s+/))
+        .find((cols) => cols[1]?.endsWith(`:${hex}`) && cols[3] === "0A")?.[9]
+      if (inode === undefined) continue
       const fds = Fs.readdirSync(`/proc/${pid}/fd`)
-      if (fds.some((fd) => Fs.readlinkSync(`/proc/${pid}/fd/${fd}`) === `socket:[${inode}]`)) return Number(pid)
+      if (fds.some((fd) => Fs.readlinkSync(`/proc/${pid}/fd/${fd}`) === `socket:[${inode}]`)) return pid
     } catch {
       // Not ours to read, or gone.
     }

@@ -15,7 +15,7 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { OpenClawAgentEngine, OpenClawAgentHome } from "../src/index.ts"
-import { gatewayEnvironment, inGatewayNetwork } from "../src/testing/index.ts"
+import { gatewayEnvironment, inGatewayNetwork, serveAgentApp } from "../src/testing/index.ts"
 
 /** Two recent stable releases, so the suite can upgrade and refuse a downgrade. */
 export const versions = ["2026.9.5", "2026.9.6"]
@@ -47,26 +47,9 @@ export const contractOptions = (basePort: number): ContractOptions => ({
   // The agent's gateway port itself (its slot's block of 120 from the base port).
   ownedAppPort: (agentId) =>
     Effect.sync(() => basePort + 120 * JSON.parse(Fs.readFileSync(Path.join(OpenClawAgentHome.metaDirOf(agentHome(basePort, agentId)), "engine.json"), "utf8")).slot),
-  serveApp: (agentId) => serveApp(agentHome(basePort, agentId))
+  serveApp: (agentId) => serveAgentApp(agentHome(basePort, agentId))
 })
 
-/**
- * An app in the agent's workspace: a Node server answering `app saw <path>` on a free port, in the agent's network
- * (AgentNetwork.ts) where it has one of its own; stopped when the scope closes. Resolves once it listens.
- */
-export const serveApp = (home: string) =>
-  Effect.acquireRelease(
-    Effect.promise(() =>
-      new Promise<{ readonly port: number; readonly stop: () => void }>((resolve, reject) => {
-        const script = "const s = require('http').createServer((q, r) => r.end('app saw ' + q.url));" +
-          "s.listen(0, '127.0.0.1', () => console.log(s.address().port))"
-        const child = spawn(...inGatewayNetwork(home, process.execPath, ["-e", script]), { stdio: ["ignore", "pipe", "inherit"] })
-        child.stdout.once("data", (chunk: Buffer) => resolve({ port: Number(chunk.toString().trim()), stop: () => child.kill("SIGKILL") }))
-        child.once("error", reject)
-      })
-    ),
-    ({ stop }) => Effect.sync(stop)
-  ).pipe(Effect.map(({ port }) => port))
 
 /** Runs the agent's OpenClaw CLI as its gateway would: same engine, home and environment. */
 const openclawWith = (agentDir: string, version: string, env: NodeJS.ProcessEnv, args: ReadonlyArray<string>) =>

@@ -138,10 +138,14 @@ export interface AgentLimits {
   readonly pids: number | null
 }
 
-/** Where something listening inside an agent's workspace is reached from this node: a TCP address, or a Unix socket. */
+/**
+ * Where something listening inside an agent's workspace is reached from this node: a TCP address, or (an agent with a
+ * network of its own) a way to open connections into it. The same object is given for the same port as long as the
+ * agent's network lasts, so a caller can keep connections made through it (keyed by the object itself).
+ */
 export type AppEndpoint =
   | { readonly host: string; readonly port: number }
-  | { readonly socketPath: string }
+  | { readonly connect: () => Promise<NodeJS.ReadWriteStream> }
 
 export class AgentEngine extends Context.Service<AgentEngine, {
   /** Which engine runs this node's agents, as agents report it: `openclaw`, or `simulated` for tests and demos. */
@@ -324,7 +328,7 @@ export class AgentEngine extends Context.Service<AgentEngine, {
    * Where the agent's own app listening on `port` inside its workspace is reached from this node (the address the
    * app proxy connects to). Nothing is checked about the app itself: whether something listens there is the proxy's
    * to find out. A port the engine uses itself (a gateway's) is AppPortReserved. Where each agent has a network of its
-   * own, the endpoint is a Unix socket the engine relays into it, and there is none while the agent is down
+   * own, the endpoint opens connections into that network, and there is none while the agent is down
    * (AppNotRunning).
    */
   readonly appEndpoint: (

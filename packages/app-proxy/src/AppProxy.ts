@@ -34,12 +34,22 @@ export interface AppRoute {
   readonly protected: boolean
 }
 
-/** A TCP address, or a Unix socket (an app in an agent's own network, reached through the engine's relay). */
+/**
+ * A TCP address, or a way to open connections (an app in an agent's own network: the engine's connector). The same
+ * object stands for the same app while it lasts: the proxy keeps connections through it open between requests.
+ */
 export type AppEndpoint =
   | { readonly host: string; readonly port: number }
-  | { readonly socketPath: string }
+  | { readonly connect: () => Promise<NodeJS.ReadWriteStream> }
 
-const describe = (target: AppEndpoint) => "socketPath" in target ? target.socketPath : `${target.host}:${target.port}`
+const describe = (target: AppEndpoint) => "connect" in target ? "its own network" : `${target.host}:${target.port}`
+
+/** An `http.request` `createConnection` (its callback form) opening the connection with `connect`. */
+const connectionThrough = (connect: () => Promise<NodeJS.ReadWriteStream>) =>
+  (_options: unknown, done: (error: Error | null, socket: Duplex) => void): undefined => {
+    connect().then((socket) => done(null, socket as Duplex), (error: Error) => done(error, undefined as never))
+    return undefined
+  }
 
 export interface AppRouting {
   /** The route of an active domain for `host` (lowercase, without port or trailing dot), or undefined. */
@@ -262,6 +272,17 @@ export const attach = (server: Http.Server, routing: AppRouting, options: ProxyO
   })
   // Connections to apps are kept open between requests (as Node's global agent keeps them: 5 s idle).
   const agent = new Http.Agent({ keepAlive: true, timeout: 5_000 })
+  // Kept-open connections into each agent's network, by its endpoint (gone with it).
+  const pools = new WeakMap<AppEndpoint, Http.Agent>()
+  const poolOf = (target: Extract<AppEndpoint, { connect: unknown }>) => {
+    let pool = pools.get(target)
+    if (pool === undefined) {
+      pool = new Http.Agent({ keepAlive: true, timeout: 5_000 })
+      pool.createConnection = connectionThrough(target.connect) as unknown as typeof pool.createConnection
+      pools.set(target, pool)
+    }
+    return pool
+  }
   // Random, so that no client or app can name it; marks what this proxy sent on.
   const marker = crypto.randomUUID()
 
@@ -278,8 +299,10 @@ export const attach = (server: Http.Server, routing: AppRouting, options: ProxyO
   ) => {
     const previous = out.headers[hopHeader]
     const headers = { ...out.headers, [hopHeader]: previous === undefined ? marker : `${String(previous)}, ${marker}` }
-    const address = "socketPath" in target ? { socketPath: target.socketPath } : { host: target.host, port: target.port }
-    return Http.request({ ...address, method: request.method ?? "GET", path: out.path, headers, agent: via })
+    const address = "connect" in target
+      ? via === false ? { createConnection: connectionThrough(target.connect) } : { agent: poolOf(target) }
+      : { host: target.host, port: target.port, agent: via }
+    return Http.request({ ...address, method: request.method ?? "GET", path: out.path, headers })
   }
 
   /** Where the route's app is reached; undefined (logged) when the engine cannot say (a reserved port, another node). */

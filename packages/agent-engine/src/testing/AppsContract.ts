@@ -39,8 +39,13 @@ const anApp = Effect.acquireRelease(
 const get = (endpoint: AppEndpoint, path: string) =>
   Effect.promise(() =>
     new Promise<string>((resolve, reject) => {
-      const address = "socketPath" in endpoint ? { socketPath: endpoint.socketPath } : { host: endpoint.host, port: endpoint.port }
-      Http.get({ ...address, path, agent: false }, (response) => {
+      const address = "connect" in endpoint
+        ? {
+          createConnection: (_options: unknown, done: (error: Error | null, socket: never) => void) =>
+            void endpoint.connect().then((socket) => done(null, socket as never), (error: Error) => done(error, undefined as never))
+        }
+        : { host: endpoint.host, port: endpoint.port, agent: false }
+      Http.get({ ...address, path }, (response) => {
         let body = ""
         response.on("data", (chunk: Buffer) => (body += chunk.toString()))
         response.on("end", () => resolve(body))
@@ -75,7 +80,7 @@ export const appsContract = <R>(
       if ("port" in endpoint) {
         assert.strictEqual(endpoint.port, 4321)
         assert.isString(endpoint.host)
-      } else assert.isString(endpoint.socketPath)
+      } else assert.isFunction(endpoint.connect)
     }), timeout)
 
   if (options.ownedPort !== undefined) {
