@@ -7,8 +7,9 @@
  *
  * A snapshot is listed only once its whole tree is stored: the event is appended last, so a crash mid-sync leaves
  * unreferenced blocks for garbage collection and nothing half-listed. None is stored while the data directory's disk
- * is below its reserve, counting the bytes of the files to be read (507 Insufficient storage, DiskReserve.ts). Retention is decided with each snapshot;
- * garbage collection then removes blocks no kept snapshot reaches, while no import is under way.
+ * is below its reserve, counting the bytes of the files to be read (507 Insufficient storage, DiskReserve.ts).
+ * Retention is decided with each snapshot; garbage collection then removes blocks no kept snapshot reaches, while no
+ * import is under way.
  */
 import { AgentEngine, type RestoreEntry, type WorkspaceEntry } from "@cairn/agent-engine"
 import { type ContentStoreUnavailable, SnapshotStore, type TreeEntry, type TreeListing } from "@cairn/content-store"

@@ -1,7 +1,7 @@
 /**
  * Files in an agent's workspace: `POST /v0/agents/{agentId}/files/upload` `{filename, contentBase64}` writes
- * `uploads/<filename>` (413 `File too large` past the limit, decided while the body is read; 507 `Insufficient storage`
- * when it would leave the data directory's disk below its reserve), and
+ * `uploads/<filename>` (413 `File too large` past the limit, decided while the body is read; 507 `Insufficient
+ * storage` when it would leave the data directory's disk below its reserve), and
  * `GET /v0/agents/{agentId}/files?path=<path>` answers one file's raw bytes, typed by its extension.
  */
 import { WorkspaceFiles } from "@cairn/application"
