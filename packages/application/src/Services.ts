@@ -1,6 +1,6 @@
 /**
  * Every application service, listed once, over the one command handler. Runtimes and tests provide what they
- * stand on (event store with its read models, content store, engine, signer, verifier).
+ * stand on (event store with its read models, content store, engine, signer, verifier, free space).
  */
 import type { AgentEngine } from "@cairn/agent-engine"
 import type { GatewayTokens, MasterKeys, TokenSigner } from "@cairn/auth"
@@ -17,6 +17,8 @@ import { Gateway } from "./gateway/Gateway.ts"
 import { ApiKeys } from "./workspaces/ApiKeys.ts"
 import { Channels } from "./channels/Channels.ts"
 import { CommandHandler } from "./CommandHandler.ts"
+import { DiskReserve } from "./DiskReserve.ts"
+import type { FreeSpace } from "./FreeSpace.ts"
 import { Console } from "./workspace/Console.ts"
 import { Domains } from "./domains/Domains.ts"
 import { Failover } from "./agents/Failover.ts"
@@ -35,6 +37,7 @@ import { WorkspaceFiles } from "./workspace/WorkspaceFiles.ts"
 import { Workspaces } from "./workspaces/Workspaces.ts"
 
 export type Provided = Workspaces | ApiKeys | Files | Signatures | Agents | Gateway | Secrets | Skills | SecretVault | Issues | CommandHandler
+  | DiskReserve
   | Templates
   | Console | WorkspaceFiles
   | RuntimeConfig | Tasks
@@ -48,6 +51,7 @@ export type Requirements =
   | EventStore | SqlClient.SqlClient | ContentStore | SnapshotStore | SignatureVerifier | AgentEngine | GatewayTokens.GatewayTokens | TokenSigner | MasterKeys | SkillHub
   | GitRepositories
   | Dns
+  | FreeSpace
 
 /** Built floor by floor, in the order of the folders: each floor stands on the ones below it. */
 export const layer: Layer.Layer<Provided, never, Requirements> = Layer.mergeAll(Console.layer, WorkspaceFiles.layer, RuntimeConfig.layer, Tasks.layer).pipe(
@@ -57,5 +61,5 @@ export const layer: Layer.Layer<Provided, never, Requirements> = Layer.mergeAll(
   Layer.provideMerge(Layer.mergeAll(Templates.layer, Skills.layer, NodeLeases.layer)),
   Layer.provideMerge(Layer.mergeAll(Workspaces.layer, ApiKeys.layer, Issues.layer, Files.layer, Signatures.layer, Secrets.layer)),
   Layer.provideMerge(SecretVault.layer),
-  Layer.provideMerge(CommandHandler.layer)
+  Layer.provideMerge(Layer.merge(CommandHandler.layer, DiskReserve.layer))
 )

@@ -33,6 +33,12 @@ export const json = <S extends Schema.Codec<unknown, unknown>>(request: HttpServ
 export const bytes = <E>(request: HttpServerRequest.HttpServerRequest, maxBytes: number, tooLarge: () => E) =>
   Bytes.collectWithin(request.stream, maxBytes, tooLarge)
 
+/** The body's length as its `Content-Length` declares it; undefined when it declares none (a streamed body). */
+export const declaredLength = (request: HttpServerRequest.HttpServerRequest): number | undefined => {
+  const declared = request.headers["content-length"]
+  return declared !== undefined && /^\d+$/.test(declared) ? Number(declared) : undefined
+}
+
 /** Whether the request's `Content-Length` already says its body is over `maxBytes` (refused before it is read). */
 export const declaresMoreThan = (request: HttpServerRequest.HttpServerRequest, maxBytes: number) =>
   Number(request.headers["content-length"] ?? Number.NaN) > maxBytes

@@ -9,6 +9,7 @@ import type { Console, WorkspaceFiles } from "@cairn/application"
 import type { RuntimeConfig, Snapshots, Tasks } from "@cairn/application"
 import type { Channels } from "@cairn/application"
 import type { Domains } from "@cairn/application"
+import type { DiskReserve } from "@cairn/application"
 import type { AdminToken, TokenSigner } from "@cairn/auth"
 import type { ContentStore } from "@cairn/content-store"
 import type { EventStore } from "@cairn/event-store"
@@ -39,6 +40,7 @@ export type Requirements =
   | Snapshots
   | Channels
   | Domains
+  | DiskReserve
 
 export const routes: Layer.Layer<never, Config.ConfigError, Requirements> = Layer.mergeAll(
   // Before any route is matched, and around every route: request ids, metrics, NUL refusal, 404 and 405.

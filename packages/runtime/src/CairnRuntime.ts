@@ -11,6 +11,7 @@ import { AllowLocalGit, Templates } from "@cairn/application"
 import { defaultWorkspaceLimits, WorkspaceLimits } from "@cairn/application"
 import { defaultSnapshotSettings, Snapshots, SnapshotSettings } from "@cairn/application"
 import { defaultDomainSettings, Domains, DomainSettings } from "@cairn/application"
+import { DiskReserveBytes } from "@cairn/application"
 import { NodeDns } from "@cairn/dns/node"
 import { AdminToken, type GatewayTokens } from "@cairn/auth"
 import { HashedAdminToken, HmacGatewayTokens, JoseTokenSigner, MasterKeysConfig, type SecretFile } from "@cairn/auth/node"
@@ -26,6 +27,7 @@ import { Catalog, IsomorphicGitRepositories } from "@cairn/templates/node"
 import { Config, ConfigProvider, Duration, Effect, Layer, Option, Schema } from "effect"
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
+import * as NodeFreeSpace from "./NodeFreeSpace.ts"
 import * as ReadModels from "./ReadModels.ts"
 
 /** A database: `PgDatabase.layer(…)` for configured ones, or any layer giving the same clients (tests, benches). */
@@ -318,6 +320,26 @@ const layerWorkspaceLimits = Layer.effect(WorkspaceLimits, Effect.gen(function*(
   }
 }))
 
+/**
+ * The free-space reserve on the data directory's disk (docs/operations.md, "Disk"): `DISK_RESERVE` (1GiB; bytes or
+ * `2GiB`-style, `0` or `off` for none) is kept free of uploads and snapshots, which are refused below it (507).
+ */
+export const diskReserveConfig = Effect.gen(function*() {
+  const setting = (yield* Config.String("DISK_RESERVE").pipe(Config.withDefault("1GiB"))).trim()
+  const reserveBytes = setting === "0" || setting === "off" ? 0 : OpenClawAgentCgroups.parseBytes(setting)
+  if (reserveBytes === undefined) {
+    return yield* Effect.die(new Error(`DISK_RESERVE=${setting} is not a size: give bytes or e.g. 2GiB, 512MiB (0 for none)`))
+  }
+  return reserveBytes
+})
+
+const layerDiskReserve = Layer.unwrap(Effect.gen(function*() {
+  const dir = yield* dataDir
+  const reserveBytes = yield* diskReserveConfig
+  yield* Effect.logInfo(reserveBytes === 0 ? "Disk reserve: off (DISK_RESERVE=0)" : `Disk reserve: ${reserveBytes} bytes kept free on ${dir}'s disk`)
+  return Layer.merge(NodeFreeSpace.layer(dir), Layer.succeed(DiskReserveBytes, reserveBytes))
+}))
+
 /** The skill hub: a ClawHub-compatible registry at `CLAWHUB_URL`, else the offline catalog in `<DATA_DIR>/hub`. */
 const layerSkillHub = Layer.unwrap(Effect.map(dataDir, (dir) => SkillHubConfig.layer({ dataDir: dir })))
 
@@ -326,7 +348,7 @@ export const layerApplication = (database: DatabaseLayer) =>
   Services.layer.pipe(
     Layer.provideMerge(layerTemplates),
     Layer.provideMerge(Layer.mergeAll(layerContentStore, layerSignatureVerifier, layerCredentials, layerAgentEngine, layerNode, layerSkillHub,
-      layerWorkspaceLimits, layerSnapshotStore, layerSnapshotSettings, layerDomains, layerCluster)),
+      layerWorkspaceLimits, layerSnapshotStore, layerSnapshotSettings, layerDomains, layerCluster, layerDiskReserve)),
     Layer.provideMerge(layerStore(database))
   )
 

@@ -1,11 +1,11 @@
 /**
  * How a Cairn server is observed (docs/operations.md, "Observability"): its log lines' format, and the metrics read
- * from the database (and the agents' cgroups) just before each `/metrics` scrape. Request ids, the per-route latency histogram and tracing
+ * from the database (and the agents' cgroups, and the data directory's disk) just before each `/metrics` scrape. Request ids, the per-route latency histogram and tracing
  * come with the routes themselves (`@cairn/http`: RequestObservability, HttpMetrics, Tracing).
  */
 import { AgentEngine } from "@cairn/agent-engine"
 import { OpenClawEngineMetrics } from "@cairn/agent-engine-openclaw"
-import { AgentsNode, GatewayMetrics } from "@cairn/application"
+import { AgentsNode, DiskReserve, GatewayMetrics } from "@cairn/application"
 import { Agent } from "@cairn/domain"
 import { PgStoreMetrics } from "@cairn/event-store-pg"
 import { MetricsRoutes } from "@cairn/http"
@@ -86,6 +86,19 @@ const refreshLimits = Effect.gen(function*() {
   }
 })
 
+const diskGauges = {
+  free: Metric.gauge("cairn_disk_free_bytes", { description: "Bytes still free (to unprivileged writers) on the data directory's disk" }),
+  reserve: Metric.gauge("cairn_disk_reserve_bytes", { description: "Bytes of the data directory's disk kept free of uploads and snapshots (DISK_RESERVE)" })
+} as const
+
+/** The data directory's free bytes (one statfs) beside the reserve kept on that disk; none when they cannot be measured. */
+const refreshDisk = Effect.gen(function*() {
+  const reserve = yield* DiskReserve
+  yield* Metric.update(diskGauges.reserve, reserve.reserveBytes)
+  const free = yield* reserve.freeBytes
+  if (free !== undefined) yield* Metric.update(diskGauges.free, free)
+})
+
 /** Metrics that are only updated when something happens, read once so they are listed (at 0) from the start. */
 const listed = Effect.all([
   Metric.value(GatewayMetrics.restarts),
@@ -94,18 +107,20 @@ const listed = Effect.all([
   Metric.value(PgStoreMetrics.appendDuration.error)
 ], { discard: true })
 
-/** What `/metrics` reads from the database before each scrape: agents by state and each projection's lag. */
+/** What `/metrics` reads before each scrape: agents by state, their limits, the disk's free bytes, each projection's lag. */
 export const layerMetrics = Layer.effect(
   MetricsRoutes.BeforeScrape,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const node = yield* AgentsNode
     const engine = yield* AgentEngine
+    const disk = yield* DiskReserve
     const asynchronous = ReadModels.asynchronous.map((projection) => projection.name)
-    return Effect.all([listed, refreshAgents, refreshLimits, PgStoreMetrics.refreshProjectionLag(asynchronous)], { discard: true }).pipe(
+    return Effect.all([listed, refreshAgents, refreshLimits, refreshDisk, PgStoreMetrics.refreshProjectionLag(asynchronous)], { discard: true }).pipe(
       Effect.provideService(SqlClient.SqlClient, sql),
       Effect.provideService(AgentEngine, engine),
       Effect.provideService(AgentsNode, node),
+      Effect.provideService(DiskReserve, disk),
       Effect.orDie
     )
   })

@@ -1,6 +1,7 @@
 /**
  * What `/metrics` reads before a scrape (src/Observability.ts), over the test runtime's database and simulated
- * engine: the per-agent limits the engine reports (decision 0042) are gauges by resource.
+ * engine: the per-agent limits the engine reports (decision 0042) are gauges by resource; the data directory's free
+ * bytes and the disk reserve are gauges too.
  */
 import { MetricsRoutes } from "@cairn/http"
 import { assert, layer } from "@effect/vitest"
@@ -20,6 +21,15 @@ layer(Observability.layerMetrics.pipe(Layer.provideMerge(TestRuntime.layerTest()
         assert.match(text, /^cairn_agent_limit\{resource="memory_bytes"\} 4294967296$/m, text)
         assert.match(text, /^cairn_agent_limit\{resource="cpus"\} 1$/m)
         assert.match(text, /^cairn_agent_limit\{resource="pids"\} 512$/m)
+      }))
+
+    it.effect("show the data directory's free bytes and the reserve kept on its disk", () =>
+      Effect.gen(function*() {
+        yield* yield* MetricsRoutes.BeforeScrape
+        const text = yield* PrometheusMetrics.format()
+        // The test runtime's disk has 1 TiB free; the reserve is the default 1 GiB.
+        assert.match(text, /^cairn_disk_free_bytes 1099511627776$/m, text)
+        assert.match(text, /^cairn_disk_reserve_bytes 1073741824$/m)
       }))
   }
 )

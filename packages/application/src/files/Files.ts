@@ -2,7 +2,8 @@
  * Files: upload (content into the store, then the file and its CID record decided and appended together), folder
  * upload (the files as one UnixFS directory, recorded as one file of mime type `directory`), list with filters and
  * keyset pagination, get, update and delete (the file and the release of its CID, together). Every file is scoped
- * to the caller's workspace and network; reads come from the files table.
+ * to the caller's workspace and network; reads come from the files table. Nothing is stored while the data
+ * directory's disk is below its reserve (507 Insufficient storage, DiskReserve.ts).
  */
 import { ContentStore, type DirectoryFile, directoryPathProblem } from "@cairn/content-store"
 import { CidRecord, File, type Network, ValidationFailed } from "@cairn/domain"
@@ -10,6 +11,7 @@ import { Context, Effect, Layer, Option, type Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Principal } from "../Access.ts"
 import { CommandHandler, decision, emptyStream, unreadDecision } from "../CommandHandler.ts"
+import { DiskReserve } from "../DiskReserve.ts"
 import { now } from "../Now.ts"
 import * as FilesTable from "../readmodels/FilesTable.ts"
 
@@ -23,6 +25,11 @@ export interface Upload {
   readonly keyvalues: File.KeyValues
   readonly cidVersion: 0 | 1
   readonly content: Stream.Stream<Uint8Array, unknown>
+  /**
+   * The bytes storing the content will add to the data directory's disk, when known before it is read (asked of the
+   * disk reserve); otherwise only room above the reserve is asked for.
+   */
+  readonly size?: number
 }
 
 /** The mime type a folder's file record carries, as Pinata reports it. */
@@ -104,6 +111,7 @@ export class Files extends Context.Service<Files>()("cairn/Files", {
     const commands = yield* CommandHandler
     const files = FilesTable.queries(yield* SqlClient.SqlClient)
     const content = yield* ContentStore
+    const reserve = yield* DiskReserve
 
     /** Records stored content as a new file of the caller's, with the CID's upload, in one append. */
     const record = Effect.fnUntraced(function*(principal: Principal, stored: {
@@ -135,6 +143,7 @@ export class Files extends Context.Service<Files>()("cairn/Files", {
     })
 
     const upload = Effect.fn("Files.upload")(function*(principal: Principal, input: Upload) {
+      yield* reserve.ensureRoom(input.size ?? 0)
       const added = yield* content.add(input.content, { network: input.network, cidVersion: input.cidVersion })
       return yield* record(principal, {
         network: input.network,
@@ -163,6 +172,7 @@ export class Files extends Context.Service<Files>()("cairn/Files", {
       const files = folder === undefined || input.wrapWithDirectory === true
         ? input.files
         : input.files.map((file) => ({ path: file.path.slice(folder.length + 1), content: file.content }))
+      yield* reserve.ensureRoom(files.reduce((total, file) => total + file.content.byteLength, 0))
       const added = yield* content.addDirectory(files, { network: input.network, cidVersion: input.cidVersion }).pipe(
         // The paths were checked above with the store's own rules.
         Effect.catchTag("InvalidDirectoryPath", (refusal) => Effect.die(refusal))

@@ -6,8 +6,10 @@
  * hashed again (the fingerprints are this node's cache; after a restart the first snapshot reads everything once).
  *
  * A snapshot is listed only once its whole tree is stored: the event is appended last, so a crash mid-sync leaves
- * unreferenced blocks for garbage collection and nothing half-listed. Retention is decided with each snapshot;
- * garbage collection then removes blocks no kept snapshot reaches, while no import is under way.
+ * unreferenced blocks for garbage collection and nothing half-listed. None is stored while the data directory's disk
+ * is below its reserve, counting the bytes of the files to be read (507 Insufficient storage, DiskReserve.ts).
+ * Retention is decided with each snapshot; garbage collection then removes blocks no kept snapshot reaches, while no
+ * import is under way.
  */
 import { AgentEngine, type RestoreEntry, type WorkspaceEntry } from "@cairn/agent-engine"
 import { type ContentStoreUnavailable, SnapshotStore, type TreeEntry, type TreeListing } from "@cairn/content-store"
@@ -17,6 +19,7 @@ import { SqlClient } from "effect/sql"
 import type { Principal } from "../Access.ts"
 import { Gateway } from "../gateway/Gateway.ts"
 import { CommandHandler } from "../CommandHandler.ts"
+import { DiskReserve } from "../DiskReserve.ts"
 import { now } from "../Now.ts"
 import { AgentsTable, SnapshotsTable } from "../readmodels/index.ts"
 import { SnapshotSettings } from "./SnapshotSettings.ts"
@@ -75,6 +78,7 @@ export class Snapshots extends Context.Service<Snapshots>()("cairn/Snapshots", {
     const agents = AgentsTable.queries(yield* SqlClient.SqlClient)
     const gateway = yield* Gateway
     const settings = yield* SnapshotSettings
+    const reserve = yield* DiskReserve
     const sql = yield* SqlClient.SqlClient
     const table = SnapshotsTable.queries(sql)
     const agentsTable = AgentsTable.queries(sql)
@@ -121,6 +125,12 @@ export class Snapshots extends Context.Service<Snapshots>()("cairn/Snapshots", {
         return filesOf(yield* store.readTree(latestCid))
       })
 
+    /** The CID a scanned file had at the last snapshot, when its fingerprint says it is unchanged since. */
+    const unchangedCid = (entry: WorkspaceEntry, index: Index | undefined) => {
+      const known = index?.files.get(entry.path)
+      return entry.fingerprint !== undefined && known?.fingerprint === entry.fingerprint ? known.cid : undefined
+    }
+
     /** The workspace as tree entries: unchanged files by the CID they had, the rest read from the engine. */
     const treeOf = (agentId: string, scan: ReadonlyArray<WorkspaceEntry>, index: Index | undefined): ReadonlyArray<TreeEntry> =>
       scan.map((entry): TreeEntry => {
@@ -130,17 +140,20 @@ export class Snapshots extends Context.Service<Snapshots>()("cairn/Snapshots", {
           case "symlink":
             return { path: entry.path, kind: "symlink", target: entry.target ?? "" }
           case "file": {
-            const known = index?.files.get(entry.path)
-            const reusable = entry.fingerprint !== undefined && known?.fingerprint === entry.fingerprint
+            const cid = unchangedCid(entry, index)
             return {
               path: entry.path,
               kind: "file",
               mode: entry.mode,
-              source: reusable ? { cid: known.cid } : { content: engine.readWorkspaceEntry(agentId, entry.path) }
+              source: cid !== undefined ? { cid } : { content: engine.readWorkspaceEntry(agentId, entry.path) }
             }
           }
         }
       })
+
+    /** The most a snapshot of the scan can add to the store: the bytes of the files it reads (not known unchanged). */
+    const bytesToRead = (scan: ReadonlyArray<WorkspaceEntry>, index: Index | undefined) =>
+      scan.reduce((total, entry) => entry.kind === "file" && unchangedCid(entry, index) === undefined ? total + entry.size : total, 0)
 
     /** Stores the workspace and records it as the agent's next snapshot (unless it repeats the latest). Locked. */
     const take = (agentId: string, workspaceId: string, trigger: Snapshot.Trigger, actor: string) =>
@@ -150,6 +163,7 @@ export class Snapshots extends Context.Service<Snapshots>()("cairn/Snapshots", {
           Effect.tapError((error) => Effect.logWarning(`Agent ${agentId}: workspace scan failed`, error)),
           Effect.mapError(() => syncFailed)
         )
+        yield* reserve.ensureRoom(bytesToRead(scan, indexes.get(agentId)))
         const { outcome, index } = yield* Effect.gen(function*() {
           const stored = yield* store.importTree(treeOf(agentId, scan, indexes.get(agentId))).pipe(
             Effect.catchTags({
@@ -368,6 +382,8 @@ export class Snapshots extends Context.Service<Snapshots>()("cairn/Snapshots", {
       for (const agent of yield* agentsTable.runningOn(gateway.node)) {
         yield* take(agent.agentId, agent.workspaceId, "auto", "snapshots").pipe(
           oneAtATime(agent.agentId),
+          // Below the disk reserve the refusal is logged already (DiskReserve.ts); the next round tries again.
+          Effect.catchTag("InsufficientStorage", () => Effect.void),
           Effect.catchCause((cause) => Effect.logWarning(`Agent ${agent.agentId}: automatic snapshot failed`, cause))
         )
       }

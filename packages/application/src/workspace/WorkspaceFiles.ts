@@ -1,7 +1,8 @@
 /**
  * Files in an agent's workspace through the API: an upload is written whole and atomically to
  * `uploads/<filename>` through the AgentEngine port and recorded on the agent's uploads log (name, size, SHA-256;
- * never the content) with the caller as actor; a read returns one file's bytes within the configured cap.
+ * never the content) with the caller as actor; a read returns one file's bytes within the configured cap. An upload
+ * that would leave the data directory's disk below its reserve is refused before it is written (507, DiskReserve.ts).
  */
 import { AgentEngine } from "@cairn/agent-engine"
 import { Upload } from "@cairn/domain"
@@ -9,6 +10,7 @@ import { Context, Effect, Layer } from "effect"
 import type { Principal } from "../Access.ts"
 import { Agents } from "../agents/Agents.ts"
 import { CommandHandler } from "../CommandHandler.ts"
+import { DiskReserve } from "../DiskReserve.ts"
 import { now } from "../Now.ts"
 import { WorkspaceLimits } from "../workspaces/WorkspaceLimits.ts"
 
@@ -35,6 +37,7 @@ export class WorkspaceFiles extends Context.Service<WorkspaceFiles>()("cairn/Wor
     const engine = yield* AgentEngine
     const agents = yield* Agents
     const limits = yield* WorkspaceLimits
+    const reserve = yield* DiskReserve
 
     const upload = Effect.fn("WorkspaceFiles.upload")(function*(
       principal: Principal,
@@ -47,6 +50,7 @@ export class WorkspaceFiles extends Context.Service<WorkspaceFiles>()("cairn/Wor
       const content = yield* Effect.fromResult(Upload.decodeBase64(input.contentBase64))
       if (content.byteLength > limits.uploadMaxBytes) return yield* new Upload.FileTooLarge({ maxBytes: limits.uploadMaxBytes })
       const path = Upload.uploadPath(filename)
+      yield* reserve.ensureRoom(content.byteLength)
       yield* engine.writeWorkspaceFiles(agentId, [{ path, content }])
       const record = new Upload.RecordUpload({
         agentId, workspaceId, filename, path, size: content.byteLength, sha256: yield* sha256(content), at: yield* now

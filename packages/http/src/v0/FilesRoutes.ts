@@ -1,10 +1,11 @@
 /**
  * Files in an agent's workspace: `POST /v0/agents/{agentId}/files/upload` `{filename, contentBase64}` writes
- * `uploads/<filename>` (413 `File too large` past the limit, decided while the body is read), and
+ * `uploads/<filename>` (413 `File too large` past the limit, decided while the body is read; 507 `Insufficient
+ * storage` when it would leave the data directory's disk below its reserve), and
  * `GET /v0/agents/{agentId}/files?path=<path>` answers one file's raw bytes, typed by its extension.
  */
 import { WorkspaceFiles } from "@cairn/application"
-import { Agent, Upload } from "@cairn/domain"
+import { Agent, DiskSpace, Upload } from "@cairn/domain"
 import { Effect, Schema } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
 import * as Body from "../Body.ts"
@@ -91,7 +92,7 @@ export const layer = HttpRouter.use((router) =>
     const { agentRoute } = yield* Kit.make(router)
     const files = yield* WorkspaceFiles
 
-    yield* agentRoute("POST", "/v0/agents/:agentId/files/upload", { summary: "Upload a file into the agent's workspace (uploads/<filename>)", body: { schema: UploadBody }, response: { schema: UploadedWire }, errors: [new Agent.AgentNotFound({ agentId: "" }), new Upload.FileTooLarge({ maxBytes: 0 })] }, ({ principal, agentId, request }) =>
+    yield* agentRoute("POST", "/v0/agents/:agentId/files/upload", { summary: "Upload a file into the agent's workspace (uploads/<filename>)", body: { schema: UploadBody }, response: { schema: UploadedWire }, errors: [new Agent.AgentNotFound({ agentId: "" }), new Upload.FileTooLarge({ maxBytes: 0 }), new DiskSpace.InsufficientStorage({ freeBytes: 0, reserveBytes: 0, bytes: 0 })] }, ({ principal, agentId, request }) =>
       Effect.gen(function*() {
         const maxBytes = files.maxUploadBodyBytes
         const input = yield* Body.jsonWithin(request, UploadBody, maxBytes, () => new Upload.FileTooLarge({ maxBytes }), "contentBase64")

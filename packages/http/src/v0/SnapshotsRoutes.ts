@@ -2,10 +2,11 @@
  * An agent's workspace snapshots: take one now (`POST …/snapshots/sync`), whether snapshots are configured and the
  * last one's time (`GET …/snapshots/sync`), the kept ones newest first (`GET …/snapshots?limit=&pageToken=`), and a
  * reset to one of them (`POST …/snapshots/reset {snapshotCid}`), which takes a `pre-reset` snapshot first. The reset
- * body is read as text, so that one that is not JSON is `Invalid snapshot CID` like any body without a CID.
+ * body is read as text, so that one that is not JSON is `Invalid snapshot CID` like any body without a CID. Below
+ * the data directory's disk reserve a sync (and so a reset) is refused before anything is stored (507).
  */
 import { Snapshots } from "@cairn/application"
-import { Agent, Snapshot } from "@cairn/domain"
+import { Agent, DiskSpace, Snapshot } from "@cairn/domain"
 import { Effect, Schema } from "effect"
 import { HttpRouter } from "effect/http"
 import * as Kit from "./Kit.ts"
@@ -49,6 +50,9 @@ const snapshotWire = (snapshot: Omit<typeof SnapshotWire.Type, "changeSummary"> 
 /** A page of snapshots, newest first; `nextPageToken` asks for the older ones. */
 const SnapshotPage = Schema.Struct({ agentId: Schema.String, snapshots: Schema.Array(SnapshotWire), nextPageToken: Schema.optionalKey(Schema.String) })
 
+/** A sync or reset below the disk reserve, for the route catalog. */
+const insufficientStorage = new DiskSpace.InsufficientStorage({ freeBytes: 0, reserveBytes: 0, bytes: 0 })
+
 const Reset = Schema.Struct({ success: Schema.Boolean, snapshotCid: Schema.String, preResetCid: Schema.String, message: Schema.String })
 
 export const layer = HttpRouter.use((router) =>
@@ -56,7 +60,7 @@ export const layer = HttpRouter.use((router) =>
     const { agentRoute } = yield* Kit.make(router)
     const snapshots = yield* Snapshots
 
-    yield* agentRoute("POST", "/v0/agents/:agentId/snapshots/sync", { summary: "Take a snapshot of the agent's workspace now", response: { schema: Synced }, errors: [new Agent.AgentNotFound({ agentId: "" }), new Snapshot.StorageNotConfigured(), new Snapshot.SyncFailed({ agentId: "" }), new Snapshot.SnapshotStorageUnavailable({ operation: "" })] }, ({ principal, agentId }) =>
+    yield* agentRoute("POST", "/v0/agents/:agentId/snapshots/sync", { summary: "Take a snapshot of the agent's workspace now", response: { schema: Synced }, errors: [new Agent.AgentNotFound({ agentId: "" }), new Snapshot.StorageNotConfigured(), new Snapshot.SyncFailed({ agentId: "" }), new Snapshot.SnapshotStorageUnavailable({ operation: "" }), insufficientStorage] }, ({ principal, agentId }) =>
       Effect.map(snapshots.sync(principal, agentId), (outcome) => ({
         success: true,
         message: outcome.recorded ? "Snapshot taken" : "Workspace unchanged since the latest snapshot",
@@ -75,7 +79,7 @@ export const layer = HttpRouter.use((router) =>
         ...(page.nextPageToken === undefined ? {} : { nextPageToken: page.nextPageToken })
       })))
 
-    yield* agentRoute("POST", "/v0/agents/:agentId/snapshots/reset", { summary: "Reset the workspace to a snapshot (a pre-reset snapshot is taken first)", body: { contentType: "application/json", description: "{snapshotCid}" }, response: { schema: Reset }, errors: [new Agent.AgentNotFound({ agentId: "" }), new Snapshot.InvalidSnapshotCid(), new Snapshot.SnapshotNotFound({ snapshotCid: "" }), new Snapshot.ResetFailed({ agentId: "" })] }, ({ principal, agentId, request }) =>
+    yield* agentRoute("POST", "/v0/agents/:agentId/snapshots/reset", { summary: "Reset the workspace to a snapshot (a pre-reset snapshot is taken first)", body: { contentType: "application/json", description: "{snapshotCid}" }, response: { schema: Reset }, errors: [new Agent.AgentNotFound({ agentId: "" }), new Snapshot.InvalidSnapshotCid(), new Snapshot.SnapshotNotFound({ snapshotCid: "" }), new Snapshot.ResetFailed({ agentId: "" }), insufficientStorage] }, ({ principal, agentId, request }) =>
       Effect.gen(function*() {
         const outcome = yield* snapshots.reset(principal, agentId, yield* request.text)
         return {

@@ -3,11 +3,13 @@
  * pinata SDK's filters and pagination, get, update and delete. Responses use the `{data: …}` envelope. A multipart
  * upload with several `file` parts, or one whose filename is a path (`<folder>/<name>`), is a folder: stored as one
  * UnixFS directory. Pinata's legacy `POST /pinning/pinFileToIPFS` (the SDK's `fileArray`) is served here too.
+ * Below the data directory's disk reserve an upload is refused before a byte of it is staged (507, DiskReserve.ts),
+ * as far as its declared `Content-Length` tells.
  */
-import { ApiKeys, Files, type FolderUpload, type ListQuery, type Principal } from "@cairn/application"
+import { ApiKeys, DiskReserve, Files, type FolderUpload, type ListQuery, type Principal } from "@cairn/application"
 import { ContentStoreUnavailable, heldBytes, heldContent, type HeldPieces, heldStart, type StagedLeaves } from "@cairn/content-store"
 import { bodyBytesRead, LeafWriter, readStaged, readStagedStart, stagedContent } from "@cairn/content-store/node"
-import { Cid, File, Network, ValidationFailed } from "@cairn/domain"
+import { Cid, DiskSpace, File, Network, ValidationFailed } from "@cairn/domain"
 import { ByteSize, Config, Effect, FileSystem, Path, Schema, type Scope, Stream } from "effect"
 import { HttpIncomingMessage, HttpRouter, type HttpServerRequest, Multipart } from "effect/http"
 import { requireScope } from "../Authenticate.ts"
@@ -54,6 +56,9 @@ class UploadTooLarge extends Schema.TaggedError<UploadTooLarge>()("UploadTooLarg
   readonly status = 413
   override readonly message = "File too large"
 }
+
+/** What an upload answers below the disk reserve, for the route catalog. */
+const insufficientStorage = new DiskSpace.InsufficientStorage({ freeBytes: 0, reserveBytes: 0, bytes: 0 })
 
 /** One `file` part of a multipart upload: its pieces in memory (never joined), or staged on disk as raw leaves. */
 type Part = {
@@ -132,10 +137,11 @@ export const layer = HttpRouter.use((router) =>
   Effect.gen(function*() {
     const keys = yield* ApiKeys
     const files = yield* Files
+    const reserve = yield* DiskReserve
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
     const dataDir = yield* Config.String("DATA_DIR").pipe(Config.withDefault("./data"))
-    const resumable = yield* ResumableUploads.make({ directory: path.join(dataDir, "uploads"), files, fs })
+    const resumable = yield* ResumableUploads.make({ directory: path.join(dataDir, "uploads"), files, reserve, fs })
     // Beside the blockstores (same filesystem: staged leaves are renamed into them).
     const stagingRoot = path.join(dataDir, "staging")
     yield* StaleEntries.sweep(fs, stagingRoot, stagingKeptMillis).pipe(
@@ -150,6 +156,8 @@ export const layer = HttpRouter.use((router) =>
       Effect.gen(function*() {
         // A body whose declared length already passes every cap is refused before a byte of it is read.
         if (Body.declaresMoreThan(request, multipartLimitBytes + formOverheadBytes)) return yield* new UploadTooLarge()
+        // Parts past `inMemoryBytes` are staged on the data directory's disk as they arrive: room is asked first.
+        yield* reserve.ensureRoom(Body.declaredLength(request) ?? 0)
         const fields: Record<string, string> = {}
         const parts: Array<Part> = []
         const memory = { held: 0 }
@@ -251,6 +259,7 @@ export const layer = HttpRouter.use((router) =>
           groupId: options.groupId,
           keyvalues: options.keyvalues,
           cidVersion: options.cidVersion,
+          // No size for the reserve: the body's declared length was asked for before its parts were staged.
           content: partContent(part)
         })
       })
@@ -291,12 +300,12 @@ export const layer = HttpRouter.use((router) =>
         return json(LegacyPinning.toLegacyWire(pinned))
       }).pipe(Effect.scoped)
 
-    yield* RouteCatalog.add(router, { method: "POST", path: "/v3/files", summary: "Upload a file or a folder (multipart), or start a resumable upload (Upload-Length)", auth: "apiKey", scope: "org:files:write", body: { contentType: "multipart/form-data", description: "`file` part(s) and the pinata SDK's fields: network, name, group_id, keyvalues, cid_version" }, headers: [{ name: "Upload-Length", description: "starts a resumable upload of this many bytes (201, Location)" }, { name: "Upload-Metadata" }], response: { schema: FileEnvelope }, otherResponses: [{ status: 201, schema: ResumableUploads.Started, description: "A resumable upload started: its absolute Location, Upload-Offset 0" }], errors: [new UploadTooLarge()] }, (request) =>
+    yield* RouteCatalog.add(router, { method: "POST", path: "/v3/files", summary: "Upload a file or a folder (multipart), or start a resumable upload (Upload-Length)", auth: "apiKey", scope: "org:files:write", body: { contentType: "multipart/form-data", description: "`file` part(s) and the pinata SDK's fields: network, name, group_id, keyvalues, cid_version" }, headers: [{ name: "Upload-Length", description: "starts a resumable upload of this many bytes (201, Location)" }, { name: "Upload-Metadata" }], response: { schema: FileEnvelope }, otherResponses: [{ status: 201, schema: ResumableUploads.Started, description: "A resumable upload started: its absolute Location, Upload-Offset 0" }], errors: [new UploadTooLarge(), insufficientStorage] }, (request) =>
       handled(Effect.gen(function*() {
         if (request.headers["upload-length"] !== undefined) return yield* resumable.create(keys, request)
         return yield* uploadMultipart(request)
       })))
-    yield* RouteCatalog.add(router, { method: "POST", path: "/pinning/pinFileToIPFS", summary: "Pinata's legacy pin (the SDK's fileArray)", auth: "apiKey", scope: "org:files:write", body: { contentType: "multipart/form-data", description: "`file` parts, pinataMetadata and pinataOptions as JSON" }, response: { schema: LegacyPinning.LegacyWire }, errors: [new UploadTooLarge()] }, (request) => handled(pinFileToIPFS(request)))
+    yield* RouteCatalog.add(router, { method: "POST", path: "/pinning/pinFileToIPFS", summary: "Pinata's legacy pin (the SDK's fileArray)", auth: "apiKey", scope: "org:files:write", body: { contentType: "multipart/form-data", description: "`file` parts, pinataMetadata and pinataOptions as JSON" }, response: { schema: LegacyPinning.LegacyWire }, errors: [new UploadTooLarge(), insufficientStorage] }, (request) => handled(pinFileToIPFS(request)))
     yield* RouteCatalog.add(router, { method: "PATCH", path: "/v3/files/uploads/:uploadId", summary: "Append a chunk to a resumable upload", auth: "apiKey", scope: "org:files:write", body: { contentType: "application/offset+octet-stream" }, headers: [{ name: "Upload-Offset", required: true }], response: { status: 204 }, errors: ResumableUploads.errors }, (request) =>
       handled(Effect.flatMap(HttpRouter.params, (params) => resumable.append(keys, request, params["uploadId"] ?? ""))))
     yield* RouteCatalog.add(router, { method: "GET", path: "/v3/files/uploads/:uploadId", summary: "A resumable upload's offset", auth: "apiKey", scope: "org:files:write", response: { status: 204 }, errors: ResumableUploads.errors }, (request) =>

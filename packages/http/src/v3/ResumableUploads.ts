@@ -3,11 +3,12 @@
  * `Tus-Resumable` header): `POST /v3/files` with `Upload-Length` and `Upload-Metadata` answers 201 and an absolute
  * `Location`; `PATCH <Location>` appends at `Upload-Offset`; the PATCH that completes the upload imports the file
  * and answers 204 with `upload-cid`; `GET <Location>` tells the offset to resume from (in `Upload-Offset`). Sessions are staged on
- * disk under `DATA_DIR/uploads/<id>` (bytes plus a JSON description), so they survive a restart of this node.
+ * disk under `DATA_DIR/uploads/<id>` (bytes plus a JSON description), so they survive a restart of this node. The
+ * start and each chunk ask the disk reserve for the bytes still to come (507 below it, DiskReserve.ts).
  */
-import { ApiKeys, Files } from "@cairn/application"
+import { ApiKeys, type DiskReserve, Files } from "@cairn/application"
 import { bodyBytesRead } from "@cairn/content-store/node"
-import { ValidationFailed } from "@cairn/domain"
+import { DiskSpace, ValidationFailed } from "@cairn/domain"
 import { Effect, type FileSystem, RcMap, Schema, Semaphore, Stream } from "effect"
 import type { HttpServerRequest } from "effect/http"
 import { requireScope } from "../Authenticate.ts"
@@ -41,7 +42,7 @@ class OffsetMismatch extends Schema.TaggedError<OffsetMismatch>()("OffsetMismatc
 }
 
 /** What the protocol's PATCH and GET may answer, for the route catalog. */
-export const errors = [new UploadNotFound(), new UploadTooLarge(), new OffsetMismatch({ expected: 0 })]
+export const errors = [new UploadNotFound(), new UploadTooLarge(), new OffsetMismatch({ expected: 0 }), new DiskSpace.InsufficientStorage({ freeBytes: 0, reserveBytes: 0, bytes: 0 })]
 
 const Session = Schema.Struct({
   workspaceId: Schema.String,
@@ -80,9 +81,14 @@ const origin = (request: HttpServerRequest.HttpServerRequest) => {
   return `${proto}://${host}`
 }
 
-export const make = (options: { readonly directory: string; readonly files: Files["Service"]; readonly fs: FileSystem.FileSystem }) =>
+export const make = (options: {
+  readonly directory: string
+  readonly files: Files["Service"]
+  readonly reserve: DiskReserve["Service"]
+  readonly fs: FileSystem.FileSystem
+}) =>
   Effect.gen(function*() {
-    const { directory, files, fs } = options
+    const { directory, files, reserve, fs } = options
     // One writer per upload at a time; uploads are staged on this node's disk. Each lock lives only while a request
     // holds or awaits it, so ids that are never finished (or never existed) leave nothing behind.
     const locks = yield* RcMap.make({ lookup: (_id: string) => Semaphore.make(1) })
@@ -120,6 +126,7 @@ export const make = (options: { readonly directory: string; readonly files: File
         const cidVersion = new URL(request.url, "http://cairn").searchParams.get("X-Upload-Option-Cid-Version")
         if (cidVersion !== null) fields["cid_version"] = cidVersion
         yield* UploadOptions.decode(fields) // refuse bad options now, not after gigabytes
+        yield* reserve.ensureRoom(length)
         const id = crypto.randomUUID()
         yield* fs.makeDirectory(directory, { recursive: true }).pipe(Effect.orDie)
         yield* fs.writeFile(dataPath(id), new Uint8Array()).pipe(Effect.orDie)
@@ -138,7 +145,8 @@ export const make = (options: { readonly directory: string; readonly files: File
           groupId: options.groupId,
           keyvalues: options.keyvalues,
           cidVersion: options.cidVersion,
-          content: fs.stream(dataPath(id))
+          content: fs.stream(dataPath(id)),
+          size: session.length // copied into the store while the staged bytes are still on disk
         })
         yield* Effect.all([fs.remove(dataPath(id)), fs.remove(sessionPath(id))]).pipe(Effect.ignore)
         return uploaded
@@ -150,6 +158,7 @@ export const make = (options: { readonly directory: string; readonly files: File
         const claimed = wholeNumber(request.headers["upload-offset"])
         if (claimed === undefined) return yield* new ValidationFailed({ detail: "Upload-Offset must be a whole number of bytes" })
         if (claimed !== offset) return yield* new OffsetMismatch({ expected: offset })
+        yield* reserve.ensureRoom(session.length - offset)
         let written = offset
         yield* Effect.scoped(Effect.gen(function*() {
           const file = yield* fs.open(dataPath(id), { flag: "a" }).pipe(Effect.orDie)

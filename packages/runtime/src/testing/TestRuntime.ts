@@ -10,6 +10,7 @@ import { AllowLocalGit } from "@cairn/application"
 import { defaultWorkspaceLimits, type WorkspaceLimitValues, WorkspaceLimits } from "@cairn/application"
 import { defaultSnapshotSettings, type SnapshotSettingValues, SnapshotSettings } from "@cairn/application"
 import { defaultDomainSettings, type DomainSettingValues, DomainSettings } from "@cairn/application"
+import { DiskReserveBytes, FreeSpace } from "@cairn/application"
 import type { Dns } from "@cairn/dns"
 import { NodeDns } from "@cairn/dns/node"
 import type { AdminToken, GatewayTokens, MasterKeys } from "@cairn/auth"
@@ -58,7 +59,14 @@ export interface TestRuntimeOptions {
   readonly domains?: Partial<DomainSettingValues>
   /** How long a request that needs a gateway waits for one that is starting (ReadyWait; 20 seconds). */
   readonly readyWait?: Duration.Input
+  /** The data directory's free space (plenty by default; `FreeSpace.layerTest` makes a disk that runs low). */
+  readonly freeSpace?: Layer.Layer<FreeSpace, unknown>
+  /** The disk reserve in bytes (DISK_RESERVE; 1 GiB by default, 0 for none). */
+  readonly diskReserveBytes?: number
 }
+
+/** What the default test disk has free: far above any reserve. */
+const plentyFree = 1024 ** 4
 
 const randomMasterKey = () => btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))))
 const layerMasterKeys = () => ConfigMasterKeys.layer({ current: Redacted.make(randomMasterKey()), previous: [] })
@@ -90,7 +98,9 @@ export const layerTest = (options: TestRuntimeOptions = {}) =>
       Layer.succeed(SnapshotSettings, { ...defaultSnapshotSettings, intervalMs: 0, ...options.snapshots }),
       options.dns ?? NodeDns.layer(),
       Layer.succeed(DomainSettings, { ...defaultDomainSettings, checkIntervalMs: 0, ...options.domains }),
-      options.readyWait === undefined ? Layer.empty : Layer.succeed(ReadyWait, options.readyWait)
+      options.readyWait === undefined ? Layer.empty : Layer.succeed(ReadyWait, options.readyWait),
+      options.freeSpace ?? FreeSpace.layerTest(() => plentyFree),
+      options.diskReserveBytes === undefined ? Layer.empty : Layer.succeed(DiskReserveBytes, options.diskReserveBytes)
     )),
     Layer.provideMerge(layerStore(layerTestDatabase())),
     Layer.provideMerge(NodeServices.layer),
