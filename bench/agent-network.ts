@@ -6,11 +6,11 @@
  *   gateway runs) vs the same sandbox sharing the host's network (before) — goal: ≤ +5 ms;
  * - a sandbox with a network made for it (slirp4netns, routes: what every gateway start now adds) vs the same
  *   sandbox sharing the host's network — goal: a small part of a gateway's start (8-9 s), ≤ +10 %;
- * - throughput: 64 MiB read from a server inside the agent's network through Cairn's relay (its Unix socket) vs
- *   from the same server on the host's loopback, directly — goal: ≥ 0.9×.
+ * - throughput: 64 MiB read from a server inside the agent's network over a connection Cairn's connector made there
+ *   vs from the same server on the host's loopback, directly — goal: ≥ 0.9×.
  *
  * Each pair runs in rounds (Paired.ts), the order rotating; it prints the mean of each side and the median and
- * min–max of the per-round ratios (baseline time over the new time). Needs root, bubblewrap, slirp4netns and socat.
+ * min–max of the per-round ratios (baseline time over the new time). Needs root, bubblewrap and slirp4netns.
  */
 import { OpenClawSandbox } from "@cairn/agent-engine-openclaw"
 import { Effect, Scope } from "effect"
@@ -29,7 +29,7 @@ const make = (networks: "private" | "shared") =>
   Effect.runPromise(Scope.provide(scope)(OpenClawSandbox.make({ mode: "required", dataDir, readOnly: [dirname(process.execPath)], networks })))
 const sandbox = await make("private")
 if (sandbox.state._tag !== "Sandboxed" || !sandbox.state.privateNetworks) {
-  console.log("agents have no networks of their own here (root, bubblewrap, slirp4netns and socat needed): nothing to measure")
+  console.log("agents have no networks of their own here (root, bubblewrap and slirp4netns needed): nothing to measure")
   process.exit(0)
 }
 // "Before": the same sandbox sharing the host's network (as where a network cannot be made).

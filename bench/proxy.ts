@@ -6,12 +6,20 @@
  * process (bench/LoadGenerator.ts), 10 connections on loopback. Each comparison runs paired (Paired.ts): BENCH_ROUNDS
  * (10) rounds of one block of BENCH_BLOCK (5,000) requests per side, the order rotating; it prints requests per
  * second and the median and min–max of the per-round ratios.
+ *
+ * Where nginx is installed (Debian: `apt-get install nginx-light`), the app is also measured behind nginx in the same
+ * run (a reverse proxy with kept-open upstream connections, one worker per core): the goal for Cairn's proxy is at
+ * least 0.9× nginx's throughput (issue 33).
  */
 import { AppProxy } from "@cairn/app-proxy"
 import { Effect } from "effect"
+import { execFileSync, spawn } from "node:child_process"
 import { once } from "node:events"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
+import { cpus, tmpdir } from "node:os"
+import { join } from "node:path"
 import * as LoadGenerator from "./LoadGenerator.ts"
 import * as Paired from "./Paired.ts"
 
@@ -49,6 +57,43 @@ AppProxy.attach(routed, {
 const plainPort = await listen(plain)
 const routedPort = await listen(routed)
 
+/** nginx in front of the app on `port`, or undefined where it is not installed. */
+const startNginx = async (appPort: number) => {
+  try {
+    execFileSync("sh", ["-c", "command -v nginx"], { stdio: "ignore" })
+  } catch {
+    return undefined
+  }
+  const dir = mkdtempSync(join(tmpdir(), "cairn-bench-nginx-"))
+  const probe = createServer()
+  const port = await listen(probe)
+  probe.close()
+  writeFileSync(join(dir, "nginx.conf"), `
+worker_processes ${cpus().length};
+daemon off;
+pid ${dir}/nginx.pid;
+error_log ${dir}/error.log;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path ${dir}; proxy_temp_path ${dir}; fastcgi_temp_path ${dir}; uwsgi_temp_path ${dir}; scgi_temp_path ${dir};
+  upstream app { server 127.0.0.1:${appPort}; keepalive 32; }
+  server {
+    listen 127.0.0.1:${port};
+    location / { proxy_pass http://app; proxy_http_version 1.1; proxy_set_header Connection ""; proxy_set_header Host $host; }
+  }
+}
+`)
+  const child = spawn("nginx", ["-c", join(dir, "nginx.conf"), "-p", dir], { stdio: "ignore" })
+  for (let i = 0; i < 100; i++) {
+    const up = await fetch(`http://127.0.0.1:${port}/`).then(() => true, () => false)
+    if (up) break
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  return { port, stop: () => (child.kill("SIGQUIT"), rmSync(dir, { recursive: true, force: true })) }
+}
+const nginx = await startNginx(appPort)
+
 const generator = LoadGenerator.start()
 /** One block of `amount` requests to `port` with `host`, as a paired block. */
 const block = (title: string, port: number, host: string, amount = blockSize) =>
@@ -70,20 +115,27 @@ try {
   const app = await Effect.runPromise(Paired.rounds({
     rounds,
     measured: () => block("app, through the proxy", routedPort, "app.apps.bench"),
-    baselines: { direct: () => block("app, direct", appPort, "app.apps.bench") }
+    baselines: {
+      direct: () => block("app, direct", appPort, "app.apps.bench"),
+      // Absent where nginx is not installed: then the same as direct, and not reported.
+      nginx: () => block("app, through nginx", nginx?.port ?? appPort, "app.apps.bench")
+    }
   }))
   console.log(`\nbench:proxy, Node ${process.version}, 10 connections, ${rounds} paired rounds of ${blockSize} requests per side\n`)
   console.table({
     "Cairn's host, no routing": { "req/s": cairn.rates.none },
     "Cairn's host, proxy attached": { "req/s": cairn.rates.measured },
     "app, direct": { "req/s": app.rates.direct },
-    "app, through the proxy": { "req/s": app.rates.measured }
+    "app, through the proxy": { "req/s": app.rates.measured },
+    ...(nginx === undefined ? {} : { "app, through nginx": { "req/s": app.rates.nginx } })
   })
   console.log(`Cairn's own requests with the proxy attached: ${Paired.show(cairn.ratios.none)} the throughput of no routing ` +
     `(${cairnLookups} route lookups for ${rounds * blockSize} requests: the host is remembered for 2 s)`)
   console.log(`An app through the proxy: ${Paired.show(app.ratios.direct)} the throughput of the app reached directly`)
+  if (nginx !== undefined) console.log(`An app through the proxy: ${Paired.show(app.ratios.nginx)} the throughput of the same app behind nginx (goal ≥ 0.9×)`)
 } finally {
   generator.close()
+  nginx?.stop()
   for (const server of [plain, appServer, routed]) {
     server.closeAllConnections()
     server.close()

@@ -3,7 +3,7 @@
  * sandboxes: each agent's gateway runs in a network of its own, its console commands join it, and Cairn reaches it
  * only through its own relay. Every attack is first shown to be real from here (the listener answers this process;
  * the squatter's port was bound), then refused from inside the agent. Needs what CI has: root, bubblewrap,
- * slirp4netns, socat and iproute2; elsewhere agents share the host's network and these tests skip themselves.
+ * slirp4netns and iproute2; elsewhere agents share the host's network and these tests skip themselves.
  */
 import { AgentEngine, type AppEndpoint } from "@cairn/agent-engine"
 import { freshAgent } from "@cairn/agent-engine/testing"
@@ -34,7 +34,7 @@ const onPath = (name: string) => {
     return false
   }
 }
-const privateNetworks = process.getuid?.() === 0 && ["bwrap", "slirp4netns", "socat", "ip", "nsenter"].every(onPath)
+const privateNetworks = process.getuid?.() === 0 && ["bwrap", "slirp4netns", "ip", "nsenter"].every(onPath)
 
 const version = "2026.10.2"
 
@@ -153,7 +153,7 @@ describe.skipIf(!privateNetworks)("a hostile tenant's network", () => {
       assert.strictEqual((yield* (yield* AgentEngine).status(victim)).state, "running")
     }).pipe(Effect.provide(layer)), 120_000)
 
-  it.live("row 5 and item 3: two agents' apps both on port 8080, each reached through its own relay; a squatter gets nothing", () =>
+  it.live("row 5 and item 3: two agents' apps both on port 8080, each reached through its own network; a squatter gets nothing", () =>
     Effect.gen(function*() {
       const engine = yield* AgentEngine
       const [a, b] = [yield* startedAgent, yield* startedAgent]
