@@ -15,7 +15,7 @@
  * store only (`embeddedStorePass`).
  */
 import { afterAll, assert, describe, it } from "@effect/vitest"
-import { gatewayEnvironment, processesUnder, recordedGatewayPid, reserveGatewayPorts } from "@cairn/agent-engine-openclaw/testing"
+import { gatewayAnswersReady, gatewayEnvironment, inGatewayNetwork, processesUnder, recordedGatewayPid, reserveGatewayPorts } from "@cairn/agent-engine-openclaw/testing"
 import { Archive } from "@cairn/skill-hub"
 import { execFile } from "node:child_process"
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
@@ -51,7 +51,7 @@ const gatewaySkills = (home: string) =>
   new Promise<ReadonlyArray<string>>((resolve, reject) => {
     const enginesDir = process.env["OPENCLAW_ENGINES_DIR"] ?? join(dataDir, "engines")
     const cli = join(enginesDir, "2026.9.6", "node_modules", "openclaw", "openclaw.mjs")
-    execFile(process.execPath, [cli, "gateway", "call", "skills.status", "--json"], { cwd: home, env: gatewayEnvironment(home), maxBuffer: 16 << 20 }, (error, stdout) => {
+    execFile(...inGatewayNetwork(home, process.execPath, [cli, "gateway", "call", "skills.status", "--json"]), { cwd: home, env: gatewayEnvironment(home), maxBuffer: 16 << 20 }, (error, stdout) => {
       if (error !== null) return reject(error)
       const status = JSON.parse(stdout.slice(Math.max(0, stdout.search(/^\{/m)))) as { skills: ReadonlyArray<{ name: string }> }
       resolve(status.skills.map((s) => s.name))
@@ -80,7 +80,8 @@ describe.skipIf(!enabled)("agents on real OpenClaw gateways, through the HTTP AP
     const gatewayPid = (agentId: string) => Number(recordedGatewayPid(join(dataDir, "agents", agentId)))
     const gatewayAnswers = async (agentId: string) => {
       const { gateway } = JSON.parse(readFileSync(join(dataDir, "agents", agentId, ".openclaw", "openclaw.json"), "utf8"))
-      return (await fetch(`http://127.0.0.1:${gateway.port}/readyz`)).status === 200
+      // Asked from the agent's own network, where the gateway listens (decision 0043).
+      return gatewayAnswersReady(join(dataDir, "agents", agentId), gateway.port)
     }
 
     // Create: the answer comes at once, the gateway a few seconds later.

@@ -111,6 +111,11 @@ export interface Network {
   readonly path: string
   /** A TCP connection to `127.0.0.1:<port>` inside the namespace; rejects (ECONNREFUSED, …) when none can be made. */
   readonly connect: (port: number) => Promise<Net.Socket>
+  /**
+   * Keeps `path` valid for a process about to join: its descriptor stays open until every hold is released, even
+   * after `close` (else a reused descriptor number could lead into another namespace). Throws once closed.
+   */
+  readonly hold: () => () => void
   /** Ends the connector and slirp4netns and lets go of the namespace. Idempotent. */
   readonly close: () => void
 }
@@ -155,20 +160,33 @@ export const make = (egressAllow: ReadonlyArray<EgressService>, nodePath: string
     const fd = Fs.openSync(`/proc/${sandboxPid}/ns/net`, "r")
     const path = `/proc/${process.pid}/fd/${fd}`
     const children = new Set<ChildProcess>()
-    const pending = new Map<number, { readonly resolve: (socket: Net.Socket) => void; readonly reject: (error: Error) => void }>()
     let closed = false
-    let connector: Promise<ChildProcess> | undefined
-    let nextId = 0
-    const close = () => {
-      if (closed) return
-      closed = true
-      for (const child of children) child.kill("SIGKILL")
-      for (const request of pending.values()) request.reject(new Error("the agent's network is closed"))
-      pending.clear()
+    let connector: Promise<Connector> | undefined
+    let holds = 0
+    const closeDescriptor = () => {
+      if (!closed || holds > 0) return
       try {
         Fs.closeSync(fd)
       } catch {
         // Closed already.
+      }
+    }
+    const close = () => {
+      if (closed) return
+      closed = true
+      for (const child of children) child.kill("SIGKILL")
+      void connector?.then((started) => started.close(), () => {})
+      closeDescriptor()
+    }
+    const hold = () => {
+      if (closed) throw new Error("the agent's network is gone (its gateway stopped)")
+      holds++
+      let released = false
+      return () => {
+        if (released) return
+        released = true
+        holds--
+        closeDescriptor()
       }
     }
     const track = (child: ChildProcess) => {
@@ -207,50 +225,93 @@ export const make = (egressAllow: ReadonlyArray<EgressService>, nodePath: string
       close()
       throw error
     }
-    return { path, connect, close }
+    return { path, connect, close, hold }
 
     /** The connector: killed with Cairn (`--pdeathsig`), and it exits when its channel to Cairn closes. */
-    function startConnector(): Promise<ChildProcess> {
+    function startConnector(): Promise<Connector> {
       if (connector !== undefined) return connector
-      const child = spawn(bin.setpriv, [
-        "--pdeathsig", "KILL", "--", bin.nsenter, `--net=${path}`, "--", nodePath, connectorPath, JSON.stringify(egressAllow)
-      ], { stdio: ["ignore", "ignore", "pipe", "ipc"], serialization: "json" })
-      const tail = track(child)
-      child.on("message", onMessage)
-      child.once("exit", () => close())
-      connector = new Promise<ChildProcess>((resolve, reject) => {
-        child.on("message", (message: { readonly ready?: boolean; readonly failed?: string }) => {
-          if (message.ready === true) resolve(child)
-          if (message.failed !== undefined) reject(new Error(`AGENT_EGRESS_ALLOW: cannot listen on ${message.failed}`))
-        })
-        child.once("exit", (code, signal) => reject(new Error(`the network connector exited (${signal ?? code}): ${tail()}`)))
-        child.once("error", reject)
-      })
-      connector.catch(() => close())
-      return connector
-    }
-
-    function onMessage(message: { readonly id?: number; readonly ok?: boolean; readonly code?: string; readonly egress?: number }, handle: unknown) {
-      if (message.egress !== undefined) {
-        const service = egressAllow[message.egress]
-        if (handle instanceof Net.Socket && service !== undefined) relayEgress(handle, service)
-        return
+      const starting = spawnConnector(
+        [bin.setpriv, "--pdeathsig", "KILL", "--", bin.nsenter, `--net=${path}`, "--", nodePath],
+        egressAllow,
+        (socket, service) => relayEgress(socket, service)
+      )
+      connector = starting
+      // One that failed or ended is started again on the next use (the allowed services' listeners with it).
+      const forget = () => {
+        if (connector === starting) connector = undefined
       }
-      const request = message.id === undefined ? undefined : pending.get(message.id)
-      if (request === undefined) {
-        if (handle instanceof Net.Socket) handle.destroy()
-        return
-      }
-      pending.delete(message.id!)
-      if (message.ok === true && handle instanceof Net.Socket) request.resolve(handle)
-      else request.reject(Object.assign(new Error(`connect 127.0.0.1 in the agent's network: ${message.code ?? "failed"}`), { code: message.code }))
+      starting.then((started) => {
+        if (closed) return started.close()
+        children.add(started.child)
+        started.child.once("exit", forget)
+      }, forget)
+      return starting
     }
 
     async function connect(port: number): Promise<Net.Socket> {
       if (closed) throw new Error("the agent's network is closed")
-      const child = await startConnector()
-      return new Promise<Net.Socket>((resolve, reject) => {
-        if (closed) return reject(new Error("the agent's network is closed"))
+      return (await startConnector()).connect(port)
+    }
+  }
+
+  return { nsenter: bin.nsenter, attach }
+}
+
+/** Cairn's connector in a namespace (network-connector.mjs), once it is ready. */
+export interface Connector {
+  readonly child: ChildProcess
+  /** A TCP connection to `127.0.0.1:<port>` in the connector's namespace, handed over by it. */
+  readonly connect: (port: number) => Promise<Net.Socket>
+  /** Ends it; pending connects fail. */
+  readonly close: () => void
+}
+
+/**
+ * Starts the connector with `prefix` (what puts it in the namespace, ending with the Node to run it), listening for
+ * the `egress` services and handing their connections to `onEgress`; resolves once it is ready.
+ */
+export const spawnConnector = (
+  prefix: readonly [string, ...Array<string>],
+  egress: ReadonlyArray<EgressService>,
+  onEgress: (socket: Net.Socket, service: EgressService) => void
+): Promise<Connector> => {
+  const [file, ...args] = prefix
+  const child = spawn(file, [...args, connectorPath, JSON.stringify(egress)], {
+    stdio: ["ignore", "ignore", "pipe", "ipc"],
+    serialization: "json"
+  })
+  child.on("error", () => {})
+  let stderr = ""
+  child.stderr?.on("data", (chunk: Buffer) => void (stderr = (stderr + chunk.toString()).slice(-2_000)))
+  const pending = new Map<number, { readonly resolve: (socket: Net.Socket) => void; readonly reject: (error: Error) => void }>()
+  let nextId = 0
+  let ended = false
+  const failAll = (why: string) => {
+    ended = true
+    for (const request of pending.values()) request.reject(new Error(why))
+    pending.clear()
+  }
+  child.on("message", (message: { readonly id?: number; readonly ok?: boolean; readonly code?: string; readonly egress?: number }, handle: unknown) => {
+    if (message.egress !== undefined) {
+      const service = egress[message.egress]
+      if (handle instanceof Net.Socket && service !== undefined) onEgress(handle, service)
+      return
+    }
+    const request = message.id === undefined ? undefined : pending.get(message.id)
+    if (request === undefined) {
+      if (handle instanceof Net.Socket) handle.destroy()
+      return
+    }
+    pending.delete(message.id!)
+    if (message.ok === true && handle instanceof Net.Socket) request.resolve(handle)
+    else request.reject(Object.assign(new Error(`connect 127.0.0.1 in the agent's network: ${message.code ?? "failed"}`), { code: message.code }))
+  })
+  child.once("exit", () => failAll("the agent's network connector ended"))
+  const connector: Connector = {
+    child,
+    connect: (port) =>
+      new Promise<Net.Socket>((resolve, reject) => {
+        if (ended) return reject(new Error("the agent's network connector ended"))
         const id = nextId++
         pending.set(id, { resolve, reject })
         child.send({ id, port }, (error) => {
@@ -258,9 +319,21 @@ export const make = (egressAllow: ReadonlyArray<EgressService>, nodePath: string
           pending.delete(id)
           reject(error)
         })
-      })
+      }),
+    close: () => {
+      failAll("the agent's network is closed")
+      child.kill("SIGKILL")
     }
   }
-
-  return { nsenter: bin.nsenter, attach }
+  return new Promise<Connector>((resolve, reject) => {
+    child.on("message", (message: { readonly ready?: boolean; readonly failed?: string }) => {
+      if (message.ready === true) resolve(connector)
+      if (message.failed !== undefined) {
+        connector.close()
+        reject(new Error(`AGENT_EGRESS_ALLOW: cannot listen on ${message.failed}`))
+      }
+    })
+    child.once("exit", (code, signal) => reject(new Error(`the network connector exited (${signal ?? code}): ${stderr.trim()}`)))
+    child.once("error", reject)
+  })
 }

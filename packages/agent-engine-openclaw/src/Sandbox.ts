@@ -430,9 +430,11 @@ const bubblewrap = (
       const env = { ...process.env, TMPDIR: "/tmp" }
       // Joined by its path (Cairn's descriptor of it) before anything else: the cgroup prelude and bubblewrap run in it.
       const enter = typeof choice === "object" ? [networks!.nsenter, `--net=${choice.join.path}`, "--"] : []
+      // The namespace's path stays valid until the process exits (AgentNetwork.Network.hold).
+      const release = typeof choice === "object" ? choice.join.hold() : undefined
       const withNetwork = (launch: Launch): Launch => {
         const [file, ...rest] = [...enter, launch.file, ...launch.args]
-        return { ...launch, file: file!, args: rest, ...(network === undefined ? {} : { network }) }
+        return { ...launch, file: file!, args: rest, ...(network === undefined ? {} : { network }), ...(release === undefined ? {} : { release }) }
       }
       const joins = cgroups?.join(agentOf(home)) ?? []
       const prelude = [

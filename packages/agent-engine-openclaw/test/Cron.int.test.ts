@@ -12,7 +12,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { connect, type GatewayClient } from "../src/GatewayRpc.ts"
 import { OpenClawAgentEngine } from "../src/index.ts"
-import { reserveGatewayPorts } from "../src/testing/index.ts"
+import { intoGatewayNetwork, reserveGatewayPorts } from "../src/testing/index.ts"
 
 const version = "2026.9.6"
 const enabled = process.env["ENGINE_IT"] === "openclaw" && process.env["DATABASE_URL"] === undefined
@@ -24,11 +24,15 @@ const enginesDir = process.env["OPENCLAW_ENGINES_DIR"] ?? Path.join(dataDir, "en
 const agentId = `cron-${Date.now().toString(36)}`
 const token = `token-${Math.random().toString(36).slice(2)}-${Date.now().toString(36)}`
 
-/** A connection of the test's own to the agent's gateway (its only agent, so on the base port). */
-const rawClient = Effect.acquireRelease(
-  Effect.promise(() => connect({ url: `ws://127.0.0.1:${basePort}`, token })),
-  (client) => Effect.sync(() => client.close())
-)
+/**
+ * A connection of the test's own to the agent's gateway (its only agent, so on the base port), into the agent's own
+ * network (decision 0043).
+ */
+const rawClient = Effect.flatMap(intoGatewayNetwork(Path.join(dataDir, "agents", agentId)), (into) =>
+  Effect.acquireRelease(
+    Effect.promise(() => connect({ url: "ws://localhost", connect: () => into.connect(basePort), token })),
+    (client) => Effect.sync(() => client.close())
+  ))
 const raw = (client: GatewayClient, method: string, params: unknown) => Effect.promise(() => client.request(method, params))
 
 if (enabled) {

@@ -14,7 +14,7 @@ import * as Path from "node:path"
 import * as AgentHome from "../src/AgentHome.ts"
 import { connect } from "../src/GatewayRpc.ts"
 import { OpenClawAgentEngine } from "../src/index.ts"
-import { reserveGatewayPorts } from "../src/testing/index.ts"
+import { gatewayNetworkPath, intoGatewayNetwork, reserveGatewayPorts } from "../src/testing/index.ts"
 
 const enabled = process.env["ENGINE_IT"] === "openclaw" && process.env["DATABASE_URL"] === undefined
 const versions = ["2026.9.5", "2026.9.6"]
@@ -32,8 +32,12 @@ const newAgent = (token: string) =>
     return agentId
   })
 
-/** Sockets of this process connected to `port` (Linux: /proc/net/tcp, by the inodes of our own descriptors). */
-const ourConnectionsTo = (port: number) => {
+/**
+ * Sockets of this process connected to `port` of the agent's gateway (Linux: the TCP table of the gateway's own
+ * network, or this machine's where it shares it, by the inodes of our own descriptors).
+ */
+const ourConnectionsTo = (home: string, port: number) => {
+  const table = gatewayNetworkPath(home)?.replace(/ns\/net$/, "net/tcp") ?? "/proc/net/tcp"
   const inodes = new Set(
     Fs.readdirSync("/proc/self/fd").flatMap((fd) => {
       try {
@@ -45,7 +49,7 @@ const ourConnectionsTo = (port: number) => {
     })
   )
   const hexPort = port.toString(16).toUpperCase().padStart(4, "0")
-  return Fs.readFileSync("/proc/net/tcp", "utf8").split("\n").slice(1).filter((line) => {
+  return Fs.readFileSync(table, "utf8").split("\n").slice(1).filter((line) => {
     const fields = line.trim().split(/\s+/)
     return fields[2]?.endsWith(`:${hexPort}`) === true && fields[3] === "01" && inodes.has(fields[9] ?? "")
   }).length
@@ -91,21 +95,24 @@ describe.skipIf(!enabled)("OpenClaw gateway RPC and runtime config", () => {
         })
 
         // One connection, whatever the number of calls.
-        const connectionsAfterOne = ourConnectionsTo(port)
+        const connectionsAfterOne = ourConnectionsTo(home, port)
         assert.isAtLeast(connectionsAfterOne, 1)
         const engineTimes: Array<number> = []
         for (let i = 0; i < 20; i++) engineTimes.push(yield* Effect.promise(() => timed(() => Effect.runPromise(engine.readConfig(agentId)))))
-        assert.strictEqual(ourConnectionsTo(port), connectionsAfterOne, "calls opened connections of their own")
+        assert.strictEqual(ourConnectionsTo(home, port), connectionsAfterOne, "calls opened connections of their own")
 
         // The costs, on a connection of the test's own: open, and fresh for each call.
+        // Into the agent's own network (decision 0043), as the engine's own connection goes.
+        const into = yield* intoGatewayNetwork(home)
+        const gatewayAt = { url: "ws://localhost", connect: () => into.connect(port) }
         const costs = yield* Effect.promise(async () => {
-          const client = await connect({ url: `ws://127.0.0.1:${port}`, token: firstToken })
+          const client = await connect({ ...gatewayAt, token: firstToken })
           const open: Array<number> = []
           for (let i = 0; i < 20; i++) open.push(await timed(() => client.request("config.get", {})))
           const fresh: Array<number> = []
           for (let i = 0; i < 10; i++) {
             fresh.push(await timed(async () => {
-              const once = await connect({ url: `ws://127.0.0.1:${port}`, token: firstToken })
+              const once = await connect({ ...gatewayAt, token: firstToken })
               await once.request("config.get", {})
               once.close()
             }))
@@ -133,8 +140,10 @@ describe.skipIf(!enabled)("OpenClaw gateway RPC and runtime config", () => {
         yield* engine.rotateGatewayToken(agentId, Redacted.make("rpc-token-second-0123456789"))
         assert.strictEqual((yield* engine.status(agentId)).state, "running")
         assert.strictEqual((yield* engine.readConfig(agentId)).hash, current.hash)
+        const intoRestarted = yield* intoGatewayNetwork(home)
         const refused = yield* Effect.promise(() =>
-          connect({ url: `ws://127.0.0.1:${port}`, token: firstToken }).then((client) => client.close(), (error: unknown) => error)
+          connect({ url: "ws://localhost", connect: () => intoRestarted.connect(port), token: firstToken })
+            .then((client) => client.close(), (error: unknown) => error)
         )
         assert.isDefined(refused, "the old token still opens a connection")
 
@@ -144,7 +153,7 @@ describe.skipIf(!enabled)("OpenClaw gateway RPC and runtime config", () => {
         const afterStop = yield* engine.readConfig(agentId)
         assert.strictEqual(afterStop.hash, current.hash)
         assert.deepStrictEqual(afterStop.config, current.config)
-        assert.strictEqual(ourConnectionsTo(port), 0, "the connection outlived its gateway")
+        assert.strictEqual(ourConnectionsTo(home, port), 0, "the connection outlived its gateway")
         const offline = yield* engine.writeConfig(agentId, { config: started.config, baseHash: afterStop.hash })
         assert.strictEqual((yield* engine.readConfig(agentId)).hash, offline.hash)
       }), 2 * timeout)

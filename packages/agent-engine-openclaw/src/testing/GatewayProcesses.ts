@@ -3,6 +3,7 @@
  * that is gateways and their workers, with their memory, and the environment a gateway process was started with. A
  * gateway's workers inherit its working directory.
  */
+import { execFile } from "node:child_process"
 import * as Fs from "node:fs"
 import { metaDirOf } from "../AgentHome.ts"
 import { readPidRecord } from "../GatewayProcess.ts"
@@ -95,3 +96,11 @@ export const inGatewayNetwork = (home: string, file: string, args: ReadonlyArray
   const path = gatewayNetworkPath(home)
   return path === undefined ? [file, [...args]] : ["nsenter", [`--net=${path}`, "--", file, ...args]]
 }
+
+/** Whether the gateway running from the agent's home answers `/readyz` on `port` with 200, asked from its network. */
+export const gatewayAnswersReady = (home: string, port: number): Promise<boolean> =>
+  new Promise((resolve) => {
+    const script = `fetch("http://127.0.0.1:${port}/readyz").then((r) => console.log(r.status), () => console.log(0))`
+    const [file, args] = inGatewayNetwork(home, process.execPath, ["-e", script])
+    execFile(file, args, { timeout: 10_000 }, (_error, stdout) => resolve(stdout.trim() === "200"))
+  })
