@@ -1,6 +1,7 @@
 /**
- * A network of its own for every agent (decision 0043). Each sandbox that runs a gateway (and each console command
- * while no gateway runs) is made in a new network namespace by bubblewrap; before anything starts inside it, Cairn
+ * A network of its own for every agent (decision 0043): one network namespace per agent, made by Cairn before the
+ * agent's first sandbox and kept across its gateway's restarts (an app the agent runs stays reachable), which every
+ * sandbox of the agent joins (its gateway, its console commands, its CLI runs). Before any joins it, Cairn
  *
  * - gives it a way out with `slirp4netns` (user-mode TCP/IP: the namespace sees `10.0.2.100/24`, its router
  *   `10.0.2.2`, DNS at `10.0.2.3`), with `--disable-host-loopback` so that the router is not the host's loopback;
@@ -18,9 +19,10 @@
  * of any agent is bound on the host: two agents (or two Cairn servers) can use the same ports, an agent cannot listen
  * in another's place, and a gateway token only ever goes to the namespace Cairn made for that gateway.
  *
- * The namespace is held by an open file descriptor in Cairn (`/proc/<cairn>/fd/<n>`): later sandboxes of the agent
- * (console commands, CLI runs) join it by that path, never by a pid that could be reused. Everything here ends with
- * `close`: the connector, slirp4netns (both also end when Cairn does: their pipes close) and the descriptor.
+ * The namespace is the connector's own (`unshare --net`), owned by Cairn's user namespace: nothing the agent runs has
+ * a capability over it. It is held by an open file descriptor in Cairn (`/proc/<cairn>/fd/<n>`), and sandboxes join
+ * it by that path, never by a pid that could be reused. Everything here ends with `close`: the connector, slirp4netns
+ * (both also end when Cairn does: `--pdeathsig`, their pipes close) and the descriptor.
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process"
 import * as Fs from "node:fs"
@@ -68,7 +70,7 @@ export const parseEgressAllow = (text: string | undefined): ReadonlyArray<Egress
 }
 
 /** The programs this needs, found on Cairn's PATH; what is missing otherwise. */
-const tools = ["slirp4netns", "nsenter", "ip", "setpriv"] as const
+const tools = ["slirp4netns", "nsenter", "unshare", "ip", "setpriv"] as const
 type Tools = Record<(typeof tools)[number], string>
 
 const onPath = (name: string) =>
@@ -92,20 +94,7 @@ const run = (file: string, args: ReadonlyArray<string>, input?: string) =>
     if (input !== undefined) child.stdin?.end(input)
   })
 
-/**
- * Resolves once the namespace's loopback is up with its address (its local routes are in the namespace's FIB):
- * bubblewrap sets it up right after it reports its first process, and a route or link change of ours at the same
- * moment can make its own fail ("loopback: Failed RTM_NEWADDR", seen under load).
- */
-const loopbackUp = async (sandboxPid: number, timeoutMs = 5_000) => {
-  const deadline = Date.now() + timeoutMs
-  while (!Fs.readFileSync(`/proc/${sandboxPid}/net/fib_trie`, "utf8").includes("127.0.0.1")) {
-    if (Date.now() > deadline) throw new Error(`the sandbox's loopback was not up within ${timeoutMs} ms`)
-    await new Promise((resolve) => setTimeout(resolve, 2))
-  }
-}
-
-/** One agent's namespace, once attached: where to join it, and connections into it. */
+/** One agent's namespace: where to join it, and connections into it. */
 export interface Network {
   /** The namespace's path for `nsenter --net=`: Cairn's open descriptor of it. */
   readonly path: string
@@ -118,13 +107,15 @@ export interface Network {
   readonly hold: () => () => void
   /** Ends the connector and slirp4netns and lets go of the namespace. Idempotent. */
   readonly close: () => void
+  /** Whether it was closed (or ended on its own: the connector or slirp4netns gone). */
+  readonly closed: boolean
 }
 
 export interface AgentNetworks {
   /** The `nsenter` that joins a Network by its path. */
   readonly nsenter: string
-  /** Gives the namespace of the sandbox whose first process is `sandboxPid` its network; rejects when it cannot. */
-  readonly attach: (sandboxPid: number) => Promise<Network>
+  /** Makes a network for an agent; rejects when it cannot. */
+  readonly create: () => Promise<Network>
 }
 
 /**
@@ -155,16 +146,21 @@ export const make = (egressAllow: ReadonlyArray<EgressService>, nodePath: string
     inside.resume()
   }
 
-  const attach = async (sandboxPid: number): Promise<Network> => {
-    // Held open while the network lives: later sandboxes join by it, and a reused pid can never redirect them.
-    const fd = Fs.openSync(`/proc/${sandboxPid}/ns/net`, "r")
-    const path = `/proc/${process.pid}/fd/${fd}`
-    const children = new Set<ChildProcess>()
+  const create = async (): Promise<Network> => {
+    // The connector makes the namespace (`unshare --net`) and holds it; killed with Cairn (`--pdeathsig`), and it
+    // exits when its channel to Cairn closes.
+    const started = startConnector(
+      [bin.setpriv, "--pdeathsig", "KILL", "--", bin.unshare, "--net", "--", nodePath],
+      egressAllow,
+      (socket, service) => relayEgress(socket, service)
+    )
+    const connector = await started.spawned
+    const children = new Set<ChildProcess>([connector.child])
+    let fd: number | undefined
     let closed = false
-    let connector: Promise<Connector> | undefined
     let holds = 0
     const closeDescriptor = () => {
-      if (!closed || holds > 0) return
+      if (!closed || holds > 0 || fd === undefined) return
       try {
         Fs.closeSync(fd)
       } catch {
@@ -174,87 +170,64 @@ export const make = (egressAllow: ReadonlyArray<EgressService>, nodePath: string
     const close = () => {
       if (closed) return
       closed = true
+      connector.close()
       for (const child of children) child.kill("SIGKILL")
-      void connector?.then((started) => started.close(), () => {})
       closeDescriptor()
     }
-    const hold = () => {
-      if (closed) throw new Error("the agent's network is gone (its gateway stopped)")
-      holds++
-      let released = false
-      return () => {
-        if (released) return
-        released = true
-        holds--
-        closeDescriptor()
-      }
-    }
-    const track = (child: ChildProcess) => {
-      children.add(child)
-      child.on("error", () => {})
-      child.once("exit", () => children.delete(child))
-      let stderr = ""
-      child.stderr?.on("data", (chunk: Buffer) => void (stderr = (stderr + chunk.toString()).slice(-2_000)))
-      return () => stderr.trim()
-    }
+    connector.child.once("exit", close)
     try {
-      await loopbackUp(sandboxPid)
-      // slirp4netns: ready when it writes to fd 3; exits when fd 4 closes (Cairn closes it, or dies).
-      const slirp = spawn(bin.slirp4netns, [
-        "--configure", "--mtu", "65520", "--disable-host-loopback", "--enable-sandbox", "--enable-seccomp",
-        "--ready-fd", "3", "--exit-fd", "4", "--netns-type=path", path, "tap0"
-      ], { stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"] })
-      const slirpTail = track(slirp)
-      ;(slirp.stdio[4] as Writable).on("error", () => {})
-      await new Promise<void>((resolve, reject) => {
-        ;(slirp.stdio[3] as Readable).once("data", () => resolve())
-        slirp.once("exit", (code, signal) => reject(new Error(`slirp4netns exited (${signal ?? code}): ${slirpTail()}`)))
-        slirp.once("error", reject)
-      })
+      // Held open while the network lives: sandboxes join by it, and a reused pid can never redirect them.
+      fd = Fs.openSync(`/proc/${connector.child.pid}/ns/net`, "r")
+      const path = `/proc/${process.pid}/fd/${fd}`
       const shut = [...new Set([...blockedRanges, ...hostAddresses()])]
       const localAddresses = [...new Set(egressAllow.map((service) => service.host).filter((host) => !host.startsWith("127.")))]
       await run(bin.nsenter, [`--net=${path}`, "--", bin.ip, "-batch", "-"], [
+        "link set lo up",
         ...shut.map((range) => `route add prohibit ${range}`),
         // An allowed service keeps its own address inside, on the namespace's loopback (a local address wins over
         // the prohibit routes).
         ...localAddresses.map((host) => `address add ${host}/32 dev lo`)
       ].join("\n") + "\n")
-      // With services to open, the connector must listen before the agent runs; otherwise it starts on first use.
-      if (egressAllow.length > 0) await startConnector()
+      // slirp4netns: ready when it writes to fd 3; exits when fd 4 closes (Cairn closes it, or dies).
+      const slirp = spawn(bin.slirp4netns, [
+        "--configure", "--mtu", "65520", "--disable-host-loopback", "--enable-sandbox", "--enable-seccomp",
+        "--ready-fd", "3", "--exit-fd", "4", "--netns-type=path", path, "tap0"
+      ], { stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"] })
+      children.add(slirp)
+      slirp.on("error", () => {})
+      let slirpTail = ""
+      slirp.stderr?.on("data", (chunk: Buffer) => void (slirpTail = (slirpTail + chunk.toString()).slice(-2_000)))
+      ;(slirp.stdio[4] as Writable).on("error", () => {})
+      await new Promise<void>((resolve, reject) => {
+        ;(slirp.stdio[3] as Readable).once("data", () => resolve())
+        slirp.once("exit", (code, signal) => reject(new Error(`slirp4netns exited (${signal ?? code}): ${slirpTail.trim()}`)))
+        slirp.once("error", reject)
+      })
+      // Slirp ending (it should not) ends the network: a gateway in it would be cut off.
+      slirp.once("exit", close)
+      // The allowed services listen before any of the agent's processes run.
+      await started.listen()
+      const hold = () => {
+        if (closed) throw new Error("the agent's network is gone")
+        holds++
+        let released = false
+        return () => {
+          if (released) return
+          released = true
+          holds--
+          closeDescriptor()
+        }
+      }
+      const connect = (port: number) =>
+        closed ? Promise.reject(new Error("the agent's network is closed")) : connector.connect(port)
+      return { path, connect, close, hold, get closed() { return closed } }
     } catch (error) {
       close()
       throw error
     }
-    return { path, connect, close, hold }
-
-    /** The connector: killed with Cairn (`--pdeathsig`), and it exits when its channel to Cairn closes. */
-    function startConnector(): Promise<Connector> {
-      if (connector !== undefined) return connector
-      const starting = spawnConnector(
-        [bin.setpriv, "--pdeathsig", "KILL", "--", bin.nsenter, `--net=${path}`, "--", nodePath],
-        egressAllow,
-        (socket, service) => relayEgress(socket, service)
-      )
-      connector = starting
-      // One that failed or ended is started again on the next use (the allowed services' listeners with it).
-      const forget = () => {
-        if (connector === starting) connector = undefined
-      }
-      starting.then((started) => {
-        if (closed) return started.close()
-        children.add(started.child)
-        started.child.once("exit", forget)
-      }, forget)
-      return starting
-    }
-
-    async function connect(port: number): Promise<Net.Socket> {
-      if (closed) throw new Error("the agent's network is closed")
-      return (await startConnector()).connect(port)
-    }
   }
 
-  return { nsenter: bin.nsenter, attach }
+  return { nsenter: bin.nsenter, create }
 }
 
 /** Cairn's connector in a namespace (network-connector.mjs), once it is ready. */
@@ -267,14 +240,14 @@ export interface Connector {
 }
 
 /**
- * Starts the connector with `prefix` (what puts it in the namespace, ending with the Node to run it), listening for
- * the `egress` services and handing their connections to `onEgress`; resolves once it is ready.
+ * Starts the connector with `prefix` (what puts it in its namespace, ending with the Node to run it): `spawned`
+ * once it runs, `listen()` once it listens for the `egress` services (handing their connections to `onEgress`).
  */
-export const spawnConnector = (
+export const startConnector = (
   prefix: readonly [string, ...Array<string>],
   egress: ReadonlyArray<EgressService>,
   onEgress: (socket: Net.Socket, service: EgressService) => void
-): Promise<Connector> => {
+): { readonly spawned: Promise<Connector>; readonly listen: () => Promise<void> } => {
   const [file, ...args] = prefix
   const child = spawn(file, [...args, connectorPath, JSON.stringify(egress)], {
     stdio: ["ignore", "ignore", "pipe", "ipc"],
@@ -291,7 +264,14 @@ export const spawnConnector = (
     for (const request of pending.values()) request.reject(new Error(why))
     pending.clear()
   }
-  child.on("message", (message: { readonly id?: number; readonly ok?: boolean; readonly code?: string; readonly egress?: number }, handle: unknown) => {
+  const exited = new Promise<never>((_, reject) => {
+    child.once("exit", (code, signal) => reject(new Error(`the network connector exited (${signal ?? code}): ${stderr.trim()}`)))
+    child.once("error", reject)
+  })
+  exited.catch(() => {})
+  let onStatus: (message: { readonly running?: boolean; readonly ready?: boolean; readonly failed?: string }) => void = () => {}
+  child.on("message", (message: { readonly id?: number; readonly ok?: boolean; readonly code?: string; readonly egress?: number; readonly running?: boolean; readonly ready?: boolean; readonly failed?: string }, handle: unknown) => {
+    if (message.running !== undefined || message.ready !== undefined || message.failed !== undefined) return onStatus(message)
     if (message.egress !== undefined) {
       const service = egress[message.egress]
       if (handle instanceof Net.Socket && service !== undefined) onEgress(handle, service)
@@ -325,15 +305,28 @@ export const spawnConnector = (
       child.kill("SIGKILL")
     }
   }
-  return new Promise<Connector>((resolve, reject) => {
-    child.on("message", (message: { readonly ready?: boolean; readonly failed?: string }) => {
-      if (message.ready === true) resolve(connector)
-      if (message.failed !== undefined) {
-        connector.close()
-        reject(new Error(`AGENT_EGRESS_ALLOW: cannot listen on ${message.failed}`))
-      }
-    })
-    child.once("exit", (code, signal) => reject(new Error(`the network connector exited (${signal ?? code}): ${stderr.trim()}`)))
-    child.once("error", reject)
-  })
+  const status = (wanted: "running" | "ready") =>
+    Promise.race([
+      exited,
+      new Promise<void>((resolve, reject) => {
+        const previous = onStatus
+        onStatus = (message) => {
+          previous(message)
+          if (message[wanted] === true) resolve()
+          if (message.failed !== undefined) reject(new Error(`AGENT_EGRESS_ALLOW: cannot listen on ${message.failed}`))
+        }
+      })
+    ])
+  const running = status("running")
+  return {
+    spawned: running.then(() => connector, (error: unknown) => {
+      connector.close()
+      throw error
+    }),
+    listen: () => {
+      const ready = status("ready")
+      child.send({ listen: true })
+      return ready
+    }
+  }
 }

@@ -52,8 +52,8 @@ export interface Gateway {
   readonly exited: Promise<string>
   /** Set before Cairn signals the process, so its exit is not taken for a crash. */
   stopping: boolean
-  /** Its network of its own (AgentNetwork.ts), once attached; undefined where agents share the host's. */
-  readonly network: Promise<Network> | undefined
+  /** The agent's network it runs in (AgentNetwork.ts); undefined where agents share the host's. */
+  readonly network: Network | undefined
 }
 
 export interface SpawnOptions {
@@ -68,6 +68,8 @@ export interface SpawnOptions {
   readonly stopGraceMs: number
   /** Where it runs; throws SandboxUnavailable when no sandbox can run and SANDBOX is not `off`. */
   readonly sandbox: Sandbox
+  /** The agent's network to run in (Sandbox.createNetwork), where agents have their own. */
+  readonly network?: Network
 }
 
 /** Where the record of a gateway's pid is kept while it runs: Cairn's folder for the agent, never the home. */
@@ -147,7 +149,7 @@ export const spawnGateway = (options: SpawnOptions): Gateway => {
     env: { ...options.env, CAIRN_GATEWAY_STOP_GRACE_MS: String(options.stopGraceMs) },
     dieWithParent: false,
     gracefulTerm: true,
-    network: "own"
+    ...(options.network === undefined ? {} : { network: { join: options.network } })
   })
   // stdin is the parent watch's pipe: it closes when Cairn goes away. Detached: its own process group, so a stop
   // reaches the gateway's workers too.
@@ -164,7 +166,7 @@ export const spawnGateway = (options: SpawnOptions): Gateway => {
   })
   if (child.pid !== undefined) recordPid(options.metaDir, child.pid)
   void exited.then(() => forgetPid(options.metaDir, child.pid))
-  return { child, tail, exited, stopping: false, network: launch.network?.attached }
+  return { child, tail, exited, stopping: false, network: options.network }
 }
 
 const isAlive = (gateway: Gateway) => gateway.child.exitCode === null && gateway.child.signalCode === null

@@ -225,12 +225,46 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       agent.state = "stopped"
     })
 
-  const privateNetworks = sandbox.state._tag === "Sandboxed" && sandbox.state.privateNetworks
-  /** Where Cairn reaches the gateway: its port on loopback, or the relay into its own network (AgentNetwork.ts). */
-  const reachOf = async (gateway: Gateway, port: number): Promise<Reach> => {
-    if (gateway.network === undefined) return { port }
-    const network = await gateway.network
-    return { connect: () => network.connect(port) }
+  const privateNetworks = sandbox.createNetwork !== undefined
+  /**
+   * Each agent's network (AgentNetwork.ts), made at its first start (or console command) and kept across its
+   * gateway's restarts and crashes, so that what the agent runs stays reachable; let go when the agent is stopped
+   * or destroyed, and when the engine ends.
+   */
+  const networks = new Map<Agent, Promise<AgentNetwork.Network>>()
+  const networkOf = (agent: Agent): Promise<AgentNetwork.Network> | undefined => {
+    const createNetwork = sandbox.createNetwork
+    if (createNetwork === undefined) return undefined
+    const replace = (): Promise<AgentNetwork.Network> => {
+      const current = networks.get(agent)
+      const made = (current ?? Promise.resolve(undefined)).catch(() => undefined).then((old) =>
+        old !== undefined && !old.closed ? old : createNetwork()
+      )
+      networks.set(agent, made)
+      made.catch(() => {
+        if (networks.get(agent) === made) networks.delete(agent)
+      })
+      return made
+    }
+    const existing = networks.get(agent)
+    // One that ended on its own (its connector or slirp4netns gone) is made again.
+    return existing === undefined ? replace() : existing.then((network) => network.closed ? replace() : network, replace)
+  }
+  /** The agent's network where it has one already (never makes one). */
+  const existingNetwork = async (agent: Agent) => {
+    const network = await networks.get(agent)?.catch(() => undefined)
+    return network === undefined || network.closed ? undefined : network
+  }
+  const releaseNetwork = (agent: Agent) =>
+    Effect.promise(async () => {
+      const network = networks.get(agent)
+      networks.delete(agent)
+      ;(await network?.catch(() => undefined))?.close()
+    })
+  /** Where Cairn reaches the gateway: its port on loopback, or connections into its agent's network. */
+  const reachOf = (gateway: Gateway, port: number): Reach => {
+    const network = gateway.network
+    return network === undefined ? { port } : { connect: () => network.connect(port) }
   }
   /** One endpoint object per network and port (AppEndpoint: callers keep connections by it). */
   const appEndpoints = new WeakMap<AgentNetwork.Network, Map<number, AppEndpoint>>()
@@ -240,12 +274,6 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     let endpoint = byPort.get(port)
     if (endpoint === undefined) byPort.set(port, endpoint = { connect: () => network.connect(port) })
     return endpoint
-  }
-  /** The network of the agent's live gateway, for its other processes to join; undefined when there is none. */
-  const gatewayNetwork = async (agent: Agent) => {
-    const gateway = agent.gateway
-    if (gateway?.network === undefined || gateway.child.exitCode !== null || gateway.child.signalCode !== null) return undefined
-    return gateway.network.catch(() => undefined)
   }
 
   /** Kills a running gateway that stops answering HTTP at all: its exit then reads as a crash. */
@@ -289,6 +317,9 @@ export const make = Effect.fnUntraced(function*(options: Options) {
         const killedByOom = (reason: string) =>
           (reason === "SIGKILL" || reason === "exit code 137") &&
           (sandbox.agentUsage(agent.home)?.oomKills ?? 0) > oomKillsBefore
+        const network = await networkOf(agent)
+        // A stop while its network was being made wins.
+        if (signal.aborted || agent.state !== "starting") throw new Error("the start was interrupted")
         const gateway = spawnGateway({
           nodePath,
           entryFile: versions.entryFile(agent.version),
@@ -297,7 +328,8 @@ export const make = Effect.fnUntraced(function*(options: Options) {
           port,
           env: envOf(agent),
           stopGraceMs: graceOf(agent),
-          sandbox
+          sandbox,
+          ...(network === undefined ? {} : { network })
         })
         launched = gateway
         agent.gateway = gateway
@@ -311,10 +343,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
           }
         })
         const deadline = Date.now() + startTimeoutMs
-        const reach = await Promise.race([
-          reachOf(gateway, port),
-          gateway.exited.then((reason) => Promise.reject(new Error(`the gateway exited (${reason}) before it was ready`)))
-        ])
+        const reach = reachOf(gateway, port)
         while (true) {
           if (exitReason !== undefined) throw new Error(`the gateway exited (${exitReason}) before it was ready`)
           if (signal.aborted || gateway.stopping) throw new Error("the start was interrupted")
@@ -334,7 +363,8 @@ export const make = Effect.fnUntraced(function*(options: Options) {
           const logTail = [gateway?.tail.toString() ?? "", cause instanceof Error ? cause.message : String(cause)]
             .filter((part) => part.length > 0)
             .join("\n")
-          const stopped = gateway?.stopping === true
+          // Stopped meanwhile: by its gateway's stop, or before it had one (halt set the state).
+          const stopped = gateway?.stopping === true || (gateway === undefined && agent.state === "stopped")
           if (gateway !== undefined) yield* Effect.promise(() => terminate(gateway, 2_000))
           if (agent.gateway === gateway) agent.gateway = undefined
           agent.state = stopped ? "stopped" : "crashed"
@@ -417,7 +447,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     // A CLI run talks to the gateway when it runs; otherwise it needs no network.
     network?: Sandbox.NetworkChoice | undefined
   ) => {
-    const choice: Sandbox.NetworkChoice = network ?? await gatewayNetwork(agent).then((joined) => joined === undefined ? "none" : { join: joined })
+    const choice: Sandbox.NetworkChoice = network ?? await existingNetwork(agent).then((joined) => joined === undefined ? "none" : { join: joined })
     const launch = sandbox.launch({ home: agent.home, cwd, argv, env: envOf(agent), dieWithParent: true, gracefulTerm: false, network: choice })
     const result = await Console.run(launch, limits, { registry: running, home: agent.home })
     return { ...result, code: result.exitCode }
@@ -443,9 +473,9 @@ export const make = Effect.fnUntraced(function*(options: Options) {
         if (cwd === undefined) return new WorkingDirectoryOutside({ agentId, cwd: request.cwd ?? "" })
         // Checked again right before the spawn: a destroy that got in between has ended this agent's commands.
         if (agents.get(agentId) !== agent) throw new Error("the agent was destroyed")
-        // In the gateway's network when it runs (its apps, its port); else in one of its own, with a way out.
-        const network = await gatewayNetwork(agent)
-        return await runAs(agent, ["sh", "-c", request.command], { timeoutMs: request.timeoutMs, maxOutputBytes: request.maxOutputBytes, signal }, cwd, network === undefined ? "own" : { join: network })
+        // In the agent's network (its gateway's, its apps'; made now if it has none yet: a way out).
+        const network = await networkOf(agent)
+        return await runAs(agent, ["sh", "-c", request.command], { timeoutMs: request.timeoutMs, maxOutputBytes: request.maxOutputBytes, signal }, cwd, network === undefined ? undefined : { join: network })
       },
       catch: (cause) => new ExecFailed({ agentId, detail: cause instanceof Error ? cause.message : String(cause) })
     }).pipe(Effect.flatMap((result) => "exitCode" in result ? Effect.succeed(result) : Effect.fail(result)))
@@ -481,13 +511,12 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       const connection: Connection = {
         gateway,
         token,
-        client: reachOf(gateway, portOf(agent)).then((reach) =>
+        client: ((reach) =>
           connectGateway({
             ...("connect" in reach ? { url: "ws://localhost", connect: reach.connect } : { url: `ws://127.0.0.1:${reach.port}` }),
             token,
             timeoutMs: 15_000
-          })
-        )
+          }))(reachOf(gateway, portOf(agent)))
       }
       connections.set(agent, connection)
       // Closed with its gateway (stopped, crashed, destroyed); a failed connect is not kept: the next call tries again.
@@ -581,6 +610,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
         })
       )
       await running.killAll()
+      for (const agent of agents.values()) await Effect.runPromise(releaseNetwork(agent))
       process.off("exit", killAllNow)
     })
   )
@@ -650,9 +680,10 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     // A gateway still starting (or waiting to) is stopped at once, and its start fails; otherwise stop waits its turn.
     stop: (agentId) =>
       Effect.flatMap(find(agentId), (agent) =>
-        agent.state === "starting"
-          ? halt(agent)
-          : halt(agent).pipe(Semaphore.withPermit(agent.lock))),
+        (agent.state === "starting" ? halt(agent) : halt(agent).pipe(Semaphore.withPermit(agent.lock))).pipe(
+          // Stopped for good, not restarting: its network goes too (what ran in it with the gateway is gone).
+          Effect.andThen(releaseNetwork(agent))
+        )),
 
     restart: (agentId, restartOptions = {}) =>
       Effect.flatMap(find(agentId), (agent) =>
@@ -787,7 +818,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
         if (!privateNetworks) return Effect.succeed({ host: "127.0.0.1", port })
         return Effect.tryPromise({
           try: async () => {
-            const network = await gatewayNetwork(found)
+            const network = await existingNetwork(found)
             if (network === undefined) throw new Error("not running")
             return appEndpointIn(network, port)
           },
@@ -831,6 +862,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
           agents.delete(agentId)
           yield* Effect.promise(() => running.killAll(agent.home))
           yield* halt(agent)
+          yield* releaseNetwork(agent)
           sandbox.releaseAgent(agent.home)
           yield* Effect.promise(async () => {
             await Fs.rm(agent.home, { recursive: true, force: true })

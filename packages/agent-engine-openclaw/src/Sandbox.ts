@@ -14,9 +14,9 @@
  * an unprivileged user (uid 1000, no capabilities), under resource limits (`prlimit`: processes, file size,
  * memory per process), in the agent's cgroup (AgentCgroups.ts: memory, CPU and processes of all the agent's sandboxes
  * together). Where Cairn can give agents networks of their own (AgentNetwork.ts: as root, with slirp4netns), each
- * sandbox is in a network namespace: a gateway's gets a way out to the internet and nothing of the host, the agent's
- * console commands and CLI runs join it, and a CLI run while no gateway runs has no network at all. Elsewhere the
- * network is shared: the gateway listens on the host's loopback for Cairn.
+ * sandbox joins its agent's network (a way out to the internet and nothing of the host), or, a CLI run while the
+ * agent has none, a network of its own with only loopback. Elsewhere the network is shared: the gateway listens on
+ * the host's loopback for Cairn.
  *
  * `auto` (the default) and `required` probe once, at startup, by running a trivial command in a sandbox. When that
  * fails, `auto` lets Cairn start with a loud warning and every agent process is refused (with the reason and the
@@ -81,10 +81,9 @@ export interface Options {
 
 /**
  * The network a process runs in, where agents have networks of their own (ignored where the network is shared):
- * `own`, a new one with a way out (a gateway's, or a console command's while no gateway runs); `join`, an agent's
- * network that exists (its gateway's); `none`, a new one with only loopback.
+ * `join`, its agent's (`Sandbox.createNetwork`); `none`, a new one with only loopback.
  */
-export type NetworkChoice = "own" | "none" | { readonly join: AgentNetwork.Network }
+export type NetworkChoice = "none" | { readonly join: AgentNetwork.Network }
 
 /** One process to run as an agent. */
 export interface Process {
@@ -119,15 +118,6 @@ export interface Launch {
   readonly inputs: ReadonlyArray<string>
   /** Called once the process has exited (and its sandbox with it): releases what the launch made for it. */
   readonly release?: () => void
-  /**
-   * For a sandbox with a network of its own: bubblewrap reports its first process on the pipe after the inputs and
-   * waits, on the next one, until `attach` has given the namespace its network (spawnLaunch). `attached` settles
-   * with it; the network is closed when the process exits.
-   */
-  readonly network?: {
-    readonly attach: (sandboxPid: number) => Promise<AgentNetwork.Network>
-    readonly attached: Promise<AgentNetwork.Network>
-  }
 }
 
 export type State =
@@ -151,6 +141,8 @@ export interface Sandbox {
   readonly agentUsage: (home: string) => AgentCgroups.AgentUsage | undefined
   /** Removes the agent's cgroup, once its processes are gone: when the agent is destroyed. */
   readonly releaseAgent: (home: string) => void
+  /** Makes a network for an agent, for its sandboxes to join; undefined where agents share the host's. */
+  readonly createNetwork: (() => Promise<AgentNetwork.Network>) | undefined
 }
 
 /** The sandbox cannot run on this machine and SANDBOX is not `off`: no agent process may start. */
@@ -329,6 +321,7 @@ const agentNetworks = (options: Options) =>
 /** No sandbox (SANDBOX=off): the process runs as a plain child, in its working directory. */
 const plain: Sandbox = {
   state: { _tag: "Off" },
+  createNetwork: undefined,
   agentUsage: () => undefined,
   releaseAgent: () => {},
   launch: (process) => ({
@@ -342,6 +335,7 @@ const plain: Sandbox = {
 
 const unavailable = (reason: string): Sandbox => ({
   state: { _tag: "Unavailable", reason },
+  createNetwork: undefined,
   agentUsage: () => undefined,
   releaseAgent: () => {},
   launch: () => {
@@ -402,22 +396,20 @@ const bubblewrap = (
   ]
   return {
     state: { _tag: "Sandboxed", limits, agentLimits, enforced: cgroups?.enforced ?? [], privateNetworks: networks !== undefined },
+    createNetwork: networks?.create,
     agentUsage: (home) => cgroups?.usage(agentOf(home)),
     releaseAgent: (home) => cgroups?.remove(agentOf(home)),
     launch: (process) => {
       const home = Path.resolve(process.home)
       const choice = networks === undefined ? undefined : process.network ?? "none"
       const inputs = [passwd(home), group, ...(choice === undefined ? [] : [AgentNetwork.resolvConf])]
-      // Pipes 3 and 4 (and 5) are the inputs; the network's report and wait pipes come after them.
-      const network = choice === "own" ? ownNetwork(networks!) : undefined
       const args = [
         ...shared,
         ...(process.dieWithParent ? ["--die-with-parent"] : []),
         "--perms", "0644", "--ro-bind-data", "3", "/etc/passwd",
         "--perms", "0644", "--ro-bind-data", "4", "/etc/group",
         ...(choice === undefined ? [] : ["--perms", "0644", "--ro-bind-data", "5", "/etc/resolv.conf"]),
-        ...(choice === undefined || typeof choice === "object" ? [] : ["--unshare-net"]),
-        ...(network === undefined ? [] : ["--info-fd", String(3 + inputs.length), "--block-fd", String(4 + inputs.length)]),
+        ...(choice === "none" ? ["--unshare-net"] : []),
         "--bind", home, home,
         ...(coverData ? dataDirs.flatMap((dir) => ["--remount-ro", dir]) : []),
         "--remount-ro", "/",
@@ -434,7 +426,7 @@ const bubblewrap = (
       const release = typeof choice === "object" ? choice.join.hold() : undefined
       const withNetwork = (launch: Launch): Launch => {
         const [file, ...rest] = [...enter, launch.file, ...launch.args]
-        return { ...launch, file: file!, args: rest, ...(network === undefined ? {} : { network }), ...(release === undefined ? {} : { release }) }
+        return { ...launch, file: file!, args: rest, ...(release === undefined ? {} : { release }) }
       }
       const joins = cgroups?.join(agentOf(home)) ?? []
       const prelude = [
@@ -459,21 +451,6 @@ const bubblewrap = (
   }
 }
 
-/** A launch's own network: attached by spawnLaunch once bubblewrap reports the sandbox's first process. */
-const ownNetwork = (networks: AgentNetwork.AgentNetworks): NonNullable<Launch["network"]> => {
-  let settle: (result: Promise<AgentNetwork.Network>) => void = () => {}
-  const attached = new Promise<AgentNetwork.Network>((resolve) => void (settle = resolve))
-  attached.catch(() => {})
-  return {
-    attached,
-    attach: (sandboxPid) => {
-      const network = networks.attach(sandboxPid)
-      settle(network)
-      return network
-    }
-  }
-}
-
 /**
  * Spawns a Launch in a process group of its own (so that a signal to the group reaches everything it started) and
  * feeds its input pipes. `stdin` is "pipe" for gateways (their parent watch) and "ignore" otherwise.
@@ -484,7 +461,7 @@ export const spawnLaunch = (launch: Launch, stdin: "pipe" | "ignore"): ChildProc
     child = spawn(launch.file, launch.args, {
       cwd: launch.cwd,
       env: launch.env,
-      stdio: [stdin, "pipe", "pipe", ...launch.inputs.map(() => "pipe" as const), ...(launch.network === undefined ? [] : ["pipe" as const, "pipe" as const])],
+      stdio: [stdin, "pipe", "pipe", ...launch.inputs.map(() => "pipe" as const)],
       detached: true
     })
   } catch (error) {
@@ -509,52 +486,15 @@ export const spawnLaunch = (launch: Launch, stdin: "pipe" | "ignore"): ChildProc
     pipe.on("error", () => {}) // a child that failed to start closed its end
     pipe.end(input)
   })
-  if (launch.network !== undefined) attachNetwork(child, launch.inputs.length, launch.network)
   return child
-}
-
-/**
- * bubblewrap writes `{"child-pid": N}` on the report pipe once the namespaces exist, then waits for a byte on the
- * next pipe: the network is attached in between, so nothing of the agent's runs without it. A network that cannot
- * be attached kills the sandbox (its process reads EOF and would run on without one).
- */
-const attachNetwork = (child: ChildProcess, inputs: number, network: NonNullable<Launch["network"]>) => {
-  const report = child.stdio[3 + inputs] as NodeJS.ReadableStream | null
-  const go = child.stdio[4 + inputs] as Writable | null
-  go?.on("error", () => {})
-  let text = ""
-  let asked = false
-  const fail = () => {
-    try {
-      if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL")
-    } catch {
-      child.kill("SIGKILL")
-    }
-  }
-  report?.on("error", () => {})
-  report?.on("data", (chunk: Buffer) => {
-    text += chunk.toString()
-    const match = /"child-pid"\s*:\s*(\d+)/.exec(text)
-    if (match === null || asked) return
-    asked = true
-    network.attach(Number(match[1])).then(
-      (attached) => {
-        go?.end("1")
-        child.once("exit", () => attached.close())
-        if (child.exitCode !== null || child.signalCode !== null) attached.close()
-      },
-      (error: unknown) => {
-        child.stderr?.emit("data", Buffer.from(`the agent's network could not be set up: ${String(error)}\n`))
-        fail()
-      }
-    )
-  })
 }
 
 /** Runs `sh -c` in a sandbox with a throwaway home; undefined when it worked, else why not. */
 const probe = async (sandbox: Sandbox): Promise<string | undefined> => {
   const home = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cairn-sandbox-probe-"))
+  let network: AgentNetwork.Network | undefined
   try {
+    network = await sandbox.createNetwork?.()
     const launch = sandbox.launch({
       home,
       cwd: home,
@@ -562,7 +502,7 @@ const probe = async (sandbox: Sandbox): Promise<string | undefined> => {
       env: { PATH: "/usr/bin:/bin" },
       dieWithParent: true,
       gracefulTerm: false,
-      network: "own"
+      ...(network === undefined ? {} : { network: { join: network } })
     })
     return await new Promise<string | undefined>((resolve) => {
       const child = spawnLaunch(launch, "ignore")
@@ -580,7 +520,10 @@ const probe = async (sandbox: Sandbox): Promise<string | undefined> => {
         else resolve(`${output.trim().slice(0, 500) || "no output"}; exit ${signal ?? code}`)
       })
     })
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error)
   } finally {
+    network?.close()
     Fs.rmSync(home, { recursive: true, force: true })
     sandbox.releaseAgent(home)
   }

@@ -5,7 +5,7 @@
  */
 import { Effect } from "effect"
 import * as Net from "node:net"
-import { spawnConnector } from "../AgentNetwork.ts"
+import { startConnector } from "../AgentNetwork.ts"
 import { gatewayNetworkPath } from "./GatewayProcesses.ts"
 
 export interface IntoGatewayNetwork {
@@ -27,7 +27,7 @@ export const intoGatewayNetwork = (home: string) =>
           close: () => {}
         }
       }
-      return spawnConnector(["nsenter", `--net=${path}`, "--", process.execPath], [], (socket) => socket.destroy())
+      return startConnector(["nsenter", `--net=${path}`, "--", process.execPath], [], (socket) => socket.destroy()).spawned
     }),
     (connector) => Effect.sync(() => connector.close())
   ).pipe(Effect.map((connector): IntoGatewayNetwork => ({ connect: connector.connect })))
