@@ -30,6 +30,7 @@ import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import type { Readable, Writable } from "node:stream"
+import { onPath } from "./HostEnvironment.ts"
 
 /** The connector's file: run by Cairn's Node, outside any sandbox. */
 const connectorPath = Path.join(import.meta.dirname, "network-connector.mjs")
@@ -73,17 +74,6 @@ export const parseEgressAllow = (text: string | undefined): ReadonlyArray<Egress
 const tools = ["slirp4netns", "nsenter", "unshare", "ip", "setpriv"] as const
 type Tools = Record<(typeof tools)[number], string>
 
-const onPath = (name: string) =>
-  (process.env["PATH"] ?? "").split(Path.delimiter).filter((dir) => Path.isAbsolute(dir))
-    .map((dir) => Path.join(dir, name))
-    .find((path) => {
-      try {
-        Fs.accessSync(path, Fs.constants.X_OK)
-        return Fs.statSync(path).isFile()
-      } catch {
-        return false
-      }
-    })
 
 const run = (file: string, args: ReadonlyArray<string>, input?: string) =>
   new Promise<void>((resolve, reject) => {

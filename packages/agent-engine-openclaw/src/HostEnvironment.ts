@@ -3,6 +3,7 @@
  * processes start from: the host's locale and user, and a PATH with that Node first. Shared by the adapter and by
  * installs made ahead of time (EngineInstall.ts), so both install with the same Node.
  */
+import * as Fs from "node:fs"
 import * as Path from "node:path"
 
 export interface HostEnvironment {
@@ -29,3 +30,16 @@ export const make = (configuredNode: string | undefined): HostEnvironment => {
   }
   return { nodePath, path, baseEnv }
 }
+
+/** Where the program `name` is found on Cairn's PATH (an absolute path: agents' environments have PATHs of their own). */
+export const onPath = (name: string): string | undefined =>
+  (process.env["PATH"] ?? "").split(Path.delimiter).filter((dir) => Path.isAbsolute(dir))
+    .map((dir) => Path.join(dir, name))
+    .find((path) => {
+      try {
+        Fs.accessSync(path, Fs.constants.X_OK)
+        return Fs.statSync(path).isFile()
+      } catch {
+        return false
+      }
+    })

@@ -31,6 +31,7 @@ import * as Path from "node:path"
 import type { Writable } from "node:stream"
 import * as AgentCgroups from "./AgentCgroups.ts"
 import * as AgentNetwork from "./AgentNetwork.ts"
+import { onPath } from "./HostEnvironment.ts"
 
 export type Mode = "auto" | "required" | "off"
 
@@ -346,18 +347,6 @@ const unavailable = (reason: string): Sandbox => ({
 /** The agent a home is of: its folder's name is the agent's id (`<dataDir>/agents/<agentId>`). */
 const agentOf = (home: string) => Path.basename(Path.resolve(home))
 
-/** Where `name` is found on Cairn's PATH (an absolute path: agents' environments have PATHs of their own). */
-const onPath = (name: string) =>
-  (process.env["PATH"] ?? "").split(Path.delimiter).filter((dir) => Path.isAbsolute(dir))
-    .map((dir) => Path.join(dir, name))
-    .find((path) => {
-      try {
-        Fs.accessSync(path, Fs.constants.X_OK)
-        return Fs.statSync(path).isFile()
-      } catch {
-        return false
-      }
-    })
 
 const bubblewrap = (
   bwrap: string,
