@@ -105,15 +105,16 @@ export const connect = (options: ConnectOptions): Promise<GatewayClient> =>
     let hello: Record<string, unknown> = {}
 
     let socket: WebSocket
+    // The connection's own dispatcher where `connect` opens it; closed once the socket is.
+    let dispatcher: Agent | undefined
     try {
       const open = options.connect
-      socket = open === undefined
-        ? new WebSocket(options.url)
-        : new WebSocket(options.url, {
-          dispatcher: new Agent({
-            connect: (_options, done) => void open().then((stream) => done(null, stream as Socket), (error: Error) => done(error, null))
-          })
+      if (open !== undefined) {
+        dispatcher = new Agent({
+          connect: (_options, done) => void open().then((stream) => done(null, stream as Socket), (error: Error) => done(error, null))
         })
+      }
+      socket = dispatcher === undefined ? new WebSocket(options.url) : new WebSocket(options.url, { dispatcher })
     } catch (cause) {
       rejectConnect(new GatewayRpcError("UNAVAILABLE", `cannot connect to ${options.url}: ${String(cause)}`))
       return
@@ -219,6 +220,7 @@ export const connect = (options: ConnectOptions): Promise<GatewayClient> =>
       else request.reject(fromErrorShape(frame["error"], "request"))
     })
     socket.addEventListener("close", (event) => {
+      void dispatcher?.close().catch(() => {})
       const reason = event.reason ? `: ${event.reason}` : ""
       shutdown(
         connected
