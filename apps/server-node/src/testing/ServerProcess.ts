@@ -1,20 +1,17 @@
 /** Runs the real server entry point as a child process on a free loopback port, for end-to-end tests. */
 import { type ChildProcess, spawn } from "node:child_process"
 import { once } from "node:events"
-import { createServer } from "node:net"
+import { reserveTestPort } from "@cairn/agent-engine-openclaw/testing"
 import { fileURLToPath } from "node:url"
 
 const main = fileURLToPath(new URL("../main.ts", import.meta.url))
 
-export const freePort = async (): Promise<number> => {
-  const server = createServer()
-  server.listen(0, "127.0.0.1")
-  await once(server, "listening")
-  const { port } = server.address() as { port: number }
-  server.close()
-  await once(server, "close")
-  return port
-}
+/**
+ * A port for a server this test starts: reserved machine-wide below the ephemeral range (PortRanges.ts), so that no
+ * other process takes it before the server binds it (a port from port 0 could go to another test's server or
+ * connection meanwhile, and /healthz was then answered by someone else).
+ */
+export const freePort = (): Promise<number> => reserveTestPort()
 
 export interface ServerProcess {
   readonly url: string

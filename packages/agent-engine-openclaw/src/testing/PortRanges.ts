@@ -9,6 +9,7 @@
  */
 import { Effect, Layer } from "effect"
 import * as Fs from "node:fs"
+import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { processExists } from "../GatewayProcess.ts"
@@ -84,6 +85,33 @@ const reserve = (ports: number): { readonly port: number; readonly files: Readon
  * it is destroyed), held by no other test process on this machine until this process exits.
  */
 export const reserveGatewayPorts = (slots = 4): number => reserve(blockSize * slots).port
+
+/** The ports of this process's block for single ports (`reserveTestPort`), and the next one to give. */
+let singles: { readonly first: number; next: number } | undefined
+
+/**
+ * A port for a test's server, held by no other test process on this machine until this process exits: from a
+ * reserved block below the kernel's ephemeral range, so no server on port 0 or outgoing connection takes it between
+ * the choice and the server's bind (as happened to a port the kernel had just handed out and taken back). Ports
+ * something else already listens on are skipped.
+ */
+export const reserveTestPort = async (): Promise<number> => {
+  while (true) {
+    if (singles === undefined || singles.next >= singles.first + blockSize) {
+      const first = reserve(blockSize).port
+      singles = { first, next: first }
+    }
+    const port = singles.next++
+    if (await bindable(port)) return port
+  }
+}
+
+const bindable = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const server = Net.createServer()
+    server.once("error", () => resolve(false))
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)))
+  })
 
 /** The same, given back when the scope closes: for engines that live in one layer or one test. */
 export const gatewayPorts = (slots = 4) =>
