@@ -29,7 +29,7 @@ const scope = Effect.runSync(Scope.make())
 const make = (networks: "private" | "shared") =>
   Effect.runPromise(Scope.provide(scope)(OpenClawSandbox.make({ mode: "required", dataDir, readOnly: [dirname(process.execPath)], networks })))
 const sandbox = await make("private")
-if (sandbox.state._tag !== "Sandboxed" || !sandbox.state.privateNetworks) {
+if (sandbox.createNetwork === undefined) {
   console.log("agents have no networks of their own here (root, bubblewrap and slirp4netns needed): nothing to measure")
   process.exit(0)
 }

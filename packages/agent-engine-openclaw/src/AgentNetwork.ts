@@ -24,12 +24,13 @@
  * it by that path, never by a pid that could be reused. Everything here ends with `close`: the connector, slirp4netns
  * (both also end when Cairn does: `--pdeathsig`, their pipes close) and the descriptor.
  */
-import { type ChildProcess, execFile, spawn } from "node:child_process"
+import { type ChildProcess, spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import type { Readable, Writable } from "node:stream"
+import { runCommand } from "./Command.ts"
 import { onPath } from "./HostEnvironment.ts"
 
 /** The connector's file: run by Cairn's Node, outside any sandbox. */
@@ -73,16 +74,6 @@ export const parseEgressAllow = (text: string | undefined): ReadonlyArray<Egress
 /** The programs this needs, found on Cairn's PATH; what is missing otherwise. */
 const tools = ["slirp4netns", "nsenter", "unshare", "ip", "setpriv"] as const
 type Tools = Record<(typeof tools)[number], string>
-
-
-const run = (file: string, args: ReadonlyArray<string>, input?: string) =>
-  new Promise<void>((resolve, reject) => {
-    const child = execFile(file, args, { timeout: 10_000 }, (error, _stdout, stderr) => {
-      if (error === null) resolve()
-      else reject(new Error(`${Path.basename(file)} ${args.slice(-4).join(" ")}: ${stderr.trim() || error.message}`))
-    })
-    if (input !== undefined) child.stdin?.end(input)
-  })
 
 /** One agent's namespace: where to join it, and connections into it. */
 export interface Network {
@@ -171,13 +162,18 @@ export const make = (egressAllow: ReadonlyArray<EgressService>, nodePath: string
       const path = `/proc/${process.pid}/fd/${fd}`
       const shut = [...new Set([...blockedRanges, ...hostAddresses()])]
       const localAddresses = [...new Set(egressAllow.map((service) => service.host).filter((host) => !host.startsWith("127.")))]
-      await run(bin.nsenter, [`--net=${path}`, "--", bin.ip, "-batch", "-"], [
-        "link set lo up",
-        ...shut.map((range) => `route add prohibit ${range}`),
-        // An allowed service keeps its own address inside, on the namespace's loopback (a local address wins over
-        // the prohibit routes).
-        ...localAddresses.map((host) => `address add ${host}/32 dev lo`)
-      ].join("\n") + "\n")
+      const routes = await runCommand(bin.nsenter, [`--net=${path}`, "--", bin.ip, "-batch", "-"], {
+        env: process.env,
+        timeoutMs: 10_000,
+        input: [
+          "link set lo up",
+          ...shut.map((range) => `route add prohibit ${range}`),
+          // An allowed service keeps its own address inside, on the namespace's loopback (a local address wins over
+          // the prohibit routes).
+          ...localAddresses.map((host) => `address add ${host}/32 dev lo`)
+        ].join("\n") + "\n"
+      })
+      if (routes.code !== 0) throw new Error(`ip -batch in the agent's network: ${routes.stderr.trim() || `exit ${routes.code}`}`)
       // slirp4netns: ready when it writes to fd 3; exits when fd 4 closes (Cairn closes it, or dies).
       const slirp = spawn(bin.slirp4netns, [
         "--configure", "--mtu", "65520", "--disable-host-loopback", "--enable-sandbox", "--enable-seccomp",

@@ -12,20 +12,22 @@ export interface CommandResult {
 export const runCommand = (
   command: string,
   args: ReadonlyArray<string>,
-  options: { readonly env: NodeJS.ProcessEnv; readonly cwd?: string; readonly timeoutMs: number }
+  options: { readonly env: NodeJS.ProcessEnv; readonly cwd?: string; readonly timeoutMs: number; readonly input?: string }
 ): Promise<CommandResult> =>
   new Promise((resolve, reject) => {
     const child = spawn(command, args, {
       env: options.env,
       ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: [options.input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
       timeout: options.timeoutMs,
       killSignal: "SIGKILL"
     })
     let stdout = ""
     let stderr = ""
-    child.stdout.on("data", (chunk: Buffer) => void (stdout += chunk.toString()))
-    child.stderr.on("data", (chunk: Buffer) => void (stderr += chunk.toString()))
+    child.stdout!.on("data", (chunk: Buffer) => void (stdout += chunk.toString()))
+    child.stderr!.on("data", (chunk: Buffer) => void (stderr += chunk.toString()))
+    child.stdin?.on("error", () => {}) // a command that exits early closes its end
+    child.stdin?.end(options.input)
     child.on("error", reject)
     child.on("close", (code) => resolve({ code, stdout, stderr }))
   })

@@ -11,6 +11,7 @@
  * sweep kills a process only when its pid, start time, process group and session all still match that record: a
  * reused pid, or any pid the agent wrote anywhere, is never signalled. Nothing is read from the agent's home.
  */
+import { connectionThrough } from "@cairn/agent-engine"
 import type { ChildProcess } from "node:child_process"
 import * as FsSync from "node:fs"
 import * as Fs from "node:fs/promises"
@@ -204,13 +205,6 @@ export const terminate = async (gateway: Gateway, graceMs: number) => {
 
 /** Where Cairn reaches a gateway: a port on the host's loopback, or connections into its network (AgentNetwork.ts). */
 export type Reach = { readonly port: number } | { readonly connect: () => Promise<Duplex> }
-
-/** An `http.request` `createConnection` (its callback form) that opens the connection with `connect`. */
-export const connectionThrough = (connect: () => Promise<Duplex>) =>
-  (_options: unknown, done: (error: Error | null, socket: Duplex) => void): undefined => {
-    connect().then((socket) => done(null, socket), (error: Error) => done(error, undefined as never))
-    return undefined
-  }
 
 /** Whether anything answers HTTP there: used to wait for readiness and to refuse a port already taken. */
 export const probeReady = (reach: Reach): Promise<"ready" | "answering" | "silent"> =>

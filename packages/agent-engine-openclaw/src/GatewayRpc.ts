@@ -53,7 +53,7 @@ export interface GatewayClient {
 }
 
 export interface ConnectOptions {
-  /** `ws://127.0.0.1:<port>` (or any `ws://` URL with `socketPath`) */
+  /** `ws://127.0.0.1:<port>` (or any `ws://` URL with `connect`) */
   readonly url: string
   /** Opens the connection instead of the URL's host and port (into the agent's network: AgentNetwork.ts). */
   readonly connect?: () => Promise<Duplex>

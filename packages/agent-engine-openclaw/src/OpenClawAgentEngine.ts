@@ -255,12 +255,11 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     const network = await networks.get(agent)?.catch(() => undefined)
     return network === undefined || network.closed ? undefined : network
   }
-  const releaseNetwork = (agent: Agent) =>
-    Effect.promise(async () => {
-      const network = networks.get(agent)
-      networks.delete(agent)
-      ;(await network?.catch(() => undefined))?.close()
-    })
+  const releaseNetwork = async (agent: Agent) => {
+    const network = networks.get(agent)
+    networks.delete(agent)
+    ;(await network?.catch(() => undefined))?.close()
+  }
   /** Where Cairn reaches the gateway: its port on loopback, or connections into its agent's network. */
   const reachOf = (gateway: Gateway, port: number): Reach => {
     const network = gateway.network
@@ -444,7 +443,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     argv: readonly [string, ...Array<string>],
     limits: Console.RunOptions,
     cwd = agent.home,
-    // A CLI run talks to the gateway when it runs; otherwise it needs no network.
+    // By default the agent's network where it has one (a CLI run talks to its gateway there); else none.
     network?: Sandbox.NetworkChoice | undefined
   ) => {
     const choice: Sandbox.NetworkChoice = network ?? await existingNetwork(agent).then((joined) => joined === undefined ? "none" : { join: joined })
@@ -508,15 +507,15 @@ export const make = Effect.fnUntraced(function*(options: Options) {
         continue
       }
       if (current !== undefined) dropConnection(agent, current)
+      const reach = reachOf(gateway, portOf(agent))
       const connection: Connection = {
         gateway,
         token,
-        client: ((reach) =>
-          connectGateway({
-            ...("connect" in reach ? { url: "ws://localhost", connect: reach.connect } : { url: `ws://127.0.0.1:${reach.port}` }),
-            token,
-            timeoutMs: 15_000
-          }))(reachOf(gateway, portOf(agent)))
+        client: connectGateway({
+          ...("connect" in reach ? { url: "ws://localhost", connect: reach.connect } : { url: `ws://127.0.0.1:${reach.port}` }),
+          token,
+          timeoutMs: 15_000
+        })
       }
       connections.set(agent, connection)
       // Closed with its gateway (stopped, crashed, destroyed); a failed connect is not kept: the next call tries again.
@@ -610,7 +609,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
         })
       )
       await running.killAll()
-      for (const agent of agents.values()) await Effect.runPromise(releaseNetwork(agent))
+      for (const agent of agents.values()) await releaseNetwork(agent)
       process.off("exit", killAllNow)
     })
   )
@@ -682,7 +681,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       Effect.flatMap(find(agentId), (agent) =>
         (agent.state === "starting" ? halt(agent) : halt(agent).pipe(Semaphore.withPermit(agent.lock))).pipe(
           // Stopped for good, not restarting: its network goes too (what ran in it with the gateway is gone).
-          Effect.andThen(releaseNetwork(agent))
+          Effect.andThen(Effect.promise(() => releaseNetwork(agent)))
         )),
 
     restart: (agentId, restartOptions = {}) =>
@@ -806,8 +805,8 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       Effect.flatMap(find(agentId), (agent) =>
         Cron.make(agentId, (method, params) => rpc(agentId, agent, method, params)).runs(taskId, limit)),
 
-    // In a network of its own (AgentNetwork.ts), an app is reached through a relay into it, while its gateway runs;
-    // sharing the host's network, it is on loopback at its own port. The gateway's ports (its port and the ones
+    // In a network of its own (AgentNetwork.ts), an app is reached by connections into it, while the agent has it
+    // (from its first start until it is stopped); sharing the host's network, it is on loopback at its own port. The gateway's ports (its port and the ones
     // OpenClaw derives from it, up to +110) are refused: the app would be the gateway, or keep it from starting;
     // sharing the host's network, every agent's.
     appEndpoint: (agentId, port) =>
@@ -862,7 +861,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
           agents.delete(agentId)
           yield* Effect.promise(() => running.killAll(agent.home))
           yield* halt(agent)
-          yield* releaseNetwork(agent)
+          yield* Effect.promise(() => releaseNetwork(agent))
           sandbox.releaseAgent(agent.home)
           yield* Effect.promise(async () => {
             await Fs.rm(agent.home, { recursive: true, force: true })

@@ -128,8 +128,6 @@ export type State =
     /** The agents' limits, and which of them hold (none where no cgroup can be made here). */
     readonly agentLimits: AgentCgroups.AgentLimits
     readonly enforced: ReadonlyArray<AgentCgroups.Controller>
-    /** Whether each agent has a network of its own (else the host's is shared). */
-    readonly privateNetworks: boolean
   }
   | { readonly _tag: "Off" }
   | { readonly _tag: "Unavailable"; readonly reason: string }
@@ -347,7 +345,6 @@ const unavailable = (reason: string): Sandbox => ({
 /** The agent a home is of: its folder's name is the agent's id (`<dataDir>/agents/<agentId>`). */
 const agentOf = (home: string) => Path.basename(Path.resolve(home))
 
-
 const bubblewrap = (
   bwrap: string,
   options: Options,
@@ -384,7 +381,7 @@ const bubblewrap = (
     "--"
   ]
   return {
-    state: { _tag: "Sandboxed", limits, agentLimits, enforced: cgroups?.enforced ?? [], privateNetworks: networks !== undefined },
+    state: { _tag: "Sandboxed", limits, agentLimits, enforced: cgroups?.enforced ?? [] },
     createNetwork: networks?.create,
     agentUsage: (home) => cgroups?.usage(agentOf(home)),
     releaseAgent: (home) => cgroups?.remove(agentOf(home)),

@@ -5,7 +5,7 @@
  * the squatter's port was bound), then refused from inside the agent. Needs what CI has: root, bubblewrap,
  * slirp4netns and iproute2; elsewhere agents share the host's network and these tests skip themselves.
  */
-import { AgentEngine, type AppEndpoint } from "@cairn/agent-engine"
+import { AgentEngine, type AppEndpoint, connectionThrough } from "@cairn/agent-engine"
 import { freshAgent } from "@cairn/agent-engine/testing"
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber, Redacted } from "effect"
@@ -15,6 +15,7 @@ import * as Http from "node:http"
 import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import type { Duplex } from "node:stream"
 import { metaDirOf } from "../src/AgentHome.ts"
 import { reserveGatewayPorts } from "../src/testing/index.ts"
 import { standInEngine } from "./fixtures/StandInEngine.ts"
@@ -99,10 +100,8 @@ const startedAgent = Effect.gen(function*() {
 const getThrough = (endpoint: AppEndpoint) =>
   new Promise<string>((resolve, reject) => {
     assert.isTrue("connect" in endpoint, "the app is reached on the host's network")
-    const connect = (endpoint as Extract<AppEndpoint, { connect: unknown }>).connect
-    const createConnection = (_options: unknown, done: (error: Error | null, socket: never) => void) =>
-      void connect().then((socket) => done(null, socket as never), (error: Error) => done(error, undefined as never))
-    Http.get({ createConnection, path: "/" }, (response) => {
+    const connect = (endpoint as Extract<AppEndpoint, { connect: unknown }>).connect as () => Promise<Duplex>
+    Http.get({ createConnection: connectionThrough(connect), path: "/" }, (response) => {
       let body = ""
       response.on("data", (chunk: Buffer) => (body += chunk.toString()))
       response.on("end", () => resolve(body))

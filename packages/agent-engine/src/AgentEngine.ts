@@ -147,6 +147,16 @@ export type AppEndpoint =
   | { readonly host: string; readonly port: number }
   | { readonly connect: () => Promise<NodeJS.ReadWriteStream> }
 
+/**
+ * An `http.request` `createConnection` (its callback form) that opens the connection with `connect`: how an
+ * endpoint's `connect` (AppEndpoint, an agent's own network) is used by an HTTP client.
+ */
+export const connectionThrough = <S>(connect: () => Promise<S>) =>
+  (_options: unknown, done: (error: Error | null, socket: S) => void): undefined => {
+    connect().then((socket) => done(null, socket), (error: Error) => done(error, undefined as never))
+    return undefined
+  }
+
 export class AgentEngine extends Context.Service<AgentEngine, {
   /** Which engine runs this node's agents, as agents report it: `openclaw`, or `simulated` for tests and demos. */
   readonly name: "openclaw" | "simulated"

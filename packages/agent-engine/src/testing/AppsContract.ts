@@ -9,7 +9,8 @@ import { assert } from "@effect/vitest"
 import { Effect, type Scope } from "effect"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
-import { AgentEngine, type AppEndpoint } from "../AgentEngine.ts"
+import type { Duplex } from "node:stream"
+import { AgentEngine, type AppEndpoint, connectionThrough } from "../AgentEngine.ts"
 import type { SectionContext } from "./ContractSection.ts"
 
 export interface AppsContractOptions<R> {
@@ -40,10 +41,7 @@ const get = (endpoint: AppEndpoint, path: string) =>
   Effect.promise(() =>
     new Promise<string>((resolve, reject) => {
       const address = "connect" in endpoint
-        ? {
-          createConnection: (_options: unknown, done: (error: Error | null, socket: never) => void) =>
-            void endpoint.connect().then((socket) => done(null, socket as never), (error: Error) => done(error, undefined as never))
-        }
+        ? { createConnection: connectionThrough(endpoint.connect as () => Promise<Duplex>) }
         : { host: endpoint.host, port: endpoint.port, agent: false }
       Http.get({ ...address, path }, (response) => {
         let body = ""
