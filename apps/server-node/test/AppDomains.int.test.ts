@@ -6,11 +6,11 @@
  * engine (ENGINE_IT=openclaw, slow) the app is uploaded into the agent's workspace and started with the console, so
  * it runs inside the agent's sandbox; ending the console command ends the app, and the domain then answers 502.
  */
-import { reserveGatewayPorts } from "@cairn/agent-engine-openclaw/testing"
+import { removeDataDir, reserveGatewayPorts } from "@cairn/agent-engine-openclaw/testing"
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import { type ChildProcess, spawn } from "node:child_process"
 import { once } from "node:events"
-import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { mkdtempSync, readFileSync } from "node:fs"
 import * as Http from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -32,7 +32,7 @@ afterAll(async () => {
       server.child.kill("SIGTERM")
       await server.exited
     }
-    rmSync(dataDir, { recursive: true, force: true })
+    removeDataDir(dataDir)
   }
 })
 

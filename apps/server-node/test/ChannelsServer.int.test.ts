@@ -7,8 +7,8 @@
  * long a configure (a restart, with channels that cannot reach their services) takes.
  */
 import { afterAll, assert, describe, it } from "@effect/vitest"
-import { processesUnder, reserveGatewayPorts } from "@cairn/agent-engine-openclaw/testing"
-import { existsSync, mkdtempSync, rmSync } from "node:fs"
+import { processesUnder, removeDataDir, reserveGatewayPorts } from "@cairn/agent-engine-openclaw/testing"
+import { existsSync, mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { cli, filesUnder, type ServerProcess, startServer, textOf, waitUntilServing } from "../src/testing/index.ts"
@@ -41,7 +41,7 @@ afterAll(async () => {
     await server.exited
   }
   for (const p of processesUnder(join(dataDir, "agents"))) process.kill(p.pid, "SIGKILL")
-  rmSync(dataDir, { recursive: true, force: true })
+  removeDataDir(dataDir)
 })
 
 describe.skipIf(!enabled)("channels on a real OpenClaw agent, through the HTTP API", () => {

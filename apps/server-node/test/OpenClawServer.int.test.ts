@@ -15,10 +15,10 @@
  * store only (`embeddedStorePass`).
  */
 import { afterAll, assert, describe, it } from "@effect/vitest"
-import { gatewayAnswersReady, gatewayEnvironment, inGatewayNetwork, processesUnder, recordedGatewayPid, reserveGatewayPorts } from "@cairn/agent-engine-openclaw/testing"
+import { gatewayAnswersReady, gatewayEnvironment, inGatewayNetwork, processesUnder, recordedGatewayPid, removeDataDir, reserveGatewayPorts } from "@cairn/agent-engine-openclaw/testing"
 import { Archive } from "@cairn/skill-hub"
 import { execFile } from "node:child_process"
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { embeddedStorePass, filesUnder, newApiUser, type ServerProcess, startServer, textOf, waitUntil, waitUntilServing } from "../src/testing/index.ts"
@@ -65,7 +65,7 @@ afterAll(async () => {
     await server.exited
   }
   for (const pid of gatewayProcesses()) process.kill(pid, "SIGKILL")
-  rmSync(dataDir, { recursive: true, force: true })
+  removeDataDir(dataDir)
 })
 
 describe.skipIf(!enabled)("agents on real OpenClaw gateways, through the HTTP API", () => {
@@ -146,6 +146,13 @@ describe.skipIf(!enabled)("agents on real OpenClaw gateways, through the HTTP AP
       assert.isTrue(existsSync(join(dataDir, "signing-key.json")))
       assert.notStrictEqual((await exec(`cat ${join(dataDir, "signing-key.json")}`)).exitCode, 0, "Cairn's signing key is readable in the sandbox")
       assert.strictEqual((await exec(`ls -a ${dataDir}`)).stdout, ".\n..\nagents\n", "Cairn's data directory is visible in the sandbox")
+      // Its home is a filesystem of its own, of AGENT_DISK_MAX (10 GiB by default), where Cairn can mount one (root).
+      if (process.getuid?.() === 0) {
+        assert.strictEqual((await call("GET", `/v0/agents/${agentId}`)).body.limits.diskBytes, 10 * 1024 ** 3)
+        const size = Number((await exec("df -B1 --output=size \"$HOME\" | tail -1")).stdout.trim())
+        assert.isAbove(size, 9 * 1024 ** 3)
+        assert.isAtMost(size, 10 * 1024 ** 3)
+      }
       const trail = JSON.stringify((await call("GET", `/v0/agents/${agentId}/events`)).body)
       assert.include(trail, "ConsoleCommandRan")
       assert.notInclude(trail, value, "a command's output reached the audit trail")

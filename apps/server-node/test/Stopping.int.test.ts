@@ -7,10 +7,10 @@
  * short), else a simulated one; the cases about signals alone always run on the simulated engine.
  */
 import { afterAll, afterEach, assert, describe, it } from "@effect/vitest"
-import { processesUnder, reserveGatewayPorts } from "@cairn/agent-engine-openclaw/testing"
+import { processesUnder, removeDataDir, reserveGatewayPorts } from "@cairn/agent-engine-openclaw/testing"
 import { type ChildProcess, spawn } from "node:child_process"
 import { once } from "node:events"
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import { mkdtempSync, readdirSync, readFileSync } from "node:fs"
 import { connect, type Socket } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -149,7 +149,7 @@ afterEach(async () => {
   for (const { pid } of processesUnder(agentsDir)) process.kill(pid, "SIGKILL")
 })
 
-afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
+afterAll(() => removeDataDir(dataDir))
 
 describe.runIf(embeddedStorePass)("stopping `npm start`", () => {
   it("SIGTERM to npm stops the server and every gateway, and npm exits 0", async () => {

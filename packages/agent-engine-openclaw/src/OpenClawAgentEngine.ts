@@ -41,6 +41,7 @@ import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
 import JSON5 from "json5"
 import type { AgentLimits } from "./AgentCgroups.ts"
+import * as AgentDisks from "./AgentDisks.ts"
 import * as AgentHome from "./AgentHome.ts"
 import type * as AgentNetwork from "./AgentNetwork.ts"
 import * as Channels from "./Channels.ts"
@@ -107,6 +108,12 @@ export interface Options {
    */
   readonly agentLimits?: Partial<AgentLimits>
   /**
+   * The size of each agent's own filesystem, its home (AGENT_DISK_MAX; AgentDisks.ts). Not given or 0: agents have no
+   * filesystem of their own, their homes share DATA_DIR's disk uncapped (the server's default is 10 GiB; an embedding
+   * program opts in, as mounting is a change to the host).
+   */
+  readonly agentDiskBytes?: number
+  /**
    * More host paths every sandbox shows read only (besides the system, the engines, the Node binary's directory):
    * tools agents should find, or a stand-in engine's sources in tests.
    */
@@ -152,6 +159,19 @@ const nodeDirs = (nodePath: string): Array<string> => {
   }
 }
 
+/** The agents' own filesystems (AgentDisks.ts), or undefined, with a warning saying why their disk is not capped. */
+const agentDisks = (sandbox: Sandbox.Sandbox, dataDir: string, sizeBytes: number) =>
+  Effect.gen(function*() {
+    if (sandbox.state._tag !== "Sandboxed" || sizeBytes === 0) return undefined
+    const disks = yield* Effect.promise(() => AgentDisks.make(dataDir, sizeBytes))
+    if (typeof disks !== "string") return disks
+    yield* Effect.logWarning(
+      `Agents' disk use is not capped (AGENT_DISK_MAX does not hold): ${disks}. One agent can fill the disk that ` +
+        "holds DATA_DIR, and every other agent's and Cairn's writes then fail."
+    )
+    return undefined
+  })
+
 /** Builds the engine; every gateway it started is stopped (SIGTERM, then SIGKILL) when the scope closes. */
 export const make = Effect.fnUntraced(function*(options: Options) {
   const dataDir = Path.resolve(options.dataDir)
@@ -188,6 +208,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     ...(options.egressAllow === undefined ? {} : { egressAllow: options.egressAllow }),
     nodePath
   })
+  const disks = yield* agentDisks(sandbox, dataDir, options.agentDiskBytes ?? 0)
   /** Console commands and CLI runs under way, by agent home: a destroy ends them, and so does the engine's end. */
   const running = new Console.Running()
 
@@ -610,16 +631,19 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       )
       await running.killAll()
       for (const agent of agents.values()) await releaseNetwork(agent)
+      // Their processes are gone: the next run mounts their filesystems again.
+      if (disks !== undefined) await Promise.all([...agents.values()].map((agent) => disks.detach(agent.home).catch(() => {})))
       process.off("exit", killAllNow)
     })
   )
 
   const state = sandbox.state
-  const agentLimits = state._tag === "Sandboxed" && state.enforced.length > 0
+  const agentLimits = state._tag === "Sandboxed" && (state.enforced.length > 0 || disks !== undefined)
     ? {
       memoryBytes: state.enforced.includes("memory") ? state.agentLimits.memoryBytes : null,
       cpus: state.enforced.includes("cpu") ? state.agentLimits.cpus : null,
-      pids: state.enforced.includes("pids") ? state.agentLimits.pids : null
+      pids: state.enforced.includes("pids") ? state.agentLimits.pids : null,
+      diskBytes: disks?.sizeBytes ?? null
     }
     : undefined
   return AgentEngine.of({
@@ -628,6 +652,11 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       Effect.sync(() => {
         const agent = agents.get(agentId)
         return agent === undefined ? undefined : sandbox.agentUsage(agent.home)?.memoryBytes
+      }),
+    diskUsage: (agentId) =>
+      Effect.sync(() => {
+        const agent = agents.get(agentId)
+        return agent === undefined ? undefined : disks?.usedBytes(agent.home)
       }),
     name: "openclaw",
     listVersions: versions.list,
@@ -655,6 +684,10 @@ export const make = Effect.fnUntraced(function*(options: Options) {
         const version = previous !== undefined && EngineVersion.isOlder(spec.version, previous.version)
           ? previous.version
           : spec.version
+        // Its own filesystem first: nothing may be written beneath where it is mounted.
+        if (disks !== undefined) {
+          yield* Effect.tryPromise({ try: () => disks.attach(home), catch: (cause) => new EngineUnavailable({ cause }) })
+        }
         yield* AgentHome.write(home, metaDir, { version, slot }, basePort + AgentHome.portSpacing * slot)
         agents.set(agentId, {
           home,
@@ -852,6 +885,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
           const home = Path.join(agentsDir, agentId)
           return Effect.promise(async () => {
             await reapStale(AgentHome.metaDirOf(home), stopGraceMs)
+            await disks?.remove(home)
             // fs.rm removes symlinks, never what they point to.
             await Fs.rm(home, { recursive: true, force: true })
             await Fs.rm(AgentHome.metaDirOf(home), { recursive: true, force: true })
@@ -864,6 +898,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
           yield* Effect.promise(() => releaseNetwork(agent))
           sandbox.releaseAgent(agent.home)
           yield* Effect.promise(async () => {
+            await disks?.remove(agent.home)
             await Fs.rm(agent.home, { recursive: true, force: true })
             await Fs.rm(agent.metaDir, { recursive: true, force: true })
           })

@@ -130,12 +130,15 @@ export interface RestartOptions {
 
 /**
  * What all of one agent's processes may use together on this node (decision 0042): memory in bytes, CPU in cores,
- * processes. A null limit is not enforced here (no cgroup controller for it).
+ * processes, and what it may store (decision 0044). A null limit is not enforced here (no cgroup controller for it,
+ * no filesystem of its own).
  */
 export interface AgentLimits {
   readonly memoryBytes: number | null
   readonly cpus: number | null
   readonly pids: number | null
+  /** What the agent may store in its home, in bytes (its own filesystem: decision 0044). */
+  readonly diskBytes: number | null
 }
 
 /**
@@ -164,6 +167,8 @@ export class AgentEngine extends Context.Service<AgentEngine, {
   readonly agentLimits?: AgentLimits
   /** The memory the agent's processes use now, in bytes; undefined where it is not counted. */
   readonly memoryUsage?: (agentId: string) => Effect.Effect<number | undefined>
+  /** The bytes the agent stores in its home now; undefined where its disk is not capped (so not counted). */
+  readonly diskUsage?: (agentId: string) => Effect.Effect<number | undefined>
   /** The installable engine versions, oldest first; never empty (no version to offer is EngineUnavailable). */
   readonly listVersions: Effect.Effect<ReadonlyArray<string>, EngineUnavailable>
   /**

@@ -60,7 +60,7 @@ export interface Options {
 }
 
 /** What the simulation reports, as a node with Cairn's defaults would: 4 GiB, 1 CPU, 512 processes. */
-export const defaultAgentLimits: AgentLimits = { memoryBytes: 4 * 1024 ** 3, cpus: 1, pids: 512 }
+export const defaultAgentLimits: AgentLimits = { memoryBytes: 4 * 1024 ** 3, cpus: 1, pids: 512, diskBytes: 10 * 1024 ** 3 }
 
 export const defaultVersions: ReadonlyArray<string> = ["2026.3.1", "2026.3.8", "2026.4.2"]
 export const defaultStartDelay: Duration.Input = "2 seconds"

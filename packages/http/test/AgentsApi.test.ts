@@ -264,7 +264,7 @@ describe("agents", () => {
     await waitForStatus(token, id, "running")
     const fresh = (await request("GET", `/v0/agents/${id}`, token)).body!
     // The simulated engine reports Cairn's default limits; no stop yet.
-    assert.deepStrictEqual(fresh["limits"], { memoryBytes: 4 * 1024 ** 3, cpus: 1, pids: 512 })
+    assert.deepStrictEqual(fresh["limits"], { memoryBytes: 4 * 1024 ** 3, cpus: 1, pids: 512, diskBytes: 10 * 1024 ** 3 })
     assert.notProperty(fresh, "lastStop")
     await control((c) => c.crash(id, "oom"))
     const backoff = { initial: "10 millis", max: "100 millis", stableAfter: "1 minute" } as const

@@ -5,7 +5,7 @@
  * signer and the admin token, and the application services over them. Entry points add only how they serve.
  */
 import { SimulatedAgentEngine } from "@cairn/agent-engine"
-import { OpenClawAgentCgroups, OpenClawAgentEngine, OpenClawAgentNetwork } from "@cairn/agent-engine-openclaw"
+import { OpenClawAgentCgroups, OpenClawAgentDisks, OpenClawAgentEngine, OpenClawAgentNetwork } from "@cairn/agent-engine-openclaw"
 import { AgentsNode, ClusterSettings, Failover, Gateway, Services } from "@cairn/application"
 import { AllowLocalGit, Templates } from "@cairn/application"
 import { defaultWorkspaceLimits, WorkspaceLimits } from "@cairn/application"
@@ -189,7 +189,8 @@ const layerCredentials = Layer.unwrap(Effect.gen(function*() {
  * each agent's processes with bubblewrap (docs/operations.md, "Sandbox"): `auto` (the default) refuses to start
  * agents when bubblewrap cannot run here, `required` then stops Cairn at start, `off` runs them unisolated.
  * `AGENT_MEMORY_MAX` (4GiB; bytes or `2GiB`-style), `AGENT_CPU_MAX` (the machine's cores; cores, `1.5`) and `AGENT_PIDS_MAX` (512) cap
- * what all of one agent's processes use together, in its cgroup (decision 0042). `AGENT_EGRESS_ALLOW` names the host
+ * what all of one agent's processes use together, in its cgroup (decision 0042); `AGENT_DISK_MAX` (10GiB; `off`) what it
+ * stores, its home being a filesystem of that size (decision 0044). `AGENT_EGRESS_ALLOW` names the host
  * services (`address:port`, comma-separated) agents may reach from their own networks (decision 0043).
  * `ENGINE=simulated` is a deterministic engine in process; `SIMULATED_START_DELAY` sets how long its gateways take
  * to come up.
@@ -209,6 +210,17 @@ const agentLimitsConfig = Effect.gen(function*() {
   return { memoryBytes, cpus, pids }
 })
 
+/** `AGENT_DISK_MAX`: what one agent may store in its home, its own filesystem (decision 0044); `0` or `off`: uncapped. */
+const agentDiskConfig = Effect.gen(function*() {
+  const value = yield* Config.String("AGENT_DISK_MAX").pipe(Config.withDefault(String(OpenClawAgentDisks.defaultDiskBytes)))
+  if (value === "off" || value === "0") return 0
+  const bytes = OpenClawAgentCgroups.parseBytes(value)
+  if (bytes === undefined || bytes < OpenClawAgentDisks.minimumDiskBytes) {
+    return yield* Effect.die(new Error(`AGENT_DISK_MAX=${value} is not a size of at least 64MiB: give bytes or e.g. 10GiB, or off`))
+  }
+  return bytes
+})
+
 const layerAgentEngine = Layer.unwrap(Effect.gen(function*() {
   const engine = yield* Config.Literals(["simulated", "openclaw"], "ENGINE").pipe(Config.withDefault("openclaw" as const))
   if (engine === "openclaw") {
@@ -220,12 +232,14 @@ const layerAgentEngine = Layer.unwrap(Effect.gen(function*() {
     const nodePath = yield* Config.option(Config.String("OPENCLAW_NODE"))
     const sandbox = yield* Config.Literals(["auto", "required", "off"], "SANDBOX").pipe(Config.withDefault("auto" as const))
     const agentLimits = yield* agentLimitsConfig
+    const agentDiskBytes = yield* agentDiskConfig
     const egressAllow = OpenClawAgentNetwork.parseEgressAllow(yield* Config.String("AGENT_EGRESS_ALLOW").pipe(Config.withDefault("")))
     if (typeof egressAllow === "string") return yield* Effect.die(new Error(egressAllow))
     yield* Effect.logInfo(`Agent engine: OpenClaw gateways in ${Path.join(dir, "agents")}, engines in ${enginesDir}, SANDBOX=${sandbox}`)
     return OpenClawAgentEngine.layer({
       dataDir: dir,
       agentLimits,
+      agentDiskBytes,
       egressAllow,
       enginesDir,
       maxConcurrentStarts,

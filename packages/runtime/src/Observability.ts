@@ -46,24 +46,27 @@ const limitDescription = "What each agent's processes may use together on this n
 const limitGauges = {
   memoryBytes: Metric.gauge("cairn_agent_limit", { description: limitDescription, attributes: { resource: "memory_bytes" } }),
   cpus: Metric.gauge("cairn_agent_limit", { description: limitDescription, attributes: { resource: "cpus" } }),
-  pids: Metric.gauge("cairn_agent_limit", { description: limitDescription, attributes: { resource: "pids" } })
+  pids: Metric.gauge("cairn_agent_limit", { description: limitDescription, attributes: { resource: "pids" } }),
+  diskBytes: Metric.gauge("cairn_agent_limit", { description: limitDescription, attributes: { resource: "disk_bytes" } })
 } as const
-const memoryGauges = new Map<string, Metric.Gauge<number>>()
-const memoryGauge = (agentId: string) => {
-  let gauge = memoryGauges.get(agentId)
-  if (gauge === undefined) {
-    gauge = Metric.gauge("cairn_agent_memory_bytes", {
-      description: "Memory the agent's processes use together now (its cgroup's count)",
-      attributes: { agent: agentId }
-    })
-    memoryGauges.set(agentId, gauge)
+/** One gauge per agent of a usage metric, made at the agent's first report. */
+const perAgent = (name: string, description: string) => {
+  const gauges = new Map<string, Metric.Gauge<number>>()
+  return (agentId: string) => {
+    let gauge = gauges.get(agentId)
+    if (gauge === undefined) {
+      gauge = Metric.gauge(name, { description, attributes: { agent: agentId } })
+      gauges.set(agentId, gauge)
+    }
+    return gauge
   }
-  return gauge
 }
+const memoryGauge = perAgent("cairn_agent_memory_bytes", "Memory the agent's processes use together now (its cgroup's count)")
+const diskGauge = perAgent("cairn_agent_disk_bytes", "Bytes the agent stores in its home now (its own filesystem's count)")
 
 /**
- * The configured per-agent limits (those enforced here), and the memory each of this node's running agents uses:
- * read from the agents' cgroups, which is cheap (one small file an agent).
+ * The configured per-agent limits (those enforced here), and the memory and disk each of this node's running agents
+ * uses: read from the agents' cgroups and filesystems, which is cheap (one small file and one statfs an agent).
  */
 const refreshLimits = Effect.gen(function*() {
   const engine = yield* AgentEngine
@@ -71,18 +74,20 @@ const refreshLimits = Effect.gen(function*() {
   const node = yield* AgentsNode
   const limits = engine.agentLimits
   if (limits !== undefined) {
-    for (const resource of ["memoryBytes", "cpus", "pids"] as const) {
+    for (const resource of ["memoryBytes", "cpus", "pids", "diskBytes"] as const) {
       const value = limits[resource]
       if (value !== null) yield* Metric.update(limitGauges[resource], value)
     }
   }
-  const memoryUsage = engine.memoryUsage
-  if (memoryUsage === undefined) return
+  const { memoryUsage, diskUsage } = engine
+  if (memoryUsage === undefined && diskUsage === undefined) return
   const rows = yield* sql<{ readonly id: string }>`
     SELECT id FROM cairn_agents WHERE status = 'running' AND (node = ${node} OR node IS NULL)`
   for (const row of rows) {
-    const bytes = yield* memoryUsage(row.id)
-    if (bytes !== undefined) yield* Metric.update(memoryGauge(row.id), bytes)
+    const memory = memoryUsage === undefined ? undefined : yield* memoryUsage(row.id)
+    if (memory !== undefined) yield* Metric.update(memoryGauge(row.id), memory)
+    const disk = diskUsage === undefined ? undefined : yield* diskUsage(row.id)
+    if (disk !== undefined) yield* Metric.update(diskGauge(row.id), disk)
   }
 })
 

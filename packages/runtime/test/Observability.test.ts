@@ -17,10 +17,11 @@ layer(Observability.layerMetrics.pipe(Layer.provideMerge(TestRuntime.layerTest()
       Effect.gen(function*() {
         yield* yield* MetricsRoutes.BeforeScrape
         const text = yield* PrometheusMetrics.format()
-        // The simulated engine reports Cairn's defaults: 4 GiB, 1 CPU, 512 processes.
+        // The simulated engine reports Cairn's defaults: 4 GiB, 1 CPU, 512 processes, 10 GiB of disk.
         assert.match(text, /^cairn_agent_limit\{resource="memory_bytes"\} 4294967296$/m, text)
         assert.match(text, /^cairn_agent_limit\{resource="cpus"\} 1$/m)
         assert.match(text, /^cairn_agent_limit\{resource="pids"\} 512$/m)
+        assert.match(text, /^cairn_agent_limit\{resource="disk_bytes"\} 10737418240$/m)
       }))
 
     it.effect("show the data directory's free bytes and the reserve kept on its disk", () =>

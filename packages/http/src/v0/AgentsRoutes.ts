@@ -126,7 +126,8 @@ const LastStopWire = Schema.Struct({ reason: Schema.Literals(["crashed", "stoppe
 const LimitsWire = Schema.Struct({
   memoryBytes: Schema.NullOr(Schema.Number),
   cpus: Schema.NullOr(Schema.Number),
-  pids: Schema.NullOr(Schema.Int)
+  pids: Schema.NullOr(Schema.Int),
+  diskBytes: Schema.NullOr(Schema.Number)
 })
 
 const AgentDetailWire = Schema.Struct({
