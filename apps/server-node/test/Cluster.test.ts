@@ -8,19 +8,20 @@
  * load balancer: nginx round-robin over two nodes, an agent's whole life through it, its node killed mid-way.
  */
 import { afterAll, assert, describe, it } from "@effect/vitest"
-import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { type ChildProcess, spawn } from "node:child_process"
 import { once } from "node:events"
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import * as Http from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { WebSocket } from "ws"
-import { freePort, newApiUser, type ServerProcess, startServer, waitUntil, waitUntilServing } from "../src/testing/index.ts"
+import * as Cluster from "../src/testing/Cluster.ts"
+import { freePort, newApiUser, type ServerProcess, waitUntil } from "../src/testing/index.ts"
 
 const databaseUrl = process.env["DATABASE_URL"]
 const appsDomain = "apps.test"
 const fixture = join(import.meta.dirname, "fixtures", "app-server.mjs")
-const cleanups: Array<() => unknown> = []
+const cleanups: Cluster.Cleanups = []
 
 afterAll(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup()
@@ -31,63 +32,8 @@ afterAll(async () => {
 const waitFor = <A>(what: string, servers: ReadonlyArray<ServerProcess>, check: () => Promise<A | undefined>, timeoutMs = 180_000) =>
   waitUntil(what, check, { output: () => servers.map((s) => s.output().slice(-4_000)).join("\n----\n"), timeoutMs })
 
-/** A fresh database on DATABASE_URL's server, dropped afterwards. */
-const freshDatabase = (url: string) => {
-  const parsed = new URL(url)
-  const name = `cairn_cluster_${process.pid}_${Date.now()}`
-  const env = { ...process.env, PGHOST: parsed.hostname, PGPORT: parsed.port || "5432", PGUSER: decodeURIComponent(parsed.username || "postgres"), PGPASSWORD: decodeURIComponent(parsed.password) }
-  execFileSync("createdb", [name], { env })
-  cleanups.push(() => execFileSync("dropdb", ["--force", "--if-exists", name], { env }))
-  parsed.pathname = `/${name}`
-  return parsed.toString()
-}
-
-const startNode = async (name: string, env: Record<string, string>) => {
-  const dataDir = mkdtempSync(join(tmpdir(), `cairn-cluster-${name}-`))
-  const port = await freePort()
-  const server = await startServer({
-    ...env,
-    PORT: String(port),
-    DATA_DIR: dataDir,
-    CAIRN_NODE_ID: `${name}-${process.pid}`,
-    CAIRN_INTERNAL_URL: `http://127.0.0.1:${port}`
-  })
-  cleanups.push(async () => {
-    if (server.child.exitCode === null && server.child.signalCode === null) {
-      server.child.kill("SIGTERM")
-      await server.exited
-    }
-    rmSync(dataDir, { recursive: true, force: true })
-  })
-  await waitUntilServing(server)
-  return { server, dataDir, node: `${name}-${process.pid}` }
-}
-
-/**
- * Two nodes on one fresh database, sharing a snapshot blockstore, with short leases so a failover is quick; node B
- * gets the keys node A made (every node of one installation needs the same).
- */
-const startTwoNodes = async (extra: Record<string, string> = {}) => {
-  const blocks = mkdtempSync(join(tmpdir(), "cairn-cluster-blocks-"))
-  cleanups.push(() => rmSync(blocks, { recursive: true, force: true }))
-  const shared = {
-    DATABASE_URL: freshDatabase(databaseUrl!),
-    ENGINE: "simulated",
-    SNAPSHOT_BLOCKS_DIR: blocks,
-    SNAPSHOT_INTERVAL: "0",
-    CAIRN_LEASE_TTL: "4 seconds",
-    CAIRN_HEARTBEAT_INTERVAL: "1 second",
-    ...extra
-  }
-  const a = await startNode("a", shared)
-  const keys = {
-    CAIRN_SIGNING_KEY: readFileSync(join(a.dataDir, "signing-key.json"), "utf8"),
-    CAIRN_GATEWAY_KEY: readFileSync(join(a.dataDir, "gateway-key"), "utf8").trim(),
-    ADMIN_TOKEN: readFileSync(join(a.dataDir, "admin-token"), "utf8").trim()
-  }
-  const b = await startNode("b", { ...shared, ...keys })
-  return { a, b }
-}
+/** Two nodes on one fresh database (src/testing/Cluster.ts). */
+const startTwoNodes = (extra: Record<string, string> = {}) => Cluster.startTwoNodes(databaseUrl!, cleanups, extra)
 
 /** A request to `server` with a Host of our choosing (fetch cannot set one). */
 const viaHost = (server: ServerProcess, host: string, path: string, body?: string) =>

@@ -30,13 +30,14 @@ import { Secrets } from "./secrets/Secrets.ts"
 import { Skills } from "./skills/Skills.ts"
 import { SecretVault } from "./secrets/SecretVault.ts"
 import { Signatures } from "./files/Signatures.ts"
+import { SignedUrls } from "./files/SignedUrls.ts"
 import { Snapshots } from "./snapshots/Snapshots.ts"
 import { Tasks } from "./workspace/Tasks.ts"
 import { Templates } from "./templates/Templates.ts"
 import { WorkspaceFiles } from "./workspace/WorkspaceFiles.ts"
 import { Workspaces } from "./workspaces/Workspaces.ts"
 
-export type Provided = Workspaces | ApiKeys | Files | Signatures | Agents | Gateway | Secrets | Skills | SecretVault | Issues | CommandHandler
+export type Provided = Workspaces | ApiKeys | Files | Signatures | SignedUrls | Agents | Gateway | Secrets | Skills | SecretVault | Issues | CommandHandler
   | DiskReserve
   | Templates
   | Console | WorkspaceFiles
@@ -58,7 +59,7 @@ export const layer: Layer.Layer<Provided, never, Requirements> = Layer.mergeAll(
   Layer.provideMerge(Layer.mergeAll(Agents.layer, Failover.layer)),
   Layer.provideMerge(Layer.mergeAll(Snapshots.layer, Channels.layer, Domains.layer)),
   Layer.provideMerge(Gateway.layer),
-  Layer.provideMerge(Layer.mergeAll(Templates.layer, Skills.layer, NodeLeases.layer)),
+  Layer.provideMerge(Layer.mergeAll(Templates.layer, Skills.layer, NodeLeases.layer, SignedUrls.layer)),
   Layer.provideMerge(Layer.mergeAll(Workspaces.layer, ApiKeys.layer, Issues.layer, Files.layer, Signatures.layer, Secrets.layer)),
   Layer.provideMerge(SecretVault.layer),
   Layer.provideMerge(Layer.merge(CommandHandler.layer, DiskReserve.layer))

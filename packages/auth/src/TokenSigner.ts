@@ -1,7 +1,9 @@
 /**
- * Signs and verifies the JWTs Cairn issues (API keys, and platform tokens an agent acts with for an hour) with an asymmetric key pair; the
- * public keys are published as a JWKS at `/.well-known/jwks.json`. Revocation is not this module's concern:
- * the application checks the key's id against its revocation read model.
+ * Signs and verifies the JWTs Cairn issues (API keys, platform tokens an agent acts with for an hour, and the grants
+ * signed URLs carry) with an asymmetric key pair; the public keys are published as a JWKS at
+ * `/.well-known/jwks.json`. Every node of one installation holds the same key (`CAIRN_SIGNING_KEY`), so what one
+ * node signs, every node verifies. Revocation is not this module's concern: the application checks the key's id
+ * against its revocation read model.
  */
 import { Context, type Effect, Schema } from "effect"
 
@@ -44,6 +46,25 @@ export interface VerifiedPlatformToken extends PlatformClaims {
   readonly expiresAt: string
 }
 
+/**
+ * What a signed URL grants, for whom, and until when: a private access link (`download`) or a presigned upload
+ * (`upload`). A grant of one purpose never verifies as the other's, nor as an API key.
+ */
+export interface Grant {
+  readonly purpose: "download" | "upload"
+  /** Unique to this grant (`jti`): what a single use is recorded against. */
+  readonly grantId: string
+  readonly workspaceId: string
+  readonly userId: string
+  /** The API key that signed it, whose standing is checked again at every use. */
+  readonly keyId: string
+  /** Seconds since the epoch: when it was signed (`iat`) and when it stops working (`exp`). */
+  readonly issuedAt: number
+  readonly expiresAt: number
+  /** What it allows, as the application defines it (a JSON object). */
+  readonly terms: Readonly<Record<string, unknown>>
+}
+
 export class TokenSigner extends Context.Service<TokenSigner, {
   readonly issueApiKey: (claims: ApiKeyClaims, options?: IssueOptions) => Effect.Effect<string>
   /** A one-hour platform JWT (scope `platform`) an agent exchanges its gateway token for. */
@@ -59,5 +80,12 @@ export class TokenSigner extends Context.Service<TokenSigner, {
    * `missing-claims`.
    */
   readonly verifyPlatformToken: (token: string) => Effect.Effect<VerifiedPlatformToken, InvalidToken>
+  /** A signed URL's grant as a compact JWT. */
+  readonly issueGrant: (grant: Grant) => Effect.Effect<string>
+  /**
+   * The grant a token carries, if it is one of this purpose, signed by one of our keys and not expired (by the
+   * effect clock). A token of another purpose, or any other token, fails with `missing-claims`.
+   */
+  readonly verifyGrant: (token: string, purpose: Grant["purpose"]) => Effect.Effect<Grant, InvalidToken>
   readonly jwks: Effect.Effect<Jwks>
 }>()("cairn/TokenSigner") {}

@@ -1,5 +1,5 @@
 /**
- * The auth ports and what they share, runnable on Node, Bun and Deno: `TokenSigner` (API keys and platform tokens)
+ * The auth ports and what they share, runnable on Node, Bun and Deno: `TokenSigner` (API keys, platform tokens and signed URLs' grants)
  * with its errors, `AdminToken`, `GatewayTokens`, `MasterKeys` with its errors, and `VerifiedTokens`, the memo of
  * verified API keys. The adapters (jose, the key files, the HMAC and hashed tokens) are `@cairn/auth/node`.
  */

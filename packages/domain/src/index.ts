@@ -27,6 +27,9 @@ export * as RuntimeConfig from "./runtime-config/index.ts"
 export * as ScheduledTask from "./tasks/index.ts"
 export * as Snapshot from "./snapshots/index.ts"
 export * as Secret from "./secrets/index.ts"
+export * as SignedUrl from "./SignedUrl.ts"
+// Named at the top level too, so that services whose inferred types carry these refusals can be declared.
+export type { OverSignedLimit, SignedUrlRefused } from "./SignedUrl.ts"
 // Named at the top level too, so that services whose inferred types carry secret refusals can be declared.
 export type { SecretError } from "./secrets/Errors.ts"
 export * as Skill from "./skills/index.ts"

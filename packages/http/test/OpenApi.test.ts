@@ -19,8 +19,21 @@ const get = async (path: string) => {
 }
 const document = async () => JSON.parse((await get("/openapi.json")).text) as OpenApi.Document
 
-/** Routes served beside the API that its document leaves out: probes, the public gateway, Caddy's ask, the docs. */
-const infrastructure = new Set(["GET /healthz", "GET /readyz", "GET /ipfs/:cid", "GET /tls/ask", "GET /openapi.json", "GET /docs", "GET /docs/scalar.js"])
+/**
+ * Routes served beside the API that its document leaves out: probes, the gateway (on both its paths), the CORS
+ * preflight of presigned uploads, Caddy's ask, the docs.
+ */
+const infrastructure = new Set([
+  "GET /healthz",
+  "GET /readyz",
+  "GET /ipfs/:cid",
+  "GET /files/:cid",
+  "OPTIONS /v3/files/signed/:grantId",
+  "GET /tls/ask",
+  "GET /openapi.json",
+  "GET /docs",
+  "GET /docs/scalar.js"
+])
 
 /** Every method and path the routes register, seen by a router that records each `add`. */
 const servedRoutes = Effect.gen(function*() {
@@ -152,6 +165,8 @@ describe("the response Schemas", () => {
       ["GET", `${agent}/domains`],
       ["POST", `${agent}/domains`, { subdomain: "tour-agent", targetPort: 3000 }],
       ["GET", "/.well-known/jwks.json"],
+      ["POST", "/v3/files/sign", { expires: 60, max_file_size: 10, allow_mime_types: ["image/*"] }],
+      ["POST", "/v3/files/sign", { url: "https://gateway.example/files/bafkreifjjcie6lypi6ny7amxnfftagclbuxndqonfipmb64f2km2devei4", date: Math.floor(Date.now() / 1000), expires: 30, method: "GET" }],
       ["GET", `/admin/agents/${agentId}/events`],
       ["POST", "/admin/secrets/rotate-master-key"]
     ]

@@ -3,10 +3,11 @@
  * upload (the files as one UnixFS directory, recorded as one file of mime type `directory`), list with filters and
  * keyset pagination, get, update and delete (the file and the release of its CID, together). Every file is scoped
  * to the caller's workspace and network; reads come from the files table. Nothing is stored while the data
- * directory's disk is below its reserve (507 Insufficient storage, DiskReserve.ts).
+ * directory's disk is below its reserve (507 Insufficient storage, DiskReserve.ts). An upload through a presigned URL
+ * records the URL's one use in the same append (`singleUse`), so of two uploads racing on one URL only one is recorded.
  */
 import { ContentStore, type DirectoryFile, directoryPathProblem } from "@cairn/content-store"
-import { CidRecord, File, type Network, ValidationFailed } from "@cairn/domain"
+import { CidRecord, File, type Network, Reservation, SignedUrl, ValidationFailed } from "@cairn/domain"
 import { Context, Effect, Layer, Option, type Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Principal } from "../Access.ts"
@@ -30,6 +31,8 @@ export interface Upload {
    * disk reserve); otherwise only room above the reserve is asked for.
    */
   readonly size?: number
+  /** The grant of the presigned upload this upload goes through: its one use, claimed in the append (403 `used`). */
+  readonly singleUse?: string
 }
 
 /** The mime type a folder's file record carries, as Pinata reports it. */
@@ -52,6 +55,8 @@ export interface FolderUpload {
   readonly files: ReadonlyArray<DirectoryFile>
   /** Keep the common folder as the directory's one entry (pinFileToIPFS's `wrapWithDirectory`). */
   readonly wrapWithDirectory?: boolean
+  /** As an `Upload`'s. */
+  readonly singleUse?: string
 }
 
 /** The first segment every path shares, when every path lies under it; undefined otherwise. */
@@ -123,21 +128,36 @@ export class Files extends Context.Service<Files>()("cairn/Files", {
       readonly groupId: string | null
       readonly keyvalues: File.KeyValues
       readonly numberOfFiles: number
-    }) {
+    }, singleUse: string | undefined) {
       const fileId = crypto.randomUUID()
       const at = yield* now
       const { workspaceId, userId } = principal
       const { network, cid } = stored
       // Neither stream is read: the file's id was generated just above, so its stream is empty (the guard at 0
       // still says so), and a CID's record takes every upload of a new file id whatever it holds.
-      const [{ state }] = yield* commands.executeAll([
-        decision(File.decider, File.stream(fileId), new File.UploadFile({ fileId, workspaceId, userId, ...stored, at }), emptyStream(File.decider)),
-        unreadDecision(CidRecord.decider, CidRecord.stream(network, cid), new CidRecord.RecordCidUpload({ cid, network, workspaceId, fileId, at }))
-      ], { actor: userId }).pipe(
+      const upload = decision(File.decider, File.stream(fileId), new File.UploadFile({ fileId, workspaceId, userId, ...stored, at }), emptyStream(File.decider))
+      const cidUpload = unreadDecision(CidRecord.decider, CidRecord.stream(network, cid), new CidRecord.RecordCidUpload({ cid, network, workspaceId, fileId, at }))
+      // A presigned URL's use is read and guarded: of two uploads claiming it, the second decides again and is refused.
+      const metadata = { actor: userId }
+      const appended = singleUse === undefined
+        ? Effect.map(commands.executeAll([upload, cidUpload], metadata), ([file]) => file.state)
+        : Effect.map(
+          commands.executeAll([
+            upload,
+            cidUpload,
+            decision(Reservation.decider, SignedUrl.useReservation(singleUse), new Reservation.ClaimReservation({ owner: fileId, at }))
+          ], metadata),
+          ([file]) => file.state
+        )
+      const state = yield* appended.pipe(
         // A fresh file id is never taken and a CID upload is never refused: a refusal here is a bug, not the
-        // client's doing. Only a lost race and an unreachable store are failures an upload reports (which also
-        // keeps domain error types out of the inferred types the HTTP package exports from uploads).
-        Effect.catchTag(["TooMuchContention", "EventStoreUnavailable"], (failure) => Effect.fail(failure), (refusal) => Effect.die(refusal))
+        // client's doing. Only a lost race, an unreachable store and a presigned URL used already are failures an
+        // upload reports (which also keeps domain error types out of the inferred types the HTTP package exports).
+        Effect.catchTag(
+          ["TooMuchContention", "EventStoreUnavailable"],
+          (failure) => Effect.fail(failure),
+          (refusal) => refusal._tag === "ReservationTaken" ? Effect.fail(new SignedUrl.SignedUrlRefused({ reason: "used" })) : Effect.die(refusal)
+        )
       )
       return toView(storedFile(state))
     })
@@ -154,7 +174,7 @@ export class Files extends Context.Service<Files>()("cairn/Files", {
         groupId: input.groupId,
         keyvalues: input.keyvalues,
         numberOfFiles: 1
-      })
+      }, input.singleUse)
     })
 
     /**
@@ -186,7 +206,7 @@ export class Files extends Context.Service<Files>()("cairn/Files", {
         groupId: input.groupId,
         keyvalues: input.keyvalues,
         numberOfFiles: files.length
-      })
+      }, input.singleUse)
     })
 
     const list = Effect.fn("Files.list")(function*(principal: Principal, network: Network, query: ListQuery) {
@@ -253,7 +273,10 @@ export class Files extends Context.Service<Files>()("cairn/Files", {
     /** Whether any workspace holds a live file of this CID on the public network: what the gateway may serve. */
     const isPublic = (cid: string) => files.isPublic(cid)
 
-    return { upload, uploadFolder, list, get, update, remove, isPublic }
+    /** Whether this workspace holds a live file of this CID on this network (what a private access link reaches). */
+    const holds = (workspaceId: string, network: Network, cid: string) => files.holds({ workspaceId, network }, cid)
+
+    return { upload, uploadFolder, list, get, update, remove, isPublic, holds }
   })
 }) {
   static readonly layer = Layer.effect(this, this.make)

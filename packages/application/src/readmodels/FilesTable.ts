@@ -142,6 +142,14 @@ export const queries = (sql: SqlClient.SqlClient) => ({
     )
   },
 
+  /** Whether this workspace holds a live file of this CID on this network (the index on workspace, network and CID). */
+  holds: (owner: { readonly workspaceId: string; readonly network: Network }, cid: string) =>
+    sql<{ readonly found: number }>`SELECT 1 AS found FROM cairn_files
+      WHERE workspace_id = ${owner.workspaceId} AND network = ${owner.network} AND cid = ${cid} LIMIT 1`.pipe(
+      Effect.orDie,
+      Effect.map((rows) => rows.length > 0)
+    ),
+
   /** Whether any workspace holds a live file of this CID on the public network: what the gateway may serve. */
   isPublic: (cid: string) =>
     sql<{ readonly found: number }>`SELECT 1 AS found FROM cairn_files WHERE network = 'public' AND cid = ${cid} LIMIT 1`.pipe(

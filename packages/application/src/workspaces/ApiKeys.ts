@@ -67,7 +67,14 @@ export class ApiKeys extends Context.Service<ApiKeys>()("cairn/ApiKeys", {
     const authenticate = (token: string): Effect.Effect<Principal, Unauthorized | MissingUserId> =>
       Effect.flatMap(verify(token), (claims) => Effect.flatMap(keys.standing(claims.keyId), (standing) => admit(claims, standing)))
 
-    return { create, revoke, authenticate, verify, admit }
+    /**
+     * The principal of claims already verified elsewhere (a signed URL's grant names the key that signed it): its
+     * key's standing read now and admitted, so a revoked key's signed URLs stop working with it.
+     */
+    const admitClaims = (claims: ApiKeyClaims): Effect.Effect<Principal, Unauthorized | MissingUserId> =>
+      Effect.flatMap(keys.standing(claims.keyId), (standing) => admit(claims, standing))
+
+    return { create, revoke, authenticate, verify, admit, admitClaims }
   })
 }) {
   static readonly layer = Layer.effect(this, this.make)

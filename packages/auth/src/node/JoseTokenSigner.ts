@@ -10,7 +10,7 @@ import * as jose from "jose"
 import { join } from "node:path"
 import * as SecretFile from "./SecretFile.ts"
 import * as VerifiedTokens from "../VerifiedTokens.ts"
-import { type ApiKeyClaims, InvalidToken, type IssueOptions, type PlatformClaims, TokenSigner } from "../TokenSigner.ts"
+import { type ApiKeyClaims, type Grant, InvalidToken, type IssueOptions, type PlatformClaims, TokenSigner } from "../TokenSigner.ts"
 
 const issuer = "cairn"
 const algorithm = "ES256"
@@ -61,6 +61,20 @@ const PlatformPayload = Schema.Struct({
   exp: Schema.Number
 })
 const decodePlatformPayload = Schema.decodeUnknownEffect(PlatformPayload)
+
+const GrantPayload = Schema.Struct({
+  sub: Schema.NonEmptyString,
+  wid: Schema.NonEmptyString,
+  kid: Schema.NonEmptyString,
+  jti: Schema.NonEmptyString,
+  iat: Schema.Int,
+  exp: Schema.Int,
+  trm: Schema.Record(Schema.String, Schema.Unknown)
+})
+const decodeGrantPayload = Schema.decodeUnknownEffect(GrantPayload)
+
+/** A grant's audience: its purpose, so a grant verifies only where that purpose is asked for (an API key has none). */
+const audienceOf = (purpose: Grant["purpose"]) => `cairn:${purpose}`
 
 const publicPart = ({ crv, kty, x, y }: PublicJwk): PublicJwk => ({ kty, crv, x, y })
 
@@ -231,7 +245,50 @@ export const make = Effect.fnUntraced(function*(keys: Redacted.Redacted<KeySet>,
     return { agentId: claims.aid, workspaceId: claims.wid, userId: claims.sub, expiresAt: new Date(claims.exp * 1000).toISOString() }
   })
 
-  return TokenSigner.of({ issueApiKey, issuePlatformToken, verifyApiKey, verifyPlatformToken, jwks: Effect.succeed(jwks) })
+  const issueGrant = Effect.fn("JoseTokenSigner.issueGrant")(function*(grant: Grant) {
+    return yield* Effect.promise(() =>
+      new jose.SignJWT({ wid: grant.workspaceId, kid: grant.keyId, trm: grant.terms })
+        .setProtectedHeader({ alg: algorithm, kid: activeKid })
+        .setIssuer(issuer)
+        .setAudience(audienceOf(grant.purpose))
+        .setSubject(grant.userId)
+        .setJti(grant.grantId)
+        .setIssuedAt(grant.issuedAt)
+        .setExpirationTime(grant.expiresAt)
+        .sign(signingKey)
+    )
+  })
+
+  const verifyGrant = Effect.fn("JoseTokenSigner.verifyGrant")(function*(token: string, purpose: Grant["purpose"]) {
+    const now = yield* Clock.currentTimeMillis
+    const payload = yield* Effect.tryPromise({
+      try: () => jose.jwtVerify(token, keyFor, { algorithms: [algorithm], issuer, audience: audienceOf(purpose), currentDate: new Date(now) }),
+      catch: (error) => error
+    }).pipe(
+      Effect.map(({ payload }) => payload),
+      Effect.catch((error) =>
+        error instanceof jose.errors.JOSEError
+          ? Effect.fail(new InvalidToken({
+            // Our signature, but for another purpose (or an API key): not a grant of this kind.
+            reason: error instanceof jose.errors.JWTClaimValidationFailed && error.claim === "aud" ? "missing-claims" : reasonFor(error)
+          }))
+          : Effect.die(error)
+      )
+    )
+    const claims = yield* decodeGrantPayload(payload).pipe(Effect.mapError(() => new InvalidToken({ reason: "missing-claims" })))
+    return {
+      purpose,
+      grantId: claims.jti,
+      workspaceId: claims.wid,
+      userId: claims.sub,
+      keyId: claims.kid,
+      issuedAt: claims.iat,
+      expiresAt: claims.exp,
+      terms: claims.trm
+    } satisfies Grant
+  })
+
+  return TokenSigner.of({ issueApiKey, issuePlatformToken, verifyApiKey, verifyPlatformToken, issueGrant, verifyGrant, jwks: Effect.succeed(jwks) })
 })
 
 export const layer = (keys: Redacted.Redacted<KeySet>) => Layer.effect(TokenSigner, make(keys))

@@ -1,4 +1,4 @@
-import { type ApiKeyClaims, PlatformToken, TokenSigner } from "@cairn/auth"
+import { type ApiKeyClaims, type Grant, PlatformToken, TokenSigner } from "@cairn/auth"
 import { JoseTokenSigner } from "@cairn/auth/node"
 import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Context, Effect, Layer, Redacted, Schema } from "effect"
@@ -101,6 +101,58 @@ describe("JoseTokenSigner", () => {
         assert.strictEqual((yield* Effect.flip(signer.verifyPlatformToken(apiKey))).reason, "missing-claims")
         yield* TestClock.adjust("3600 seconds")
         assert.strictEqual((yield* Effect.flip(signer.verifyPlatformToken(token))).reason, "expired")
+      }))
+  })
+
+  describe("signed URLs' grants", () => {
+    const grant: Grant = {
+      purpose: "download",
+      grantId: "grant-1",
+      workspaceId: "ws-1",
+      userId: "user-1",
+      keyId: "key-1",
+      issuedAt: 1_700_000_000,
+      expiresAt: 1_700_000_060,
+      terms: { cid: "bafy", method: "GET" }
+    }
+    const reasonOfGrant = (signer: TokenSigner["Service"], token: string, purpose: Grant["purpose"] = "download") =>
+      Effect.flip(signer.verifyGrant(token, purpose)).pipe(Effect.map((error) => error.reason))
+
+    it.effect("a grant verifies to itself until it expires, by the effect clock", () =>
+      Effect.gen(function*() {
+        const { signer } = yield* fixture
+        yield* TestClock.setTime(1_700_000_030_000)
+        const token = yield* signer.issueGrant(grant)
+        assert.deepStrictEqual(yield* signer.verifyGrant(token, "download"), grant)
+        assert.deepInclude(jose.decodeJwt(token) as Record<string, unknown>, { iss: "cairn", aud: "cairn:download", jti: "grant-1", sub: "user-1", wid: "ws-1", kid: "key-1", iat: 1_700_000_000, exp: 1_700_000_060 })
+        yield* TestClock.setTime(1_700_000_060_000)
+        assert.strictEqual(yield* reasonOfGrant(signer, token), "expired")
+      }))
+
+    it.effect("a grant of one purpose is not one of the other, nor an API key; an API key is not a grant", () =>
+      Effect.gen(function*() {
+        const { signer } = yield* fixture
+        yield* TestClock.setTime(1_700_000_030_000)
+        const download = yield* signer.issueGrant(grant)
+        const upload = yield* signer.issueGrant({ ...grant, purpose: "upload" })
+        assert.strictEqual(yield* reasonOfGrant(signer, download, "upload"), "missing-claims")
+        assert.strictEqual(yield* reasonOfGrant(signer, upload, "download"), "missing-claims")
+        assert.strictEqual(yield* reasonOf(signer, download), "missing-claims")
+        assert.strictEqual(yield* reasonOfGrant(signer, yield* signer.issueApiKey(claims)), "missing-claims")
+      }))
+
+    it.effect("a grant altered, or signed by another key, does not verify", () =>
+      Effect.gen(function*() {
+        const { signer } = yield* fixture
+        const other = yield* JoseTokenSigner.make(yield* JoseTokenSigner.generate)
+        yield* TestClock.setTime(1_700_000_030_000)
+        const token = yield* signer.issueGrant(grant)
+        const [header, payload, signature] = token.split(".")
+        const longer = Buffer.from(JSON.stringify({ ...jose.decodeJwt(token), exp: 1_900_000_000 })).toString("base64url")
+        assert.strictEqual(yield* reasonOfGrant(signer, `${header}.${longer}.${signature}`), "bad-signature")
+        assert.notStrictEqual(payload, longer)
+        assert.strictEqual(yield* reasonOfGrant(other, token), "bad-signature")
+        assert.strictEqual(yield* reasonOfGrant(signer, "not-a-token"), "malformed")
       }))
   })
 

@@ -4,20 +4,25 @@
  * upload with several `file` parts, or one whose filename is a path (`<folder>/<name>`), is a folder: stored as one
  * UnixFS directory. Pinata's legacy `POST /pinning/pinFileToIPFS` (the SDK's `fileArray`) is served here too.
  * Below the data directory's disk reserve an upload is refused before a byte of it is staged (507, DiskReserve.ts),
- * as far as its declared `Content-Length` tells.
+ * as far as its declared `Content-Length` tells. A presigned upload URL (`POST /v3/files/signed/<id>?X-Signature=…`,
+ * made by `POST /v3/files/sign`: SignedUrlRoutes.ts) takes one multipart upload without a key, into the workspace
+ * that signed it, with the metadata it was signed with; its grant is checked before the body is read, its size limit
+ * while the body streams in (413), its mime types before anything is stored (400), and its one use is recorded with
+ * the file (403 `used` for a second upload, however close the two came). It answers browsers' CORS preflight.
  */
-import { ApiKeys, DiskReserve, Files, type FolderUpload, type ListQuery, type Principal } from "@cairn/application"
+import { ApiKeys, DiskReserve, Files, type FolderUpload, type ListQuery, type Principal, SignedUrls } from "@cairn/application"
 import { ContentStoreUnavailable, heldBytes, heldContent, type HeldPieces, heldStart, type StagedLeaves } from "@cairn/content-store"
 import { bodyBytesRead, LeafWriter, readStaged, readStagedStart, stagedContent } from "@cairn/content-store/node"
-import { Cid, DiskSpace, File, Network, ValidationFailed } from "@cairn/domain"
+import { Cid, DiskSpace, File, Network, SignedUrl, ValidationFailed } from "@cairn/domain"
 import { ByteSize, Config, Effect, FileSystem, Path, Schema, type Scope, Stream } from "effect"
-import { HttpIncomingMessage, HttpRouter, type HttpServerRequest, Multipart } from "effect/http"
+import { HttpIncomingMessage, HttpRouter, type HttpServerRequest, HttpServerResponse, Multipart } from "effect/http"
 import { requireScope } from "../Authenticate.ts"
 import * as Body from "../Body.ts"
 import { handled } from "../ErrorResponse.ts"
 import { data, json } from "../Respond.ts"
 import * as RouteCatalog from "../RouteCatalog.ts"
 import * as ContentType from "../ContentType.ts"
+import * as SignedUrlQuery from "../SignedUrlQuery.ts"
 import * as FileWire from "./FileWire.ts"
 import { toWire } from "./FileWire.ts"
 import * as LegacyPinning from "./LegacyPinning.ts"
@@ -55,6 +60,14 @@ const sniffBytes = 64 * 1024
 class UploadTooLarge extends Schema.TaggedError<UploadTooLarge>()("UploadTooLarge", {}) {
   readonly status = 413
   override readonly message = "File too large"
+}
+
+/** What a browser may send to a presigned upload URL from another origin (the SDK's headers among them). */
+const corsHeaders = {
+  "access-control-allow-origin": "*",
+  "access-control-allow-methods": "POST, OPTIONS",
+  "access-control-allow-headers": "Authorization, Content-Type, Source",
+  "access-control-max-age": "600"
 }
 
 /** What an upload answers below the disk reserve, for the route catalog. */
@@ -128,6 +141,21 @@ const FileEnvelope = Schema.Struct({ data: FileWire.File })
 const FileListEnvelope = Schema.Struct({ data: Schema.Struct({ files: Schema.Array(FileWire.File), next_page_token: Schema.NullOr(Schema.String) }) })
 const NullEnvelope = Schema.Struct({ data: Schema.Null })
 
+/** A presigned upload URL's query (SignedUrlQuery.ts), for the route catalog. */
+const SignedUploadQuery = Schema.Struct({
+  "X-Algorithm": Schema.optionalKey(Schema.String),
+  "X-Date": Schema.optionalKey(Schema.String),
+  "X-Expires": Schema.optionalKey(Schema.String),
+  "X-Method": Schema.optionalKey(Schema.String),
+  "X-Signature": Schema.String
+})
+
+/** What a presigned upload was signed for, and its grant's id (its one use). */
+interface Signed {
+  readonly terms: SignedUrl.UploadTerms
+  readonly grantId: string
+}
+
 const UpdateBody = Schema.Struct({
   name: Schema.optional(Schema.String.pipe(Schema.check(Schema.isMinLength(1)))),
   keyvalues: Schema.optional(File.KeyValues)
@@ -137,6 +165,7 @@ export const layer = HttpRouter.use((router) =>
   Effect.gen(function*() {
     const keys = yield* ApiKeys
     const files = yield* Files
+    const signedUrls = yield* SignedUrls
     const reserve = yield* DiskReserve
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
@@ -152,10 +181,14 @@ export const layer = HttpRouter.use((router) =>
      * The form's string fields and its `file` parts. Each file, and the whole body, is capped while it streams in
      * (413); the files' total is checked once they are staged.
      */
-    const readForm = (request: HttpServerRequest.HttpServerRequest) =>
+    const readForm = <TooLarge = UploadTooLarge>(
+      request: HttpServerRequest.HttpServerRequest,
+      limit = multipartLimitBytes,
+      tooLarge: () => TooLarge | UploadTooLarge = () => new UploadTooLarge()
+    ) =>
       Effect.gen(function*() {
         // A body whose declared length already passes every cap is refused before a byte of it is read.
-        if (Body.declaresMoreThan(request, multipartLimitBytes + formOverheadBytes)) return yield* new UploadTooLarge()
+        if (Body.declaresMoreThan(request, limit + formOverheadBytes)) return yield* Effect.fail(tooLarge())
         // Parts past `inMemoryBytes` are staged on the data directory's disk as they arrive: room is asked first.
         yield* reserve.ensureRoom(Body.declaredLength(request) ?? 0)
         const fields: Record<string, string> = {}
@@ -172,12 +205,12 @@ export const layer = HttpRouter.use((router) =>
             parts.push(staged)
           })
         }).pipe(
-          Effect.provideService(Multipart.MaxFileSize, ByteSize.bytes(multipartLimitBytes + partHeadersBytes)),
-          Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(multipartLimitBytes + formOverheadBytes))
+          Effect.provideService(Multipart.MaxFileSize, ByteSize.bytes(limit + partHeadersBytes)),
+          Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(limit + formOverheadBytes))
         )
         let total = 0
         for (const part of parts) total += part.size
-        if (total > multipartLimitBytes) return yield* new UploadTooLarge()
+        if (total > limit) return yield* Effect.fail(tooLarge())
         return { fields, parts }
       })
 
@@ -248,19 +281,40 @@ export const layer = HttpRouter.use((router) =>
         ? Effect.succeed(heldStart(part.held, sniffBytes))
         : Effect.tryPromise({ try: () => readStagedStart(part.staged, sniffBytes), catch: staging })
 
-    /** One file: its type as the client gave it, or sniffed when the client's says nothing. */
-    const uploadFile = (principal: Principal, part: Part, options: Omit<UploadOptions.UploadOptions, "name"> & { readonly name: string }) =>
+    /** A part's type as the client gave it, or sniffed when the client's says nothing. */
+    const mimeTypeOf = (part: Part, given: string | undefined) => {
+      const declared = given ?? part.contentType
+      return ContentType.isGeneric(declared) ? Effect.flatMap(partSample(part), ContentType.sniff) : Effect.succeed(declared)
+    }
+
+    /** Refused (400) unless a presigned upload's terms allow the type. */
+    const allowedBy = (terms: SignedUrl.UploadTerms, mimeType: string) =>
+      SignedUrl.allows(terms, mimeType) ? Effect.void : Effect.fail(new ValidationFailed({
+        detail: `this signed URL does not allow files of type ${SignedUrl.essence(mimeType)} (allow_mime_types: ${terms.allowMimeTypes?.join(", ")})`
+      }))
+
+    /**
+     * One file: its type as the client gave it, or sniffed when the client's says nothing. Through a presigned URL,
+     * that type must be one its terms allow (400), and the upload is the URL's one use.
+     */
+    const uploadFile = (
+      principal: Principal,
+      part: Part,
+      options: Omit<UploadOptions.UploadOptions, "name"> & { readonly name: string; readonly signed?: Signed }
+    ) =>
       Effect.gen(function*() {
-        const given = options.mimeType ?? part.contentType
+        const mimeType = yield* mimeTypeOf(part, options.mimeType)
+        if (options.signed !== undefined) yield* allowedBy(options.signed.terms, mimeType)
         return yield* files.upload(principal, {
           network: options.network,
           name: options.name,
-          mimeType: ContentType.isGeneric(given) ? yield* Effect.flatMap(partSample(part), ContentType.sniff) : given,
+          mimeType,
           groupId: options.groupId,
           keyvalues: options.keyvalues,
           cidVersion: options.cidVersion,
           // No size for the reserve: the body's declared length was asked for before its parts were staged.
-          content: partContent(part)
+          content: partContent(part),
+          ...(options.signed === undefined ? {} : { singleUse: options.signed.grantId })
         })
       })
 
@@ -286,6 +340,44 @@ export const layer = HttpRouter.use((router) =>
         return data(toWire(yield* uploadFile(principal, part, { ...options, name: options.name ?? (part.name || "File from SDK") })))
       }).pipe(Effect.scoped)
 
+    /**
+     * An upload through a presigned URL: its grant (checked before the body is read), then the form within the
+     * grant's size limit, stored with the grant's metadata and recorded as its one use. The form's own name, group
+     * and key-values do not count (as on Pinata: only what was signed goes through); its network does when the
+     * signer named none.
+     */
+    const uploadSigned = (request: HttpServerRequest.HttpServerRequest, grantId: string) =>
+      Effect.gen(function*() {
+        const presented = yield* SignedUrlQuery.read(new URL(request.url, "http://cairn").searchParams)
+        const { principal, terms } = yield* signedUrls.openUpload(presented, grantId)
+        if (request.headers["upload-length"] !== undefined) {
+          return yield* new ValidationFailed({ detail: "a signed URL takes one multipart upload: the resumable protocol (files over 90 MiB) needs an API key" })
+        }
+        const { maxFileSize } = terms
+        const signedLimit = maxFileSize !== undefined && maxFileSize < multipartLimitBytes
+        const { fields, parts } = yield* readForm(
+          request,
+          signedLimit ? maxFileSize : multipartLimitBytes,
+          () => signedLimit ? new SignedUrl.OverSignedLimit({ maxFileSize }) : new UploadTooLarge()
+        )
+        if (parts.length === 0) return yield* new ValidationFailed({ detail: "a file part named \"file\" is required" })
+        const options = yield* UploadOptions.decode(fields)
+        const signed: Signed = { terms, grantId }
+        const common = { network: terms.network ?? options.network, groupId: terms.groupId ?? null, keyvalues: terms.keyvalues ?? {}, cidVersion: options.cidVersion }
+        if (isFolder(parts)) {
+          if (!SignedUrl.allows(terms, "directory")) {
+            return yield* new ValidationFailed({ detail: "this signed URL does not allow folders: its allow_mime_types lacks \"directory\"" })
+          }
+          // The files in it are held to the listed types too (`["directory", "text/plain"]`: a folder of text).
+          if (terms.allowMimeTypes !== undefined && !terms.allowMimeTypes.every((type) => SignedUrl.essence(type) === "directory")) {
+            for (const part of parts) yield* Effect.flatMap(mimeTypeOf(part, undefined), (mimeType) => allowedBy(terms, mimeType))
+          }
+          return data(toWire(yield* uploadFolder(principal, parts, { ...common, name: terms.filename, singleUse: grantId })))
+        }
+        const part = parts[0]!
+        return data(toWire(yield* uploadFile(principal, part, { ...common, mimeType: options.mimeType, name: terms.filename ?? (part.name || "File from SDK"), signed })))
+      }).pipe(Effect.scoped)
+
     /** The legacy pin: a folder as on /v3, or a single file (unless it is to be wrapped in a directory). */
     const pinFileToIPFS = (request: HttpServerRequest.HttpServerRequest) =>
       Effect.gen(function*() {
@@ -306,6 +398,13 @@ export const layer = HttpRouter.use((router) =>
         return yield* uploadMultipart(request)
       })))
     yield* RouteCatalog.add(router, { method: "POST", path: "/pinning/pinFileToIPFS", summary: "Pinata's legacy pin (the SDK's fileArray)", auth: "apiKey", scope: "org:files:write", body: { contentType: "multipart/form-data", description: "`file` parts, pinataMetadata and pinataOptions as JSON" }, response: { schema: LegacyPinning.LegacyWire }, errors: [new UploadTooLarge(), insufficientStorage] }, (request) => handled(pinFileToIPFS(request)))
+    yield* RouteCatalog.add(router, { method: "POST", path: "/v3/files/signed/:grantId", summary: "Upload through a presigned URL: one upload, no key (the URL's X-Signature is the credential)", auth: "none", body: { contentType: "multipart/form-data", description: "`file` part(s), as to POST /v3/files; the name, group and key-values are the URL's" }, query: SignedUploadQuery, response: { schema: FileEnvelope }, errors: [new SignedUrl.SignedUrlRefused({ reason: "used" }), new SignedUrl.OverSignedLimit({ maxFileSize: 0 }), new UploadTooLarge(), insufficientStorage] }, (request) =>
+      Effect.map(
+        handled(Effect.flatMap(HttpRouter.params, (params) => uploadSigned(request, params["grantId"] ?? ""))),
+        (response) => HttpServerResponse.setHeader(response, "access-control-allow-origin", "*")
+      ))
+    // A browser's preflight before it posts the SDK's form (with its Authorization and Source headers) from another origin.
+    yield* router.add("OPTIONS", "/v3/files/signed/:grantId", HttpServerResponse.empty({ status: 204, headers: corsHeaders }))
     yield* RouteCatalog.add(router, { method: "PATCH", path: "/v3/files/uploads/:uploadId", summary: "Append a chunk to a resumable upload", auth: "apiKey", scope: "org:files:write", body: { contentType: "application/offset+octet-stream" }, headers: [{ name: "Upload-Offset", required: true }], response: { status: 204 }, errors: ResumableUploads.errors }, (request) =>
       handled(Effect.flatMap(HttpRouter.params, (params) => resumable.append(keys, request, params["uploadId"] ?? ""))))
     yield* RouteCatalog.add(router, { method: "GET", path: "/v3/files/uploads/:uploadId", summary: "A resumable upload's offset", auth: "apiKey", scope: "org:files:write", response: { status: 204 }, errors: ResumableUploads.errors }, (request) =>

@@ -14,6 +14,7 @@ import type { HttpServerRequest } from "effect/http"
 import { requireScope } from "../Authenticate.ts"
 import { json, noContent } from "../Respond.ts"
 import * as ContentType from "../ContentType.ts"
+import { origin } from "../Origin.ts"
 import * as StaleEntries from "./StaleEntries.ts"
 import { toWire } from "./FileWire.ts"
 import * as UploadOptions from "./UploadOptions.ts"
@@ -73,13 +74,6 @@ const parseMetadata = (header: string | undefined) =>
     },
     catch: () => new ValidationFailed({ detail: "Upload-Metadata must be comma-separated keys with base64 values" })
   })
-
-/** The public address of this request's origin, for an absolute `Location` (the SDK passes it to fetch). */
-const origin = (request: HttpServerRequest.HttpServerRequest) => {
-  const proto = request.headers["x-forwarded-proto"]?.split(",")[0]?.trim() ?? "http"
-  const host = request.headers["x-forwarded-host"] ?? request.headers["host"] ?? "localhost"
-  return `${proto}://${host}`
-}
 
 export const make = (options: {
   readonly directory: string
