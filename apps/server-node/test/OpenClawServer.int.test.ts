@@ -153,6 +153,12 @@ describe.skipIf(!enabled)("agents on real OpenClaw gateways, through the HTTP AP
         assert.isAbove(size, 9 * 1024 ** 3)
         assert.isAtMost(size, 10 * 1024 ** 3)
       }
+      // Its gateway's log: OpenClaw's own lines, parsed, with no secret value in them, even one the agent wrote there.
+      await exec(`echo "leaked $ANTHROPIC_API_KEY" >> ${join(dataDir, "agents", agentId, ".openclaw", "logs", "openclaw.log")}`)
+      const logs = (await call("GET", `/v0/agents/${agentId}/logs?lines=200`)).body
+      assert.isTrue(logs.entries.some((entry: { level: string | null; timestamp: string | null }) => entry.level !== null && entry.timestamp !== null), JSON.stringify(logs.entries.slice(0, 3)))
+      assert.include(logs.logs, "leaked [redacted]")
+      assert.notInclude(JSON.stringify(logs), value)
       const trail = JSON.stringify((await call("GET", `/v0/agents/${agentId}/events`)).body)
       assert.include(trail, "ConsoleCommandRan")
       assert.notInclude(trail, value, "a command's output reached the audit trail")

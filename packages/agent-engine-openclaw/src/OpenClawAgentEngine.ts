@@ -52,6 +52,7 @@ import { parseDeviceList } from "./Devices.ts"
 import * as EngineVersions from "./EngineVersions.ts"
 import * as HomeFiles from "./HomeFiles.ts"
 import * as HostEnvironment from "./HostEnvironment.ts"
+import * as Logs from "./Logs.ts"
 import { type Gateway, parentWatchPath, probeReady, type Reach, reapStale, signalGroup, spawnGateway, terminate } from "./GatewayProcess.ts"
 import { connect as connectGateway, type GatewayClient, GatewayRpcError } from "./GatewayRpc.ts"
 import * as RuntimeConfig from "./RuntimeConfig.ts"
@@ -904,6 +905,13 @@ export const make = Effect.fnUntraced(function*(options: Options) {
           })
         }).pipe(Semaphore.withPermit(agent.lock), Semaphore.withPermit(agent.files))
       }),
+
+    readLogs: (agentId, request) =>
+      Effect.flatMap(find(agentId), (agent) =>
+        Effect.tryPromise({
+          try: () => Logs.read(agent.home, request, [...Object.values(EngineEnvironment.reveal(agent.environment)), Redacted.value(agent.token)]),
+          catch: (cause) => new EngineUnavailable({ cause })
+        })),
 
     // Written on disk, not with `openclaw skills install` (12 s a call, features §15): the gateway's skills watcher
     // and every later `skills list` see the folder as it is swapped in.

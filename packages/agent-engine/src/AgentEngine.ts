@@ -42,6 +42,7 @@ import type {
 } from "./WorkspaceOperations.ts"
 import type { RestoreEntry, RestoreOptions, ScanOptions, WorkspaceEntry } from "./WorkspaceTree.ts"
 import type { ChannelSpec, ChannelStatus, ChannelsUnavailable } from "./Channels.ts"
+import type { LogChunk, LogRequest } from "./GatewayLogs.ts"
 
 /** A device that asked to pair with an agent's gateway, or was allowed to. */
 export const Device = Schema.Struct({
@@ -196,6 +197,11 @@ export class AgentEngine extends Context.Service<AgentEngine, {
   readonly provisioning: (agentId: string) => Effect.Effect<Provisioning | undefined>
   /** The devices waiting to pair and those paired; asks the gateway, so it must be running. */
   readonly listDevices: (agentId: string) => Effect.Effect<Devices, EngineCliError | AgentNotProvisioned>
+  /**
+   * The gateway's log (GatewayLogs.ts): its last lines, or what it wrote after a cursor; read from the log itself, so
+   * a stopped or crashed gateway's last words are there too. Secret values the engine knows never appear in it.
+   */
+  readonly readLogs: (agentId: string, request: LogRequest) => Effect.Effect<LogChunk, EngineUnavailable | AgentNotProvisioned>
   /** Runs the agent's build and start scripts again. */
   readonly relaunchScripts: (agentId: string) => Effect.Effect<void, ScriptsFailedToLaunch | AgentNotProvisioned>
   /** Replaces the gateway token: from now on the gateway accepts only `token`. */

@@ -35,6 +35,7 @@ import {
 } from "./AgentEngineError.ts"
 import { EngineVersion } from "@cairn/domain"
 import * as EngineEnvironment from "./EngineEnvironment.ts"
+import * as GatewayLogs from "./GatewayLogs.ts"
 import { SimulatedEngineControl, type ConfigOperation } from "./SimulatedEngineControl.ts"
 import { ChannelsUnavailable } from "./Channels.ts"
 import * as ChannelStore from "./simulated/Channels.ts"
@@ -140,7 +141,13 @@ interface Agent {
   readonly execLog: Array<ExecRequest>
   /** Its messaging channels: for the next launch, and as the last launch took them (simulated/Channels.ts). */
   readonly channels: ChannelStore.ChannelStore
+  /** Its gateway's log, as OpenClaw writes it (JSON lines), oldest first. */
+  readonly log: Array<string>
 }
+
+/** A line as OpenClaw's file logger (tslog) writes it. */
+const logLine = (level: "INFO" | "WARN" | "ERROR", message: string, at: number) =>
+  JSON.stringify({ 0: message, _meta: { logLevelName: level, date: new Date(at).toISOString(), name: JSON.stringify({ subsystem: "gateway" }) }, time: new Date(at).toISOString() })
 
 export interface Simulation {
   readonly engine: AgentEngine["Service"]
@@ -241,10 +248,16 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       )
     })
 
+  const writeLog = (agent: Agent, level: "INFO" | "WARN" | "ERROR", message: string) =>
+    Effect.map(Clock.currentTimeMillis, (at) => void agent.log.push(logLine(level, message, at)))
+
   const halt = (agentId: string, agent: Agent) =>
     Effect.suspend(() => {
+      const wasRunning = agent.state === "running"
       agent.state = "stopped"
-      return abandonLaunch(agentId, agent, "the gateway was stopped before it was ready")
+      return (wasRunning ? writeLog(agent, "INFO", "received SIGTERM; shutting down") : Effect.void).pipe(
+        Effect.andThen(abandonLaunch(agentId, agent, "the gateway was stopped before it was ready"))
+      )
     })
 
   /**
@@ -278,7 +291,9 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
         agent.launch = undefined
         agent.state = "running"
         bringingUp.delete(agentId)
-        return Deferred.succeed(current.ready, undefined)
+        return writeLog(agent, "INFO", `listening on ws://127.0.0.1:${agent.port} (PID ${agent.starts})`).pipe(
+          Effect.andThen(Deferred.succeed(current.ready, undefined))
+        )
       })),
       Effect.asVoid,
       Effect.forkIn(scope)
@@ -366,7 +381,8 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
         config: ConfigStore.initial({ home: homeOf(agentId), port, token: Redacted.value(spec.gatewayToken) }),
         cron: CronStore.make(newTaskId, now),
         execLog: [],
-        channels: ChannelStore.empty()
+        channels: ChannelStore.empty(),
+        log: []
       })
     })
 
@@ -402,6 +418,15 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
     start: Effect.fnUntraced(function*(agentId) {
       return yield* launch(agentId, yield* find(agentId))
     }, withLock, Effect.flatten),
+    readLogs: (agentId, request) =>
+      Effect.map(find(agentId), (agent) => {
+        const redact = GatewayLogs.redactor([...Object.values(EngineEnvironment.reveal(agent.environment)), Redacted.value(agent.token)])
+        const from = "lines" in request
+          ? Math.max(0, agent.log.length - Math.min(request.lines, GatewayLogs.maxLogLines))
+          : request.after > agent.log.length ? 0 : request.after
+        const lines = agent.log.slice(from, from + GatewayLogs.maxLogLines)
+        return { entries: lines.map((line) => GatewayLogs.parseLogLine(redact(line))), cursor: from + lines.length }
+      }),
     stop: Effect.fnUntraced(function*(agentId) {
       yield* halt(agentId, yield* find(agentId))
     }, withLock),
@@ -723,6 +748,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
     crash: Effect.fnUntraced(function*(agentId, reason?: "oom") {
       const agent = yield* find(agentId)
       if (agent.state !== "running" && agent.state !== "starting") return
+      if (agent.state === "running") yield* writeLog(agent, "ERROR", reason === "oom" ? "killed (out of memory)" : "exited unexpectedly")
       agent.state = "crashed"
       agent.crashReason = reason
       yield* abandonLaunch(agentId, agent, "the gateway process exited before it was ready")
@@ -733,6 +759,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       agent.devices.set(device.id, { device, list })
     }),
     startCount: (agentId) => Effect.map(find(agentId), (agent) => agent.starts),
+    writeGatewayLog: (agentId, line) => Effect.map(find(agentId), (agent) => void agent.log.push(line)),
     scriptLaunches: (agentId) => Effect.map(find(agentId), (agent) => agent.scriptLaunches),
     currentToken: (agentId) => Effect.map(find(agentId), (agent) => agent.token),
     environmentOf: (agentId) => Effect.sync(() => agents.get(agentId)?.launchedWith),

@@ -81,6 +81,8 @@ export class SimulatedEngineControl extends Context.Service<SimulatedEngineContr
   ) => Effect.Effect<void, AgentNotProvisioned>
   /** How many times the agent's gateway was launched, failed launches included. */
   readonly startCount: (agentId: string) => Effect.Effect<number, AgentNotProvisioned>
+  /** Appends a line to the gateway's log, as the gateway (or the agent, whose home holds it) would write it. */
+  readonly writeGatewayLog: (agentId: string, line: string) => Effect.Effect<void, AgentNotProvisioned>
   /** How many times the agent's scripts were relaunched successfully. */
   readonly scriptLaunches: (agentId: string) => Effect.Effect<number, AgentNotProvisioned>
   /** The only token the agent's gateway accepts now. */

@@ -7,6 +7,8 @@ export * from "./AgentEngineError.ts"
 export * as EngineChannels from "./Channels.ts"
 export { type ChannelSpec, type ChannelStatus, ChannelsUnavailable } from "./Channels.ts"
 export * as EngineEnvironment from "./EngineEnvironment.ts"
+export * as GatewayLogs from "./GatewayLogs.ts"
+export type { LogChunk, LogEntry, LogRequest } from "./GatewayLogs.ts"
 export * as WorkspacePath from "./WorkspacePath.ts"
 /** The order of engine versions lives in the domain (a restart decides with it); re-exported for adapters. */
 export { EngineVersion } from "@cairn/domain"

@@ -7,7 +7,7 @@
  * Cairn): the workspace's final snapshot, then the agent and everything it held let go in one append (its quota slot,
  * secrets, skills, channels, domains and their names), then its gateway and home removed.
  */
-import { AgentEngine, type Provisioning } from "@cairn/agent-engine"
+import { AgentEngine, GatewayLogs, type LogChunk, type Provisioning } from "@cairn/agent-engine"
 import { GatewayTokens, TokenSigner } from "@cairn/auth"
 import { Agent, AuditStreams, Channel, Domain, Reservation, Secret, Skill, ValidationFailed, Workspace } from "@cairn/domain"
 import { EventStore, type EventStoreUnavailable } from "@cairn/event-store"
@@ -159,6 +159,29 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
         Effect.andThen(engine.listDevices(agentId).pipe(Effect.mapError(() => new Agent.CliError({ agentId }))))
       )
 
+    /**
+     * The gateway's last `lines` lines (a query's text: 100 when absent; from `least` to 1000), read from its log, so a
+     * stopped or crashed gateway's are there too. An agent this node never provisioned has none yet.
+     */
+    const recentLogs = (principal: Principal, agentId: string, lines: string | null, least = 1) =>
+      Effect.gen(function*() {
+        const count = lines === null ? 100 : Number(lines)
+        if (!Number.isInteger(count) || count < least || count > GatewayLogs.maxLogLines) {
+          return yield* new ValidationFailed({ detail: `lines must be a whole number from ${least} to ${GatewayLogs.maxLogLines}` })
+        }
+        yield* get(principal.workspaceId, agentId)
+        return yield* readLogs(agentId, { lines: count })
+      })
+
+    /** What the gateway logged after `cursor` (of an earlier read): a follower's next read. */
+    const logsAfter = (principal: Principal, agentId: string, cursor: number) =>
+      get(principal.workspaceId, agentId).pipe(Effect.andThen(readLogs(agentId, { after: cursor })))
+
+    const readLogs = (agentId: string, request: GatewayLogs.LogRequest) =>
+      engine.readLogs(agentId, request).pipe(
+        Effect.catchTag("AgentNotProvisioned", () => Effect.succeed<LogChunk>({ entries: [], cursor: 0 }))
+      )
+
     const retryScripts = (principal: Principal, agentId: string) =>
       get(principal.workspaceId, agentId).pipe(
         Effect.andThen(engine.relaunchScripts(agentId).pipe(Effect.mapError(() => new Agent.ScriptLaunchFailed({ agentId }))))
@@ -239,7 +262,7 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
       engine: engine.name,
       /** What each agent's processes may use together on this node (decision 0042); absent where nothing caps them. */
       agentLimits: engine.agentLimits,
-      create, list, get, remove, restart, devices, retryScripts, gatewayToken, rotateGatewayToken,
+      create, list, get, remove, restart, devices, recentLogs, logsAfter, retryScripts, gatewayToken, rotateGatewayToken,
       gatewayPrincipal, platformPrincipal, whoami, platformToken, history, auditTrail, provisioning
     }
   })

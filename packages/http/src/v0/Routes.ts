@@ -7,6 +7,7 @@ import * as ConsoleRoutes from "./ConsoleRoutes.ts"
 import * as DomainsRoutes from "./DomainsRoutes.ts"
 import * as FilesRoutes from "./FilesRoutes.ts"
 import * as IssuesRoutes from "./IssuesRoutes.ts"
+import * as LogsRoutes from "./LogsRoutes.ts"
 import * as SecretsRoutes from "./SecretsRoutes.ts"
 import * as SkillsRoutes from "./SkillsRoutes.ts"
 import * as SnapshotsRoutes from "./SnapshotsRoutes.ts"
@@ -15,4 +16,4 @@ import * as TemplatesRoutes from "./TemplatesRoutes.ts"
 
 export const layer = Layer.mergeAll(AgentsRoutes.layer, SecretsRoutes.layer, SkillsRoutes.layer, IssuesRoutes.layer,
   TemplatesRoutes.layer, ConsoleRoutes.layer, FilesRoutes.layer, ConfigRoutes.layer,
-  TasksRoutes.layer, SnapshotsRoutes.layer, ChannelsRoutes.layer, DomainsRoutes.layer)
+  TasksRoutes.layer, SnapshotsRoutes.layer, ChannelsRoutes.layer, DomainsRoutes.layer, LogsRoutes.layer)
