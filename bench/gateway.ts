@@ -2,7 +2,9 @@
  * `npm run bench:gateway`: the path gateway (decision 0044) through the real server (`apps/server-node`, its own
  * process, embedded database and IPFS in a temporary directory, simulated engine), this process the client.
  *
- *   a  GET /ipfs/<cid> of a 100 MiB file (node:http, the body read and dropped), paired (Paired.ts) with reading the
+ *   a  GET /ipfs/<cid> of a 100 MiB file (by `curl -o /dev/null`, a client that costs little beside the server it
+ *      measures; `BENCH_CLIENT=http`, or no curl on the PATH: node:http in this process, the body read and dropped,
+ *      which costs this process about as much as the server), paired (Paired.ts) with reading the
  *      same blocks straight from the server's blockstore in this process (the store's own FsBlocks on
  *      `DATA_DIR/ipfs/public`: the root, then each leaf its links name, in order): MB/s and the ratio (goal ≥ 0.5x).
  *      Both read from the page cache (a warm-up reads everything first).
@@ -18,7 +20,7 @@ import { MemoryBlockstore } from "blockstore-core"
 import { Effect, Stream } from "effect"
 import { exporter } from "ipfs-unixfs-exporter"
 import { CID } from "multiformats/cid"
-import { spawn } from "node:child_process"
+import { execFile, spawn, spawnSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import * as http from "node:http"
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
@@ -73,6 +75,16 @@ const admin = async (path: string, body: unknown) => {
 }
 
 const agent = new http.Agent({ keepAlive: true })
+const client = process.env["BENCH_CLIENT"] ?? (spawnSync("curl", ["--version"]).status === 0 ? "curl" : "http")
+
+/** The whole file by curl, into /dev/null: the bytes curl says it got. */
+const curl = (path: string) =>
+  new Promise<number>((resolve, reject) =>
+    execFile("curl", ["-sS", "-o", "/dev/null", "-w", "%{size_download} %{http_code}", `${base}${path}`], (error, stdout) => {
+      if (error !== null) return reject(error)
+      const [bytes, status] = stdout.trim().split(" ")
+      return status === "200" ? resolve(Number(bytes)) : reject(new Error(`curl ${path}: ${status}`))
+    }))
 
 /** A GET read to its end and dropped: the status, the headers and how many bytes came. */
 const download = (path: string, headers: Record<string, string> = {}) =>
@@ -143,8 +155,8 @@ const program = Effect.gen(function*() {
       Effect.gen(function*() {
         const before = serverCpu()
         const block = yield* Paired.timed(mb(bigBytes), Effect.promise(async () => {
-          const got = await download(`/ipfs/${cid}`)
-          if (got.bytes !== bigBytes) throw new Error(`${got.bytes} bytes`)
+          const got = client === "curl" ? await curl(`/ipfs/${cid}`) : (await download(`/ipfs/${cid}`)).bytes
+          if (got !== bigBytes) throw new Error(`${got} bytes`)
         }))
         cpu.push(serverCpu() - before)
         return block
@@ -152,7 +164,7 @@ const program = Effect.gen(function*() {
     baselines: { "the blockstore in process": () => Paired.timed(mb(bigBytes), Effect.promise(() => readBlocks(blocks, root))) }
   })
   const cpus = Paired.spread(cpu)
-  console.log(`GET /ipfs/<cid> of a ${bigBytes / MiB} MiB file (${dagPb.decode(yield* Effect.promise(() => blockOf(blocks, root))).Links.length} leaves of 1 MiB), ${rounds} paired rounds:`)
+  console.log(`GET /ipfs/<cid> of a ${bigBytes / MiB} MiB file (${dagPb.decode(yield* Effect.promise(() => blockOf(blocks, root))).Links.length} leaves of 1 MiB; client: ${client}), ${rounds} paired rounds:`)
   console.log(`  through the gateway: ${paired.rates.measured} MB/s; the same ${(blockBytes / MiB).toFixed(1)} MiB of blocks straight from the blockstore in process: ${paired.rates["the blockstore in process"]} MB/s`)
   console.log(`  ratio ${Paired.show(paired.ratios["the blockstore in process"])} (goal ≥ 0.5x); server CPU per download ${cpus.median.toFixed(0)} ms (${cpus.min.toFixed(0)}–${cpus.max.toFixed(0)})`)
 
