@@ -1,5 +1,5 @@
 /**
- * `npm run bench:gateway`: the path gateway (decision 0044) through the real server (`apps/server-node`, its own
+ * `npm run bench:gateway`: the path gateway (decision 0045) through the real server (`apps/server-node`, its own
  * process, embedded database and IPFS in a temporary directory, simulated engine), this process the client.
  *
  *   a  GET /ipfs/<cid> of a 100 MiB file (by `curl -o /dev/null`, a client that costs little beside the server it

@@ -1,6 +1,6 @@
 /**
  * `GET /ipfs/{cid}/{path…}` (and `GET /files/{cid}/{path…}`, the path of the pinata SDK's private gateway URLs): the
- * path gateway (decision 0044). It serves CIDs that some workspace holds on the public network, and private content
+ * path gateway (decision 0045). It serves CIDs that some workspace holds on the public network, and private content
  * through a private access link or with an API key of a workspace that holds it (PrivateAccess.ts says which network
  * a request reaches), and what lies under them:
  * - a file: its bytes, typed from its name's extension (the path's last name, or `?filename=`) and else sniffed
@@ -97,7 +97,7 @@ export const layer = HttpRouter.use((router) =>
         const signature = network === "public" && path.segments.length === 0 ? yield* signatures.publicSignature(cid) : Option.none()
         const common = {
           "cache-control": immutable,
-          "x-ipfs-path": ["/ipfs", cid, ...path.segments].map(encodeURIComponent).join("/").replace(/^%2Fipfs/, "/ipfs"),
+          "x-ipfs-path": `/ipfs/${[cid, ...path.segments].map(encodeURIComponent).join("/")}`,
           "x-content-type-options": "nosniff",
           vary: "Accept",
           ...Option.match(signature, { onNone: () => ({}), onSome: (s) => ({ "pinata-signature": s.signature }) }),
