@@ -276,7 +276,7 @@ describe.each(stores)("the path gateway on $name", ({ env: storeEnv }) => {
     assert.include(listing, `href="${shardedFolder[1199]!.path}"`)
   }, 60_000)
 
-  it("keeps private content out of reach, at its CID and under it", async () => {
+  it("keeps private content out of reach, at its CID and under it, but to a key of its workspace (private, not cached)", async () => {
     // The SDK uploads folders to the public network only; a private one goes to /v3/files as the SDK's .url() sends it.
     const form = new FormData()
     for (const file of picked({ "secret/index.html": "<p>private</p>", "secret/a.txt": "a" })) form.append("file", file, file.webkitRelativePath)
@@ -285,10 +285,20 @@ describe.each(stores)("the path gateway on $name", ({ env: storeEnv }) => {
     assert.strictEqual(uploaded.status, 200, await uploaded.clone().text())
     const { cid, network } = ((await uploaded.json()) as { data: { cid: string; network: string } }).data
     assert.strictEqual(network, "private")
-    for (const path of [`/ipfs/${cid}`, `/ipfs/${cid}/`, `/ipfs/${cid}/index.html`, `/ipfs/${cid}/a.txt`]) {
+    for (const path of [`/ipfs/${cid}`, `/ipfs/${cid}/`, `/ipfs/${cid}/index.html`, `/ipfs/${cid}/a.txt`, `/files/${cid}/a.txt`]) {
       const reply = await send(path)
       assert.strictEqual(reply.status, 404, path)
       assert.strictEqual(errorOf(reply), "Content not found")
     }
+    // Private access (the private links helper's PrivateAccess) holds under a path too.
+    const owner = { authorization: `Bearer ${jwt}` }
+    const file = await send(`/files/${cid}/a.txt`, owner)
+    assert.strictEqual(file.status, 200)
+    assert.strictEqual(file.body.toString(), "a")
+    assert.strictEqual(file.headers["cache-control"], "private")
+    assert.strictEqual(file.headers["referrer-policy"], "no-referrer")
+    const page = await send(`/ipfs/${cid}/`, owner)
+    assert.strictEqual(page.body.toString(), "<p>private</p>")
+    assert.strictEqual(page.headers["cache-control"], "private")
   })
 })
