@@ -3,7 +3,9 @@
  * `<dataDir>/ipfs/public` and `<dataDir>/ipfs/private`, or memory) and no libp2p, so a block that is not stored
  * fails at once instead of being looked for on the network. Files and directories are imported with Kubo's
  * settings (ipfs-unixfs-importer), so a CID here is the CID `ipfs add` (`-r --wrap-with-directory` for a directory)
- * gives for the same content; directories are walked with ipfs-unixfs-exporter.
+ * gives for the same content; directories are walked with ipfs-unixfs-exporter, and paths followed with its dag-pb
+ * resolver (HAMT shards too: DirectoryPaths). Files are read by a walk of their own that reads only the blocks a
+ * range needs (FileBytes).
  */
 import {
   ContentNotFound,
@@ -16,6 +18,7 @@ import {
   heldPiecesOf,
   type Network,
   NotADirectory,
+  PathNotFound,
   stagedLeavesOf
 } from "@cairn/content-store"
 import type { UnixFS, UnixFSComponents } from "@helia/unixfs"
@@ -29,6 +32,8 @@ import * as Digest from "multiformats/hashes/digest"
 import { sha256 } from "multiformats/hashes/sha2"
 import { createHash } from "node:crypto"
 import * as path from "node:path"
+import { listDirectory, NoSuchPath, NotADirectoryError, resolvePath } from "./DirectoryPaths.ts"
+import { fileBytes } from "./FileBytes.ts"
 import { FsBlocks } from "./FsBlocks.ts"
 import { importStagedLeaves, takesStagedLeaves } from "./StagedImport.ts"
 import { type UnixfsModules, unixfsModules } from "./UnixfsModules.ts"
@@ -94,47 +99,20 @@ async function* walk(store: Blockstore, root: CID, signal: AbortSignal) {
   }
 }
 
-/** The walk met a root that is no directory. */
-class RootIsNotADirectory extends Error {
-  override readonly name = "RootIsNotADirectory"
-}
-
-/** Names in UTF-8 byte order (which is code point order), the order of a flat directory's links and of `ipfs ls`. */
-const byName = (a: { readonly name: string }, b: { readonly name: string }) => {
-  const x = Array.from(a.name, (c) => c.codePointAt(0)!)
-  const y = Array.from(b.name, (c) => c.codePointAt(0)!)
-  for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i]! - y[i]!
-  return x.length - y.length
-}
-
 /**
  * Every entry under the directory `root`, depth first, parents before children, siblings in name order (a HAMT
- * shard hands its links out in hash order).
+ * shard hands its links out in hash order; `listDirectory` sorts them).
  */
 const walkDirectory = async (store: Blockstore, root: CID, signal: AbortSignal): Promise<ReadonlyArray<DirectoryEntry>> => {
-  const { exporter } = await unixfsModules()
-  const options = { signal, offline: true }
-  const top = await exporter(root, store, options)
-  if (top.type !== "directory") throw new RootIsNotADirectory()
   const found: Array<DirectoryEntry> = []
-  const visit = async (directory: typeof top, prefix: string): Promise<void> => {
-    const links = []
-    for await (const link of directory.entries(options)) links.push(link)
-    for (const link of links.sort(byName)) {
+  const visit = async (directory: CID, prefix: string): Promise<void> => {
+    for (const link of await listDirectory(store, directory, signal)) {
       const path = `${prefix}${link.name}`
-      const entry = await exporter(link.cid, store, options)
-      const cid = link.cid.toString()
-      if (entry.type === "directory") {
-        found.push({ path, cid, kind: "directory", size: 0 })
-        await visit(entry, `${path}/`)
-      } else if (entry.type === "file" && entry.unixfs.type === "symlink") {
-        found.push({ path, cid, kind: "symlink", size: 0 })
-      } else {
-        found.push({ path, cid, kind: "file", size: Number(entry.size) })
-      }
+      found.push({ path, cid: link.cid, kind: link.kind, size: link.size })
+      if (link.kind === "directory") await visit(CID.parse(link.cid), `${path}/`)
     }
   }
-  await visit(top, "")
+  await visit(root, "")
   return found
 }
 
@@ -203,16 +181,31 @@ export const make = (stores: Readonly<Record<Network, Blockstore>>) =>
             catch: (cause) => new ContentStoreUnavailable({ operation: "add", cause })
           }).pipe(Effect.map((cid) => ({ cid: cid.toString(), size })))
         }),
-      cat: (cid, network) =>
-        Stream.unwrap(parse(cid, network).pipe(Effect.map((root) =>
-          // offline: a missing block is an error at once, never a search.
-          Stream.fromAsyncIterable(
-            (async function*() {
-              yield* (await files(network)).cat(root, { offline: true })
-            })(),
+      cat: (cid, network, range) =>
+        Stream.unwrap(parse(cid, network).pipe(Effect.map((root) => {
+          const store = stores[network]
+          // Aborted when the stream is: a client that goes away stops the walk and its reads ahead.
+          const reading = new AbortController()
+          return Stream.fromAsyncIterable(
+            fileBytes((block) => getBlock(store, block, reading.signal), root, range),
             failure("cat", cid, network)
-          )
-        ))),
+          ).pipe(Stream.ensuring(Effect.sync(() => reading.abort())))
+        }))),
+      resolve: (cid, path, network) =>
+        parse(cid, network).pipe(Effect.flatMap((root) =>
+          Effect.tryPromise({
+            try: (signal) => resolvePath(stores[network], root, path, signal),
+            catch: (cause) =>
+              cause instanceof NoSuchPath ? new PathNotFound({ cid, path: path.join("/") }) : failure("resolve", cid, network)(cause)
+          })
+        )),
+      list: (cid, network) =>
+        parse(cid, network).pipe(Effect.flatMap((root) =>
+          Effect.tryPromise({
+            try: (signal) => listDirectory(stores[network], root, signal),
+            catch: (cause) => cause instanceof NotADirectoryError ? new NotADirectory({ cid }) : failure("list", cid, network)(cause)
+          })
+        )),
       addDirectory: (directoryFiles, { network, cidVersion = 1 }) => {
         const invalid = directoryPathProblem(directoryFiles.map((file) => file.path))
         if (invalid !== undefined) return Effect.fail(invalid)
@@ -238,7 +231,7 @@ export const make = (stores: Readonly<Record<Network, Blockstore>>) =>
         parse(cid, network).pipe(Effect.flatMap((root) =>
           Effect.tryPromise({
             try: (signal) => walkDirectory(stores[network], root, signal),
-            catch: (cause) => cause instanceof RootIsNotADirectory ? new NotADirectory({ cid }) : failure("walk", cid, network)(cause)
+            catch: (cause) => cause instanceof NotADirectoryError ? new NotADirectory({ cid }) : failure("walk", cid, network)(cause)
           })
         )),
       has: (cid, network) =>

@@ -10,6 +10,10 @@ export interface UnixfsModules {
   readonly fixedSize: typeof import("ipfs-unixfs-importer/chunker").fixedSize
   readonly balanced: typeof import("ipfs-unixfs-importer/layout").balanced
   readonly exporter: typeof import("ipfs-unixfs-exporter").exporter
+  /** How the exporter walks a path, one step per codec: dag-pb's finds a name in a directory or a HAMT shard. */
+  readonly resolvers: typeof import("ipfs-unixfs-exporter").resolvers
+  /** What a resolver throws for a name that is not there (a missing block is the blockstore's own error). */
+  readonly NoSuchName: typeof import("ipfs-unixfs-exporter").NotFoundError
 }
 
 const load = async (): Promise<UnixfsModules> => {
@@ -26,7 +30,9 @@ const load = async (): Promise<UnixfsModules> => {
     importFile: importer.importFile,
     fixedSize: chunker.fixedSize,
     balanced: layout.balanced,
-    exporter: exporter.exporter
+    exporter: exporter.exporter,
+    resolvers: exporter.resolvers,
+    NoSuchName: exporter.NotFoundError
   }
 }
 

@@ -5,7 +5,9 @@
  * each read waits at most `readTimeout` (30 s) for the node's answer (a streamed one, `cat` or `dag/export`, for its
  * start), since a stuck node must not hold a gateway request open forever: past it, the read is ContentTimeout (504).
  * Directories go in as one multipart `add` with `wrap-with-directory` (each part's filename its path) and are
- * walked with `files/stat` (is the root a directory?) and `ls` per directory.
+ * walked with `files/stat` (is the root a directory?) and `ls` per directory. A path under a CID is resolved by
+ * Kubo itself (`files/stat` of `/ipfs/<cid>/<path>`, HAMT shards included), and a range of a file is `cat` with
+ * `offset` and `length`, which Kubo serves by seeking through the DAG with its blocksizes.
  */
 import {
   ContentNotFound,
@@ -15,8 +17,11 @@ import {
   type DirectoryEntry,
   type DirectoryFile,
   directoryPathProblem,
+  type DirectoryLink,
   type Network,
-  NotADirectory
+  NotADirectory,
+  PathNotFound,
+  type PathTarget
 } from "@cairn/content-store"
 import { Data, Duration, Effect, Layer, Option, Schema, Stream } from "effect"
 import { FetchHttpClient, HttpClient, HttpClientRequest, type HttpClientResponse } from "effect/http"
@@ -48,6 +53,10 @@ class KuboRefused extends Data.TaggedError("KuboRefused")<{ readonly status: num
 const ErrorBody = Schema.fromJsonString(Schema.Struct({ Message: Schema.String }))
 const AddedLine = Schema.fromJsonString(Schema.Struct({ Hash: Schema.String }))
 const Stat = Schema.fromJsonString(Schema.Struct({ Type: Schema.String }))
+/** `ipfs files stat` as JSON: Type is "directory" (a HAMT shard too) or "file" (a raw block too); Size a file's bytes. */
+const PathStat = Schema.fromJsonString(Schema.Struct({ Hash: Schema.String, Type: Schema.String, Size: Schema.Number }))
+/** `ipfs dag resolve` as JSON: the CID a path ends at. */
+const Resolved = Schema.fromJsonString(Schema.Struct({ Cid: Schema.Struct({ "/": Schema.String }) }))
 /** `ipfs ls --resolve-type --size` as JSON. Type is UnixFS's: 1 directory (a HAMT shard too), 2 file, 4 symlink. */
 const Listing = Schema.fromJsonString(Schema.Struct({
   Objects: Schema.Array(Schema.Struct({
@@ -55,6 +64,13 @@ const Listing = Schema.fromJsonString(Schema.Struct({
   }))
 }))
 const unixfsType = { directory: 1, symlink: 4 } as const
+
+// A name that is not there (boxo's resolver: `no link named "x" under <cid>`; a name under a file: merkledag's "no
+// link by that name"), or a name under a raw block. Kubo answers each with a 500.
+const meansNoSuchPath = (refusal: KuboRefused) =>
+  refusal.status === 500 && /no link named|no link by that name|not a directory|cannot resolve through|has no links/i.test(refusal.message)
+// `files stat` knows files and directories only: a symlink is "unrecognized node type: Symlink".
+const meansSymlink = (refusal: KuboRefused) => refusal.status === 500 && /unrecognized node type: symlink/i.test(refusal.message)
 
 // Kubo answers a missing block with a 500 such as "block was not found locally (offline): ipld: could not find …".
 // The status matters: a wrong API URL gets a plain "404 page not found", which is a broken node, not absent content.
@@ -165,10 +181,63 @@ export const make = (options: Options) =>
 
     const unavailable = (operation: string) => (cause: unknown) => new ContentStoreUnavailable({ operation, cause })
 
-    const streamed = (command: string, cid: string, network: Network) =>
-      Stream.unwrap(read(command, cid, network).pipe(
+    const streamed = (command: string, cid: string, network: Network, params: Record<string, string> = {}) =>
+      Stream.unwrap(read(command, cid, network, cid, params).pipe(
         Effect.map((response) => response.stream.pipe(Stream.mapError(unavailable(command))))
       ))
+
+    const decoded = <A>(response: HttpClientResponse.HttpClientResponse, schema: Schema.Codec<A, string>, operation: string) =>
+      response.text.pipe(Effect.flatMap(Schema.decodeUnknownEffect(schema)), Effect.mapError(unavailable(operation)))
+
+    /** Whether `cid` is a directory (`files/stat`); ContentNotFound when the node lacks it. */
+    const isDirectory = (cid: string, network: Network) =>
+      read("files/stat", `/ipfs/${cid}`, network, cid).pipe(
+        Effect.flatMap((response) => decoded(response, Stat, "files/stat")),
+        Effect.map((stat) => stat.Type === "directory")
+      )
+
+    /** One directory's links, as `ls --resolve-type --size` gives them, in name order. */
+    const links = (directory: string, network: Network) =>
+      read("ls", directory, network, directory, { "resolve-type": "true", size: "true" }).pipe(
+        Effect.flatMap((response) => decoded(response, Listing, "ls")),
+        Effect.map((listing) =>
+          [...(listing.Objects[0]?.Links ?? [])].sort(byName).map((link): DirectoryLink => ({
+            name: link.Name,
+            cid: link.Hash,
+            kind: link.Type === unixfsType.directory ? "directory" : link.Type === unixfsType.symlink ? "symlink" : "file",
+            size: link.Type === unixfsType.directory || link.Type === unixfsType.symlink ? 0 : link.Size
+          }))
+        )
+      )
+
+    /**
+     * `files/stat` of `/ipfs/<cid>/<path>` (Kubo resolves the path, offline), with its refusals told apart: a name
+     * that is not there is PathNotFound, a symlink (which `files stat` cannot describe) is found with `dag/resolve`.
+     */
+    const resolve = (cid: string, path: ReadonlyArray<string>, network: Network): Effect.Effect<PathTarget, ContentNotFound | ContentStoreUnavailable | ContentTimeout | PathNotFound> => {
+      const ipfsPath = [`/ipfs/${cid}`, ...path].join("/")
+      const refused = (refusal: KuboRefused) =>
+        meansNotFound(refusal) ? new ContentNotFound({ cid, network })
+        : meansNoSuchPath(refusal) ? new PathNotFound({ cid, path: path.join("/") })
+        : new ContentStoreUnavailable({ operation: "files/stat", cause: refusal })
+      const parsed = Effect.try({ try: () => CID.parse(cid), catch: () => new ContentNotFound({ cid, network }) })
+      const stat = (command: string) => post(network, command, { arg: ipfsPath, offline: "true" }).pipe(bounded(command, cid))
+      return parsed.pipe(
+        Effect.flatMap(() => stat("files/stat")),
+        Effect.flatMap((response) => decoded(response, PathStat, "files/stat")),
+        Effect.map((stat): PathTarget =>
+          stat.Type === "directory" ? { cid: stat.Hash, kind: "directory", size: 0 } : { cid: stat.Hash, kind: "file", size: stat.Size }
+        ),
+        Effect.catchTag("KuboRefused", (refusal) =>
+          meansSymlink(refusal)
+            ? stat("dag/resolve").pipe(
+              Effect.flatMap((response) => decoded(response, Resolved, "dag/resolve")),
+              Effect.map(({ Cid }): PathTarget => ({ cid: Cid["/"], kind: "symlink", size: 0 })),
+              Effect.catchTag("KuboRefused", (again) => Effect.fail(refused(again)))
+            )
+            : Effect.fail(refused(refusal)))
+      )
+    }
 
     return ContentStore.of({
       add: (content, { network, cidVersion = 1 }) =>
@@ -186,7 +255,18 @@ export const make = (options: Options) =>
             Effect.mapError((error) => error._tag === "ContentStoreUnavailable" ? error : unavailable("add")(error))
           )
         }),
-      cat: (cid, network) => streamed("cat", cid, network),
+      cat: (cid, network, range) =>
+        streamed("cat", cid, network, range === undefined ? {} : {
+          offset: String(range.offset),
+          ...(range.length === undefined ? {} : { length: String(range.length) })
+        }),
+      resolve,
+      list: (cid, network) =>
+        isDirectory(cid, network).pipe(
+          Effect.flatMap((directory): Effect.Effect<ReadonlyArray<DirectoryLink>, ContentNotFound | ContentStoreUnavailable | ContentTimeout | NotADirectory> =>
+            directory ? links(cid, network) : Effect.fail(new NotADirectory({ cid }))
+          )
+        ),
       addDirectory: (files, { network, cidVersion = 1 }) => {
         const invalid = directoryPathProblem(files.map((file) => file.path))
         if (invalid !== undefined) return Effect.fail(invalid)
@@ -204,29 +284,14 @@ export const make = (options: Options) =>
       },
       walk: (cid, network) =>
         Effect.gen(function*() {
-          const decoded = <A>(response: HttpClientResponse.HttpClientResponse, schema: Schema.Codec<A, string>, operation: string) =>
-            response.text.pipe(Effect.flatMap(Schema.decodeUnknownEffect(schema)), Effect.mapError(unavailable(operation)))
-          const root = yield* read("files/stat", `/ipfs/${cid}`, network, cid).pipe(
-            Effect.flatMap((response) => decoded(response, Stat, "files/stat"))
-          )
-          if (root.Type !== "directory") return yield* new NotADirectory({ cid })
+          if (!(yield* isDirectory(cid, network))) return yield* new NotADirectory({ cid })
           const found: Array<DirectoryEntry> = []
           const visit = (directory: string, prefix: string): Effect.Effect<void, ContentNotFound | ContentStoreUnavailable | ContentTimeout> =>
             Effect.gen(function*() {
-              const listing = yield* read("ls", directory, network, directory, { "resolve-type": "true", size: "true" }).pipe(
-                Effect.flatMap((response) => decoded(response, Listing, "ls"))
-              )
-              const links = [...(listing.Objects[0]?.Links ?? [])].sort(byName)
-              for (const link of links) {
-                const path = `${prefix}${link.Name}`
-                if (link.Type === unixfsType.directory) {
-                  found.push({ path, cid: link.Hash, kind: "directory", size: 0 })
-                  yield* visit(link.Hash, `${path}/`)
-                } else if (link.Type === unixfsType.symlink) {
-                  found.push({ path, cid: link.Hash, kind: "symlink", size: 0 })
-                } else {
-                  found.push({ path, cid: link.Hash, kind: "file", size: link.Size })
-                }
+              for (const link of yield* links(directory, network)) {
+                const path = `${prefix}${link.name}`
+                found.push({ path, cid: link.cid, kind: link.kind, size: link.size })
+                if (link.kind === "directory") yield* visit(link.cid, `${path}/`)
               }
             })
           yield* visit(cid, "")

@@ -8,7 +8,7 @@ import { ContentStore } from "@cairn/content-store"
 import { kuboVectors } from "@cairn/content-store/testing"
 import { KuboContentStore } from "@cairn/content-store-kubo"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, type Scope } from "effect"
+import { Effect, type Scope, Stream } from "effect"
 import { createServer, type IncomingMessage } from "node:http"
 
 interface Received {
@@ -42,6 +42,17 @@ const directories: Record<string, ReadonlyArray<ReturnType<typeof link>>> = {
 const answer = (command: string, arg: string | null): { readonly status: number; readonly body: unknown } => {
   const notFound = { status: 500, body: { Message: `block was not found locally (offline): ipld: could not find ${arg}`, Code: 0, Type: "error" } }
   const cid = arg?.replace(/^\/ipfs\//, "") ?? ""
+  // Paths under the root, as `files stat` answers them once Kubo has resolved them (boxo's resolver's messages).
+  const paths: Record<string, { readonly status: number; readonly body: unknown }> = {
+    [`/ipfs/${root}/docs`]: { status: 200, body: { Hash: docs, Size: 0, CumulativeSize: 900, Blocks: 2, Type: "directory" } },
+    [`/ipfs/${root}/docs/readme.md`]: { status: 200, body: { Hash: readme, Size: 8, CumulativeSize: 8, Blocks: 0, Type: "file" } },
+    [`/ipfs/${root}/latest`]: { status: 500, body: { Message: "unrecognized node type: Symlink", Code: 0, Type: "error" } },
+    [`/ipfs/${root}/nope`]: { status: 500, body: { Message: `no link named "nope" under ${root}`, Code: 0, Type: "error" } },
+    [`/ipfs/${root}/hello.txt/below`]: { status: 500, body: { Message: "no link by that name", Code: 0, Type: "error" } }
+  }
+  if (command === "files/stat" && arg !== null && paths[arg] !== undefined) return paths[arg]
+  if (command === "dag/resolve" && arg === `/ipfs/${root}/latest`) return { status: 200, body: { Cid: { "/": symlink }, RemPath: "" } }
+  if (command === "cat" && cid === hello) return { status: 200, body: "hello world\n" }
   if (command === "files/stat" && arg?.startsWith("/ipfs/")) {
     if (directories[cid] !== undefined) return { status: 200, body: { Hash: cid, Size: 0, CumulativeSize: 1000, Blocks: 2, Type: "directory" } }
     if (cid === hello) return { status: 200, body: { Hash: hello, Size: 12, CumulativeSize: 12, Blocks: 0, Type: "file" } }
@@ -93,6 +104,13 @@ const standIn = Effect.acquireRelease(
         const lines = parts.map((part) => JSON.stringify({ Name: decodeURIComponent(part.filename), Hash: hello, Size: "20" }))
         response.writeHead(200, { "content-type": "application/json" })
         response.end([...lines, JSON.stringify({ Name: "", Hash: root, Size: "1049136" })].join("\n") + "\n")
+        return
+      }
+      if (command === "cat" && url.searchParams.get("arg") === hello) {
+        // Kubo's cat: from `offset`, at most `length` bytes.
+        const offset = Number(url.searchParams.get("offset") ?? 0)
+        const length = url.searchParams.has("length") ? Number(url.searchParams.get("length")) : Infinity
+        response.writeHead(200, { "content-type": "text/plain" }).end("hello world\n".slice(offset, offset + length))
         return
       }
       const { status, body: reply } = answer(command, url.searchParams.get("arg"))
@@ -204,5 +222,52 @@ describe("KuboContentStore directories, against a stand-in for Kubo's RPC API", 
         for (const cid of [unknown, "not-a-cid"]) {
           assert.deepInclude(yield* Effect.flip(store.walk(cid, "private")), { _tag: "ContentNotFound", cid, network: "private" })
         }
+      })))
+
+  it.effect("resolves a path with files/stat of /ipfs/<cid>/<path>, offline, and tells a missing name from a missing CID", () =>
+    withStore((store, kubo) =>
+      Effect.gen(function*() {
+        assert.deepStrictEqual(yield* store.resolve(root, ["docs", "readme.md"], "public"), { cid: readme, kind: "file", size: 8 })
+        assert.deepStrictEqual(yield* store.resolve(root, ["docs"], "public"), { cid: docs, kind: "directory", size: 0 })
+        assert.deepStrictEqual(yield* store.resolve(root, [], "public"), { cid: root, kind: "directory", size: 0 })
+        assert.deepStrictEqual(yield* store.resolve(hello, [], "public"), { cid: hello, kind: "file", size: 12 })
+        // `files stat` cannot describe a symlink: the CID comes from dag/resolve.
+        assert.deepStrictEqual(yield* store.resolve(root, ["latest"], "public"), { cid: symlink, kind: "symlink", size: 0 })
+        for (const path of [["nope"], ["hello.txt", "below"]]) {
+          assert.deepInclude(yield* Effect.flip(store.resolve(root, path, "public")), { _tag: "PathNotFound", cid: root, path: path.join("/") })
+        }
+        assert.deepInclude(yield* Effect.flip(store.resolve(unknown, ["x"], "private")), { _tag: "ContentNotFound", cid: unknown, network: "private" })
+        assert.deepInclude(yield* Effect.flip(store.resolve("not-a-cid", [], "public")), { _tag: "ContentNotFound", cid: "not-a-cid" })
+        const stats = kubo.received.filter((call) => call.command === "files/stat")
+        assert.deepStrictEqual(stats.slice(0, 2).map((call) => [call.params.get("arg"), call.params.get("offline")]), [
+          [`/ipfs/${root}/docs/readme.md`, "true"],
+          [`/ipfs/${root}/docs`, "true"]
+        ])
+      })))
+
+  it.effect("lists one directory with files/stat and one ls, in name order; a file is NotADirectory", () =>
+    withStore((store, kubo) =>
+      Effect.gen(function*() {
+        assert.deepStrictEqual(yield* store.list(root, "public"), [
+          { name: "docs", cid: docs, kind: "directory", size: 0 },
+          { name: "hello.txt", cid: hello, kind: "file", size: 12 },
+          { name: "latest", cid: symlink, kind: "symlink", size: 0 }
+        ])
+        assert.deepStrictEqual(kubo.received.map((call) => call.command), ["files/stat", "ls"])
+        assert.deepInclude(yield* Effect.flip(store.list(hello, "public")), { _tag: "NotADirectory", cid: hello })
+      })))
+
+  it.effect("reads a range with cat's offset and length, which Kubo serves by seeking with the blocksizes", () =>
+    withStore((store, kubo) =>
+      Effect.gen(function*() {
+        const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes)
+        assert.strictEqual(decode(yield* Stream.mkUint8Array(store.cat(hello, "public", { offset: 6, length: 5 }))), "world")
+        assert.strictEqual(decode(yield* Stream.mkUint8Array(store.cat(hello, "public", { offset: 6 }))), "world\n")
+        assert.strictEqual(decode(yield* Stream.mkUint8Array(store.cat(hello, "public"))), "hello world\n")
+        assert.deepStrictEqual(kubo.received.map((call) => [call.params.get("offset"), call.params.get("length")]), [
+          ["6", "5"],
+          ["6", null],
+          [null, null]
+        ])
       })))
 })

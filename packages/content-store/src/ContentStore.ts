@@ -59,6 +59,43 @@ export interface DirectoryEntry {
   readonly size: number
 }
 
+/** What a path under a CID names: its own CID, what it is, and a file's size. */
+export interface PathTarget {
+  readonly cid: string
+  readonly kind: "file" | "directory" | "symlink"
+  /** Bytes of a file's content; 0 for directories and symlinks. */
+  readonly size: number
+}
+
+/** One entry of a directory (not recursive), for a listing. */
+export interface DirectoryLink {
+  /** The entry's name in its directory: one segment, never empty. */
+  readonly name: string
+  readonly cid: string
+  readonly kind: "file" | "directory" | "symlink"
+  /** Bytes of a file's content; 0 for directories and symlinks. */
+  readonly size: number
+}
+
+/** Some bytes of a file: `length` bytes from `offset` (to the file's end when `length` is left out). */
+export interface ByteRange {
+  readonly offset: number
+  readonly length?: number
+}
+
+/**
+ * The CID is there but nothing is at the path under it: a name its directory does not have, or a name under a file
+ * or a symlink (symlinks are never followed).
+ */
+export class PathNotFound extends Schema.TaggedError<PathNotFound>()("PathNotFound", {
+  cid: Schema.String,
+  path: Schema.String
+}) {
+  override get message() {
+    return `Nothing at ${this.path} under ${this.cid}`
+  }
+}
+
 /** The CID names a file (or a symlink), not a directory. */
 export class NotADirectory extends Schema.TaggedError<NotADirectory>()("NotADirectory", {
   cid: Schema.String
@@ -132,8 +169,31 @@ export class ContentStore extends Context.Service<ContentStore, {
     content: Stream.Stream<Uint8Array, unknown>,
     options: AddOptions
   ) => Effect.Effect<Added, ContentStoreUnavailable>
-  /** The file's bytes. */
-  readonly cat: (cid: string, network: Network) => Stream.Stream<Uint8Array, ContentStoreError>
+  /**
+   * The file's bytes; with a range, only those bytes (a range past the end is cut at the end), reading only the
+   * blocks that hold them: the walk down the file's DAG skips every subtree whose bytes (the UnixFS blocksizes) lie
+   * outside the range. A directory, or a CID that names no UnixFS file, is ContentNotFound.
+   */
+  readonly cat: (cid: string, network: Network, range?: ByteRange) => Stream.Stream<Uint8Array, ContentStoreError>
+  /**
+   * Follows `path` (names, one per directory level) down from `cid` through UnixFS directories, HAMT shards
+   * included, reading only the blocks on the way (a shard's buckets are found by the name's hash), and says what is
+   * there; `[]` is the CID itself. A name that is not there, or one under a file or a symlink, is PathNotFound
+   * (symlinks are never followed); the CID itself missing, or naming no UnixFS node, is ContentNotFound.
+   */
+  readonly resolve: (
+    cid: string,
+    path: ReadonlyArray<string>,
+    network: Network
+  ) => Effect.Effect<PathTarget, ContentStoreError | PathNotFound>
+  /**
+   * The entries of one directory (a HAMT shard's too), in name order (UTF-8 byte order), each with its kind and a
+   * file's size. A file or symlink CID is NotADirectory; a CID this network lacks is ContentNotFound.
+   */
+  readonly list: (
+    cid: string,
+    network: Network
+  ) => Effect.Effect<ReadonlyArray<DirectoryLink>, ContentStoreError | NotADirectory>
   /**
    * Imports files as one UnixFS directory (intermediate directories implied by the paths), with the same import
    * settings as `add`: the CID matches `ipfs add -r --wrap-with-directory` of the same tree (no files: the empty

@@ -26,8 +26,8 @@ const document = async () => JSON.parse((await get("/openapi.json")).text) as Op
 const infrastructure = new Set([
   "GET /healthz",
   "GET /readyz",
-  "GET /ipfs/:cid",
-  "GET /files/:cid",
+  "GET /ipfs/:cid/*",
+  "GET /files/:cid/*",
   "OPTIONS /v3/files/signed/:grantId",
   "GET /tls/ask",
   "GET /openapi.json",

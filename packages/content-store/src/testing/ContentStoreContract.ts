@@ -6,8 +6,10 @@
  */
 import { assert, describe, layer } from "@effect/vitest"
 import { CarReader } from "@ipld/car"
+import * as dagPb from "@ipld/dag-pb"
 import { MemoryBlockstore } from "blockstore-core"
 import { Effect, type Layer, Stream } from "effect"
+import { UnixFS } from "ipfs-unixfs"
 import { exporter } from "ipfs-unixfs-exporter"
 import { equals } from "multiformats/bytes"
 import { CID } from "multiformats/cid"
@@ -115,6 +117,16 @@ export const kuboDirectoryVectors: ReadonlyArray<KuboDirectoryVector> = [
   { name: "a nested tree", files: directoryTree, cidVersion: 0, cid: "QmfR5PruKvWXhFPRtWUrn6kD628BvvzCHWtpwt36TTps9F" }
 ]
 
+/**
+ * A folder with enough entries to be a HAMT shard: Kubo (and the importer with its settings) shards a directory whose
+ * links pass 256 KiB, estimated as each name's bytes plus its CID's (36 for a CIDv1 raw leaf). 1,200 names of 214
+ * bytes are about 300 KiB.
+ */
+export const shardedFolder: ReadonlyArray<DirectoryFile> = Array.from({ length: 1200 }, (_, i) => ({
+  path: `${String(i).padStart(4, "0")}-${"n".repeat(200)}.txt`,
+  content: text(`entry ${i}\n`)
+}))
+
 export interface ContractOptions {
   /** False when both networks are one store (a single Kubo node under test): the separation test is skipped. */
   readonly networksAreSeparate?: boolean
@@ -179,8 +191,8 @@ const fileFrom = (root: string, blocks: ReadonlyArray<{ readonly cid: CID; reado
     return yield* Stream.mkUint8Array(Stream.fromAsyncIterable(entry.content(), (cause) => cause))
   })
 
-/** dag-pb's multicodec code (directories and multi-block files); the contract does not need the codec itself. */
-const dagPbCode = 0x70
+/** dag-pb's multicodec code (directories and multi-block files). */
+const dagPbCode = dagPb.code
 
 export const contentStoreContract = <E>(
   adapter: string,
@@ -354,6 +366,94 @@ export const contentStoreContract = <E>(
             const refused = yield* Effect.flip(store.addDirectory(files, { network: "public" }))
             assert.deepInclude(refused, { _tag: "InvalidDirectoryPath", path }, JSON.stringify(paths))
           }
+        }))
+
+      it.effect("reads a range of a file, only those bytes, and cuts a range past the end at the end", () =>
+        Effect.gen(function*() {
+          const store = yield* ContentStore
+          for (const vector of kuboVectors) {
+            const { cid } = yield* add("public", vector)
+            const size = vector.content.length
+            const ranges: ReadonlyArray<{ readonly offset: number; readonly length?: number }> = [
+              { offset: 0 },
+              { offset: 0, length: 10 },
+              { offset: 1_048_576 - 5, length: 10 },
+              { offset: 1_048_576, length: 1_048_576 },
+              { offset: 1_048_576 + 17, length: 2 * 1_048_576 },
+              { offset: Math.max(size - 3, 0) },
+              { offset: 5, length: 0 },
+              { offset: size, length: 5 },
+              { offset: size + 10 }
+            ]
+            for (const range of ranges) {
+              const read = yield* Stream.mkUint8Array(store.cat(cid, "public", range))
+              const end = range.length === undefined ? size : Math.min(size, range.offset + range.length)
+              const expected = vector.content.subarray(Math.min(range.offset, size), Math.max(end, Math.min(range.offset, size)))
+              assert.isTrue(equals(read, expected), `${vector.name} v${vector.cidVersion} ${JSON.stringify(range)}: ${read.length} bytes, not ${expected.length}`)
+            }
+          }
+        }))
+
+      it.effect("resolves a path down a directory tree to what is there, with its CID and a file's size", () =>
+        Effect.gen(function*() {
+          const store = yield* ContentStore
+          for (const cidVersion of [1, 0] as const) {
+            const { cid } = yield* store.addDirectory(directoryTree, { network: "public", cidVersion })
+            const walked = yield* store.walk(cid, "public")
+            const cidOf = (path: string) => walked.find((entry) => entry.path === path)!.cid
+            assert.deepStrictEqual(yield* store.resolve(cid, [], "public"), { cid, kind: "directory", size: 0 })
+            assert.deepStrictEqual(yield* store.resolve(cid, ["docs"], "public"), { cid: cidOf("docs"), kind: "directory", size: 0 })
+            assert.deepStrictEqual(yield* store.resolve(cid, ["docs", "notes", "todo.txt"], "public"), { cid: cidOf("docs/notes/todo.txt"), kind: "file", size: 14 })
+            assert.deepStrictEqual(yield* store.resolve(cid, ["docs", "big.bin"], "public"), { cid: cidOf("docs/big.bin"), kind: "file", size: 1_048_576 + 100 })
+            assert.deepStrictEqual(yield* store.resolve(cidOf("hello.txt"), [], "public"), { cid: cidOf("hello.txt"), kind: "file", size: 12 })
+            for (const path of [["missing"], ["docs", "notes", "missing.txt"], ["hello.txt", "below-a-file"], ["docs", "big.bin", "x"], ["Docs"]]) {
+              assert.deepInclude(yield* Effect.flip(store.resolve(cid, path, "public")), { _tag: "PathNotFound", cid, path: path.join("/") })
+            }
+          }
+          const digest = yield* Effect.promise(async () => sha256.digest(text("no tree was ever added with this")))
+          for (const cid of ["not-a-cid", CID.create(1, dagPbCode, digest).toString()]) {
+            assert.deepInclude(yield* Effect.flip(store.resolve(cid, ["docs"], "public")), { _tag: "ContentNotFound", cid, network: "public" })
+            assert.deepInclude(yield* Effect.flip(store.resolve(cid, [], "public")), { _tag: "ContentNotFound", cid, network: "public" })
+          }
+        }))
+
+      it.effect("lists one directory's entries in name order, with kinds and sizes; a file is NotADirectory", () =>
+        Effect.gen(function*() {
+          const store = yield* ContentStore
+          const { cid } = yield* store.addDirectory(directoryTree, { network: "public" })
+          const walked = yield* store.walk(cid, "public")
+          const cidOf = (path: string) => walked.find((entry) => entry.path === path)!.cid
+          assert.deepStrictEqual(yield* store.list(cid, "public"), [
+            { name: "docs", cid: cidOf("docs"), kind: "directory", size: 0 },
+            { name: "hello.txt", cid: cidOf("hello.txt"), kind: "file", size: 12 }
+          ])
+          assert.deepStrictEqual((yield* store.list(cidOf("docs"), "public")).map(({ name, kind, size }) => [name, kind, size]), [
+            ["big.bin", "file", 1_048_576 + 100],
+            ["notes", "directory", 0],
+            ["readme.md", "file", 8]
+          ])
+          assert.deepInclude(yield* Effect.flip(store.list(cidOf("hello.txt"), "public")), { _tag: "NotADirectory", cid: cidOf("hello.txt") })
+          assert.deepStrictEqual(yield* store.list((yield* store.addDirectory([], { network: "public" })).cid, "public"), [])
+          assert.deepInclude(yield* Effect.flip(store.list("not-a-cid", "public")), { _tag: "ContentNotFound", cid: "not-a-cid" })
+        }))
+
+      it.effect("resolves names in, and lists, a HAMT-sharded directory", () =>
+        Effect.gen(function*() {
+          const store = yield* ContentStore
+          const { cid } = yield* store.addDirectory(shardedFolder, { network: "public" })
+          const root = dagPb.decode(yield* store.block(cid, "public"))
+          assert.strictEqual(UnixFS.unmarshal(root.Data!).type, "hamt-sharded-directory", "the folder is not sharded")
+          for (const index of [0, 1, 599, 1199]) {
+            const file = shardedFolder[index]!
+            const found = yield* store.resolve(cid, [file.path], "public")
+            assert.deepInclude(found, { kind: "file", size: file.content.length })
+            assert.isTrue(equals(yield* Stream.mkUint8Array(store.cat(found.cid, "public")), file.content), file.path)
+          }
+          const missing = `${"9".repeat(4)}-not-there.txt`
+          assert.deepInclude(yield* Effect.flip(store.resolve(cid, [missing], "public")), { _tag: "PathNotFound", cid, path: missing })
+          const listed = yield* store.list(cid, "public")
+          assert.deepStrictEqual(listed.map((link) => link.name), shardedFolder.map((file) => file.path))
+          assert.isTrue(listed.every((link) => link.kind === "file" && link.size === shardedFolder.find((f) => f.path === link.name)!.content.length))
         }))
 
       it.effect("treats a malformed or unknown CID as content it does not have", () =>
