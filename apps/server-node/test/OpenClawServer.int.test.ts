@@ -93,6 +93,12 @@ describe.skipIf(!enabled)("agents on real OpenClaw gateways, through the HTTP AP
     await untilRunning(agentId)
     assert.isTrue(await gatewayAnswers(agentId))
     assert.deepStrictEqual((await call("GET", `/v0/agents/${agentId}/devices`)).body, { pending: [], paired: [] })
+    // The gateway's own answer to a request it does not know ("unknown requestId", "unknown deviceId") is a 404.
+    for (const [method, path] of [["POST", "devices/no-such-request/approve"], ["POST", "devices/no-such-request/reject"], ["DELETE", "devices/no-such-device"]] as const) {
+      const answer = await call(method, `/v0/agents/${agentId}/${path}`)
+      assert.deepStrictEqual([answer.status, answer.body], [404, { error: "Device not found" }], path)
+    }
+    assert.deepStrictEqual((await call("POST", `/v0/agents/${agentId}/devices/approve-all`)).body, { success: true, approved: [] })
 
     // The gateway dies: the supervisor records it and starts it again.
     const crashed = gatewayPid(agentId)

@@ -32,6 +32,7 @@ import {
   GatewayDidNotStart,
   GatewayRestartFailed,
   type Provisioning,
+  UnknownDevice,
   WorkingDirectoryOutside,
   WorkspacePath
 } from "@cairn/agent-engine"
@@ -638,6 +639,22 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     })
   )
 
+  /** A device RPC on the agent's running gateway; the gateway's "unknown requestId" / "unknown deviceId" is UnknownDevice. */
+  const deviceCall = (agentId: string, method: string, params: Record<string, string>, id: string) =>
+    Effect.gen(function*() {
+      const agent = yield* find(agentId)
+      if (agent.state !== "running") {
+        return yield* new EngineCliError({ agentId, detail: `the gateway is not running (${agent.state})` })
+      }
+      yield* rpc(agentId, agent, method, params).pipe(
+        Effect.mapError((error) =>
+          /\bunknown (?:requestId|deviceId)\b/.test(error.message)
+            ? new UnknownDevice({ agentId, id })
+            : new EngineCliError({ agentId, detail: `${method}: ${error.message}` })
+        )
+      )
+    })
+
   const state = sandbox.state
   const agentLimits = state._tag === "Sandboxed" && (state.enforced.length > 0 || disks !== undefined)
     ? {
@@ -780,6 +797,9 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       )
       return yield* parseDeviceList(JSON.stringify(answer)).pipe(Effect.mapError((detail) => new EngineCliError({ agentId, detail })))
     }),
+
+    answerPairing: (agentId, requestId, answer) => deviceCall(agentId, `device.pair.${answer}`, { requestId }, requestId),
+    removeDevice: (agentId, deviceId) => deviceCall(agentId, "device.pair.remove", { deviceId }, deviceId),
 
     // This adapter configures no build or start scripts for agents, so there is nothing to relaunch: success.
     relaunchScripts: (agentId) => Effect.asVoid(find(agentId)),

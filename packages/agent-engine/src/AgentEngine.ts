@@ -26,7 +26,8 @@ import type {
   ValidatorFailed,
   TasksFailed,
   TaskNotFound,
-  SystemTaskProtected
+  SystemTaskProtected,
+  UnknownDevice
 } from "./AgentEngineError.ts"
 import type {
   ConfigValidation,
@@ -197,6 +198,17 @@ export class AgentEngine extends Context.Service<AgentEngine, {
   readonly provisioning: (agentId: string) => Effect.Effect<Provisioning | undefined>
   /** The devices waiting to pair and those paired; asks the gateway, so it must be running. */
   readonly listDevices: (agentId: string) => Effect.Effect<Devices, EngineCliError | AgentNotProvisioned>
+  /**
+   * Answers a device's request to pair with the gateway: `approve` pairs it (it may then connect with its own token),
+   * `reject` drops the request. Asks the gateway, so it must be running.
+   */
+  readonly answerPairing: (
+    agentId: string,
+    requestId: string,
+    answer: "approve" | "reject"
+  ) => Effect.Effect<void, EngineCliError | UnknownDevice | AgentNotProvisioned>
+  /** Unpairs a paired device: its token stops working. Asks the gateway, so it must be running. */
+  readonly removeDevice: (agentId: string, deviceId: string) => Effect.Effect<void, EngineCliError | UnknownDevice | AgentNotProvisioned>
   /**
    * The gateway's log (GatewayLogs.ts): its last lines, or what it wrote after a cursor; read from the log itself, so
    * a stopped or crashed gateway's last words are there too. Secret values the engine knows never appear in it.

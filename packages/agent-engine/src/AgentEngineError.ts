@@ -74,6 +74,16 @@ export class AgentNotProvisioned extends Schema.TaggedError<AgentNotProvisioned>
   }
 }
 
+/** The gateway knows no pairing request or paired device by this id. */
+export class UnknownDevice extends Schema.TaggedError<UnknownDevice>()("UnknownDevice", {
+  agentId: Schema.String,
+  id: Schema.String
+}) {
+  override get message() {
+    return `The gateway of agent ${this.agentId} knows no device or pairing request ${JSON.stringify(this.id)}`
+  }
+}
+
 /** The engine itself could not be reached or used (the version registry, the data directory). */
 export class EngineUnavailable extends Schema.TaggedError<EngineUnavailable>()("EngineUnavailable", {
   cause: Schema.Defect()

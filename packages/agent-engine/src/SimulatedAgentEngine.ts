@@ -31,7 +31,8 @@ import {
   ValidatorFailed,
   TasksFailed,
   TaskNotFound,
-  SystemTaskProtected
+  SystemTaskProtected,
+  UnknownDevice
 } from "./AgentEngineError.ts"
 import { EngineVersion } from "@cairn/domain"
 import * as EngineEnvironment from "./EngineEnvironment.ts"
@@ -202,6 +203,16 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
     Effect.suspend(() => {
       const agent = agents.get(agentId)
       return agent === undefined ? Effect.fail(new AgentNotProvisioned({ agentId })) : Effect.succeed(agent)
+    })
+
+  /** An agent whose gateway answers device calls: running, and no CLI failure scripted for it. */
+  const runningForDevices = (agentId: string) =>
+    Effect.flatMap(find(agentId), (agent) => {
+      const detail = cliFailures.get(agentId)
+      if (detail !== undefined) return Effect.fail(new EngineCliError({ agentId, detail }))
+      return agent.state === "running"
+        ? Effect.succeed(agent)
+        : Effect.fail(new EngineCliError({ agentId, detail: `the gateway is not running (${agent.state})` }))
     })
 
   const engineAvailable = Effect.suspend(() =>
@@ -456,17 +467,24 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
         ...(agent.state === "crashed" && agent.crashReason !== undefined ? { reason: agent.crashReason } : {})
       })),
     listDevices: Effect.fnUntraced(function*(agentId) {
-      const agent = yield* find(agentId)
-      const detail = cliFailures.get(agentId)
-      if (detail !== undefined) return yield* new EngineCliError({ agentId, detail })
-      if (agent.state !== "running") {
-        return yield* new EngineCliError({ agentId, detail: `the gateway is not running (${agent.state})` })
-      }
+      const agent = yield* runningForDevices(agentId)
       const all = [...agent.devices.values()]
       return {
         pending: all.filter((entry) => entry.list === "pending").map((entry) => entry.device),
         paired: all.filter((entry) => entry.list === "paired").map((entry) => entry.device)
       }
+    }),
+    answerPairing: Effect.fnUntraced(function*(agentId, requestId, answer) {
+      const agent = yield* runningForDevices(agentId)
+      const entry = agent.devices.get(requestId)
+      if (entry === undefined || entry.list !== "pending") return yield* new UnknownDevice({ agentId, id: requestId })
+      agent.devices.delete(requestId)
+      if (answer === "approve") agent.devices.set(requestId, { device: entry.device, list: "paired" })
+    }),
+    removeDevice: Effect.fnUntraced(function*(agentId, deviceId) {
+      const agent = yield* runningForDevices(agentId)
+      if (agent.devices.get(deviceId)?.list !== "paired") return yield* new UnknownDevice({ agentId, id: deviceId })
+      agent.devices.delete(deviceId)
     }),
     relaunchScripts: Effect.fnUntraced(function*(agentId) {
       const agent = yield* find(agentId)

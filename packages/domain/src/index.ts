@@ -1,6 +1,7 @@
 /** Cairn's pure core: schemas, commands, events, decisions and the documented errors. No I/O; runs on Node, Bun and Deno. */
 export * as Agent from "./agents/index.ts"
 export * as AgentConsole from "./console/index.ts"
+export * as AgentDevices from "./devices/index.ts"
 // Named at the top level too, so that services whose inferred types carry these refusals can be declared.
 export type { AgentNotFound } from "./agents/Errors.ts"
 export type { ExecutionFailed, InvalidCommand } from "./console/Errors.ts"

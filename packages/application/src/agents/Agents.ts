@@ -7,9 +7,9 @@
  * Cairn): the workspace's final snapshot, then the agent and everything it held let go in one append (its quota slot,
  * secrets, skills, channels, domains and their names), then its gateway and home removed.
  */
-import { AgentEngine, GatewayLogs, type LogChunk, type Provisioning } from "@cairn/agent-engine"
+import { AgentEngine, type AgentNotProvisioned, type EngineCliError, GatewayLogs, type LogChunk, type Provisioning, type UnknownDevice } from "@cairn/agent-engine"
 import { GatewayTokens, TokenSigner } from "@cairn/auth"
-import { Agent, AuditStreams, Channel, Domain, Reservation, Secret, Skill, ValidationFailed, Workspace } from "@cairn/domain"
+import { Agent, AgentDevices, AuditStreams, Channel, Domain, Reservation, Secret, Skill, ValidationFailed, Workspace } from "@cairn/domain"
 import { EventStore, type EventStoreUnavailable } from "@cairn/event-store"
 import { historyOf } from "../History.ts"
 import { Context, Deferred, type Duration, Effect, Layer, Option } from "effect"
@@ -159,6 +159,52 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
         Effect.andThen(engine.listDevices(agentId).pipe(Effect.mapError(() => new Agent.CliError({ agentId }))))
       )
 
+    /** A device's or pairing request's id as a gateway gives them; anything else is no device of its. */
+    const isDeviceId = (id: string) => /^[A-Za-z0-9._:-]{1,200}$/.test(id)
+
+    const deviceFailure = (agentId: string, id: string) => (error: EngineCliError | UnknownDevice | AgentNotProvisioned) =>
+      error._tag === "UnknownDevice" ? new Agent.DeviceNotFound({ agentId, id }) : new Agent.CliError({ agentId })
+
+    /** Records what was done to a device, once the gateway did it (stream `devices-<agentId>`, the agent's trail). */
+    const recordDevice = (principal: Principal, agentId: string, deviceId: string, action: AgentDevices.RecordDeviceAction["action"]) =>
+      Effect.flatMap(now, (at) =>
+        commands.record(AgentDevices.decider, AgentDevices.stream(agentId), new AgentDevices.RecordDeviceAction({ agentId, workspaceId: principal.workspaceId, deviceId, at, action }), { actor: principal.userId }))
+
+    /** Approves (pairs) or rejects a device's request to pair with the agent's gateway, once the gateway is up. */
+    const answerPairing = Effect.fn("Agents.answerPairing")(function*(principal: Principal, agentId: string, requestId: string, answer: "approve" | "reject") {
+      yield* get(principal.workspaceId, agentId)
+      if (!isDeviceId(requestId)) return yield* new Agent.DeviceNotFound({ agentId, id: requestId })
+      yield* gateway.ready(agentId)
+      yield* engine.answerPairing(agentId, requestId, answer).pipe(Effect.mapError(deviceFailure(agentId, requestId)))
+      yield* recordDevice(principal, agentId, requestId, answer === "approve" ? "approved" : "rejected")
+    })
+
+    /** Approves every pending pairing request; the ids approved (one answered meanwhile is left out). */
+    const approveAllPairings = Effect.fn("Agents.approveAllPairings")(function*(principal: Principal, agentId: string) {
+      const { pending } = yield* devices(principal, agentId)
+      const approved: Array<string> = []
+      for (const device of pending) {
+        const done = yield* engine.answerPairing(agentId, device.id, "approve").pipe(
+          Effect.as(true),
+          Effect.catchTag("UnknownDevice", () => Effect.succeed(false)),
+          Effect.mapError(deviceFailure(agentId, device.id))
+        )
+        if (!done) continue
+        yield* recordDevice(principal, agentId, device.id, "approved")
+        approved.push(device.id)
+      }
+      return approved
+    })
+
+    /** Unpairs a device from the agent's gateway: its own token stops working there. */
+    const removeDevice = Effect.fn("Agents.removeDevice")(function*(principal: Principal, agentId: string, deviceId: string) {
+      yield* get(principal.workspaceId, agentId)
+      if (!isDeviceId(deviceId)) return yield* new Agent.DeviceNotFound({ agentId, id: deviceId })
+      yield* gateway.ready(agentId)
+      yield* engine.removeDevice(agentId, deviceId).pipe(Effect.mapError(deviceFailure(agentId, deviceId)))
+      yield* recordDevice(principal, agentId, deviceId, "removed")
+    })
+
     /**
      * The gateway's last `lines` lines (a query's text: 100 when absent; from `least` to 1000), read from its log, so a
      * stopped or crashed gateway's are there too. An agent this node never provisioned has none yet.
@@ -262,7 +308,7 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
       engine: engine.name,
       /** What each agent's processes may use together on this node (decision 0042); absent where nothing caps them. */
       agentLimits: engine.agentLimits,
-      create, list, get, remove, restart, devices, recentLogs, logsAfter, retryScripts, gatewayToken, rotateGatewayToken,
+      create, list, get, remove, restart, devices, answerPairing, approveAllPairings, removeDevice, recentLogs, logsAfter, retryScripts, gatewayToken, rotateGatewayToken,
       gatewayPrincipal, platformPrincipal, whoami, platformToken, history, auditTrail, provisioning
     }
   })

@@ -8,6 +8,7 @@
  */
 import * as Channel from "../channels/index.ts"
 import * as AgentConsole from "../console/index.ts"
+import * as AgentDevices from "../devices/index.ts"
 import * as Domain from "../domains/index.ts"
 import * as RuntimeConfig from "../runtime-config/index.ts"
 import * as Snapshot from "../snapshots/index.ts"
@@ -24,5 +25,6 @@ export const auditStreams = (agentId: string): ReadonlyArray<string> => [
   ScheduledTask.stream(agentId),
   Snapshot.stream(agentId),
   Channel.stream(agentId),
-  Domain.stream(agentId)
+  Domain.stream(agentId),
+  AgentDevices.stream(agentId)
 ]

@@ -57,6 +57,12 @@ export class CliError extends Schema.TaggedError<CliError>()("CliError", { agent
   override readonly message = "CLI error"
 }
 
+/** A pairing request or paired device the agent's gateway does not know (approved, rejected or removed already). */
+export class DeviceNotFound extends Schema.TaggedError<DeviceNotFound>()("DeviceNotFound", { agentId: Schema.String, id: Schema.String }) {
+  readonly status = 404
+  override readonly message = "Device not found"
+}
+
 export class TokenGenerationFailed extends Schema.TaggedError<TokenGenerationFailed>()("TokenGenerationFailed", { agentId: Schema.String }) {
   readonly status = 500
   override readonly message = "Token generation failed"

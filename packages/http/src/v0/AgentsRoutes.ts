@@ -119,6 +119,9 @@ const heldSecretWire = (secret: AgentSecretView): typeof HeldSecretWire.Type => 
   synced: secret.synced
 })
 
+/** The pairing requests an approve-all approved, by id. */
+const ApprovedAllWire = Schema.Struct({ success: Schema.Boolean, approved: Schema.Array(Schema.String) })
+
 /** Why and when the agent's gateway last stopped: `oom` when the OOM killer ended it at its memory cap. */
 const LastStopWire = Schema.Struct({ reason: Schema.Literals(["crashed", "stopped", "oom"]), at: Schema.String })
 
@@ -270,6 +273,36 @@ export const layer = HttpRouter.use((router) =>
         pending: devices.pending.map(deviceWire),
         paired: devices.paired.map(deviceWire)
       })))
+
+    const deviceErrors = [new Agent.AgentNotFound({ agentId: "" }), new Agent.DeviceNotFound({ agentId: "", id: "" }), new Agent.CliError({ agentId: "" })]
+
+    yield* agentRoute("POST", "/v0/agents/:agentId/devices/approve-all", {
+      summary: "Approve every device waiting to pair with the agent's gateway",
+      response: { schema: ApprovedAllWire },
+      errors: [new Agent.AgentNotFound({ agentId: "" }), new Agent.CliError({ agentId: "" })]
+    }, ({ principal, agentId }) =>
+      Effect.map(agents.approveAllPairings(principal, agentId), (approved) => ({ success: true, approved })))
+
+    for (const answer of ["approve", "reject"] as const) {
+      yield* agentRoute("POST", `/v0/agents/:agentId/devices/:requestId/${answer}`, {
+        summary: answer === "approve"
+          ? "Approve a device's request to pair with the agent's gateway (it may then connect, e.g. the Control UI in a browser)"
+          : "Reject a device's request to pair with the agent's gateway",
+        response: { schema: Kit.Done },
+        errors: deviceErrors
+      }, ({ principal, agentId, params }) =>
+        Effect.as(agents.answerPairing(principal, agentId, params["requestId"] ?? "", answer), {
+          success: true,
+          message: answer === "approve" ? "Device approved" : "Pairing request rejected"
+        }))
+    }
+
+    yield* agentRoute("DELETE", "/v0/agents/:agentId/devices/:deviceId", {
+      summary: "Unpair a device from the agent's gateway (its token stops working there)",
+      response: { schema: Kit.Done },
+      errors: deviceErrors
+    }, ({ principal, agentId, params }) =>
+      Effect.as(agents.removeDevice(principal, agentId, params["deviceId"] ?? ""), { success: true, message: "Device removed" }))
 
     yield* agentRoute("POST", "/v0/agents/:agentId/platform/token", {
       summary: "Mint a platform JWT for the agent",
