@@ -77,10 +77,20 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
 
     const create = Effect.fn("Agents.create")(function*(
       principal: Principal,
-      input: { readonly name: unknown; readonly secretIds?: ReadonlyArray<string>; readonly templateId?: string }
+      input: {
+        readonly name: unknown
+        readonly secretIds?: ReadonlyArray<string>
+        readonly templateId?: string
+        readonly description?: unknown
+        readonly vibe?: unknown
+        readonly emoji?: unknown
+      }
     ) {
       const template = input.templateId === undefined ? undefined : yield* fromTemplate(principal, input.templateId)
       const name = yield* Effect.fromResult(Agent.validateName(input.name ?? template?.name))
+      const profile = yield* Effect.fromResult(Agent.validateProfile(input))
+      // At creation, a cleared field is one not given.
+      const given = Object.fromEntries(Object.entries(profile).filter(([, value]) => value !== null)) as { description?: string; vibe?: string; emoji?: string }
       const versions = yield* engine.listVersions
       const engineVersion = versions[versions.length - 1]!
       const agentId = newAgentId()
@@ -98,7 +108,7 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
       yield* commands.executeAll([
         decision(Workspace.decider, Workspace.stream(workspaceId), new Workspace.TakeAgentSlot({ workspaceId, agentId, at })),
         decision(Agent.decider, Agent.stream(agentId), new Agent.CreateAgent({
-          agentId, workspaceId, userId, name, engineVersion, node: gateway.node, secrets: attaching.secrets,
+          agentId, workspaceId, userId, name, engineVersion, node: gateway.node, secrets: attaching.secrets, ...given,
           ...(template === undefined ? {} : {
             skills: withSkills.skills,
             template: { templateId: template.template.templateId, slug: template.template.slug, snapshotCid: template.template.snapshotCid }
@@ -116,6 +126,20 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
     })
 
     const list = (principal: Principal) => agents.inWorkspace(principal.workspaceId)
+
+    /** Changes the agent's name or profile; fields absent stay as they are, `null` clears one. The agent as it is then. */
+    const changeProfile = Effect.fn("Agents.changeProfile")(function*(
+      principal: Principal,
+      agentId: string,
+      input: { readonly name?: unknown; readonly description?: unknown; readonly vibe?: unknown; readonly emoji?: unknown }
+    ) {
+      yield* get(principal.workspaceId, agentId)
+      const name = input.name === undefined ? undefined : yield* Effect.fromResult(Agent.validateName(input.name))
+      const profile = yield* Effect.fromResult(Agent.validateProfile(input))
+      const command = new Agent.ChangeAgentProfile({ agentId, workspaceId: principal.workspaceId, ...(name === undefined ? {} : { name }), ...profile, at: yield* now })
+      yield* commands.execute(Agent.decider, Agent.stream(agentId), command, { actor: principal.userId })
+      return yield* get(principal.workspaceId, agentId)
+    })
 
     /** The agent and everything it held, let go in one append; planned again if any of it changes meanwhile. */
     const release = (principal: Principal, agentId: string): Effect.Effect<
@@ -308,7 +332,7 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
       engine: engine.name,
       /** What each agent's processes may use together on this node (decision 0042); absent where nothing caps them. */
       agentLimits: engine.agentLimits,
-      create, list, get, remove, restart, devices, answerPairing, approveAllPairings, removeDevice, recentLogs, logsAfter, retryScripts, gatewayToken, rotateGatewayToken,
+      create, list, get, changeProfile, remove, restart, devices, answerPairing, approveAllPairings, removeDevice, recentLogs, logsAfter, retryScripts, gatewayToken, rotateGatewayToken,
       gatewayPrincipal, platformPrincipal, whoami, platformToken, history, auditTrail, provisioning
     }
   })

@@ -20,13 +20,27 @@ export const projection = ReadModel.make({
       Effect.andThen(sql`ALTER TABLE cairn_agents ADD COLUMN IF NOT EXISTS node text`),
       // Added with per-agent limits (decision 0042): why and when its gateway last stopped.
       Effect.andThen(sql`ALTER TABLE cairn_agents ADD COLUMN IF NOT EXISTS last_stop_reason text`),
-      Effect.andThen(sql`ALTER TABLE cairn_agents ADD COLUMN IF NOT EXISTS last_stop_at timestamptz`)
+      Effect.andThen(sql`ALTER TABLE cairn_agents ADD COLUMN IF NOT EXISTS last_stop_at timestamptz`),
+      // Added with the agent's profile (PATCH /v0/agents/{id}).
+      Effect.andThen(sql`ALTER TABLE cairn_agents ADD COLUMN IF NOT EXISTS description text`),
+      Effect.andThen(sql`ALTER TABLE cairn_agents ADD COLUMN IF NOT EXISTS vibe text`),
+      Effect.andThen(sql`ALTER TABLE cairn_agents ADD COLUMN IF NOT EXISTS emoji text`)
     ),
   on: {
     AgentCreated: (sql, e) =>
-      sql`INSERT INTO cairn_agents (id, workspace_id, user_id, name, engine_version, status, token_generation, node, created_at)
-        VALUES (${e.agentId}, ${e.workspaceId}, ${e.userId}, ${e.name}, ${e.engineVersion}, 'starting', 0, ${e.node ?? null}, ${e.at})
+      sql`INSERT INTO cairn_agents (id, workspace_id, user_id, name, engine_version, status, token_generation, node, created_at,
+          description, vibe, emoji)
+        VALUES (${e.agentId}, ${e.workspaceId}, ${e.userId}, ${e.name}, ${e.engineVersion}, 'starting', 0, ${e.node ?? null}, ${e.at},
+          ${e.description ?? null}, ${e.vibe ?? null}, ${e.emoji ?? null})
         ON CONFLICT (id) DO NOTHING`,
+    // Each field as the event has it: absent, unchanged.
+    AgentProfileChanged: (sql, e) =>
+      sql`UPDATE cairn_agents SET
+        name = ${e.name === undefined ? sql`name` : e.name},
+        description = ${e.description === undefined ? sql`description` : e.description},
+        vibe = ${e.vibe === undefined ? sql`vibe` : e.vibe},
+        emoji = ${e.emoji === undefined ? sql`emoji` : e.emoji}
+        WHERE id = ${e.agentId}`,
     AgentStarted: (sql, e) =>
       sql`UPDATE cairn_agents SET status = 'running', engine_version = ${e.engineVersion}, recovering = false,
         node = COALESCE(${e.node ?? null}, node) WHERE id = ${e.agentId}`,
@@ -46,6 +60,9 @@ interface Row {
   readonly workspace_id: string
   readonly user_id: string
   readonly name: string
+  readonly description?: string | null
+  readonly vibe?: string | null
+  readonly emoji?: string | null
   readonly engine_version: string
   readonly status: Agent.AgentStatus
   readonly token_generation: number
@@ -67,6 +84,9 @@ const toAgent = (row: Row): AgentView => ({
   workspaceId: row.workspace_id,
   userId: row.user_id,
   name: row.name,
+  description: row.description ?? null,
+  vibe: row.vibe ?? null,
+  emoji: row.emoji ?? null,
   engineVersion: row.engine_version,
   status: row.status,
   tokenGeneration: row.token_generation,

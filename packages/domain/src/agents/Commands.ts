@@ -19,6 +19,21 @@ export class CreateAgent extends Schema.TaggedClass<CreateAgent>()("CreateAgent"
   /** Skills to attach from the start (a template's; checked like AttachSkills). */
   skills: Schema.optionalKey(Schema.Array(AttachedSkill)),
   template: AgentCreated.fields.template,
+  /** Already checked by `validateProfile`. */
+  description: AgentCreated.fields.description,
+  vibe: AgentCreated.fields.vibe,
+  emoji: AgentCreated.fields.emoji,
+  at: Schema.String
+}) {}
+
+/** Changes the agent's name or profile (each already checked); a field absent stays as it is, `null` clears it. */
+export class ChangeAgentProfile extends Schema.TaggedClass<ChangeAgentProfile>()("ChangeAgentProfile", {
+  agentId: Schema.String,
+  workspaceId: Schema.String,
+  name: Schema.optionalKey(Schema.String),
+  description: Schema.optionalKey(Schema.NullOr(Schema.String)),
+  vibe: Schema.optionalKey(Schema.NullOr(Schema.String)),
+  emoji: Schema.optionalKey(Schema.NullOr(Schema.String)),
   at: Schema.String
 }) {}
 
@@ -120,6 +135,6 @@ export class DeleteAgent extends Schema.TaggedClass<DeleteAgent>()("DeleteAgent"
 
 export const AgentCommand = Schema.Union([
   CreateAgent, RestartAgent, RelaunchAgent, RecordAgentStarted, RecordStartFailure, RecordCrash, ScheduleRecovery,
-  RotateGatewayToken, AttachSecrets, DetachSecret, AttachSkills, DetachSkill, UpdateSkill, DeleteAgent
+  RotateGatewayToken, AttachSecrets, DetachSecret, AttachSkills, DetachSkill, UpdateSkill, DeleteAgent, ChangeAgentProfile
 ])
 export type AgentCommand = typeof AgentCommand.Type

@@ -21,6 +21,7 @@ import {
   type AttachedSecret,
   type AttachedSkill,
   AgentDeleted,
+  AgentProfileChanged,
   type AgentEvent,
   AgentFailedToStart,
   AgentRecoveryScheduled,
@@ -103,6 +104,12 @@ export const decide = (command: AgentCommand, state: AgentState): Decision =>
           : []
       ),
     ScheduleRecovery: ({ _tag, ...fields }) => record(living(state, fields.agentId), () => new AgentRecoveryScheduled(fields)),
+    ChangeAgentProfile: ({ _tag, agentId, workspaceId, at, ...asked }) =>
+      Result.map(visible(state, agentId, workspaceId), (agent): ReadonlyArray<AgentEvent> => {
+        // Only what differs is recorded; nothing that differs, nothing recorded.
+        const changed = Object.fromEntries(Object.entries(asked).filter(([field, value]) => agent[field as keyof typeof asked] !== value))
+        return Object.keys(changed).length === 0 ? [] : [new AgentProfileChanged({ agentId, ...changed, at })]
+      }),
     RotateGatewayToken: ({ agentId, workspaceId, at }) =>
       record(visible(state, agentId, workspaceId), (agent) => new GatewayTokenRotated({ agentId, generation: agent.tokenGeneration + 1, at })),
     AttachSecrets: ({ agentId, workspaceId, secrets, at }) =>

@@ -21,6 +21,20 @@ export class AgentCreated extends Schema.TaggedClass<AgentCreated>()("AgentCreat
    * tasks are the agent's to create (absent for agents made without one).
    */
   template: Schema.optionalKey(Schema.Struct({ templateId: Schema.String, slug: Schema.String, snapshotCid: Schema.String })),
+  /** What it shows of itself (Profile.ts); absent: none given. */
+  description: Schema.optionalKey(Schema.String),
+  vibe: Schema.optionalKey(Schema.String),
+  emoji: Schema.optionalKey(Schema.String),
+  at: Schema.String
+}) {}
+
+/** Its name or what it shows of itself changed: a field absent is unchanged, `null` cleared. */
+export class AgentProfileChanged extends Schema.TaggedClass<AgentProfileChanged>()("AgentProfileChanged", {
+  agentId: Schema.String,
+  name: Schema.optionalKey(Schema.String),
+  description: Schema.optionalKey(Schema.NullOr(Schema.String)),
+  vibe: Schema.optionalKey(Schema.NullOr(Schema.String)),
+  emoji: Schema.optionalKey(Schema.NullOr(Schema.String)),
   at: Schema.String
 }) {}
 
@@ -124,6 +138,7 @@ export class AgentDeleted extends Schema.TaggedClass<AgentDeleted>()("AgentDelet
 
 export const AgentEvent = Schema.Union([
   AgentCreated, AgentStarted, AgentFailedToStart, AgentStopped, AgentRecoveryScheduled, AgentRestartRequested, GatewayTokenRotated,
-  AgentSecretsAttached, AgentSecretDetached, AgentSkillsAttached, AgentSkillDetached, AgentSkillUpdated, AgentDeleted
+  AgentSecretsAttached, AgentSecretDetached, AgentSkillsAttached, AgentSkillDetached, AgentSkillUpdated, AgentDeleted,
+  AgentProfileChanged
 ])
 export type AgentEvent = typeof AgentEvent.Type

@@ -15,6 +15,9 @@ export const evolve = (state: AgentState, event: AgentEvent): AgentState =>
         workspaceId: e.workspaceId,
         userId: e.userId,
         name: e.name,
+        description: e.description ?? null,
+        vibe: e.vibe ?? null,
+        emoji: e.emoji ?? null,
         engineVersion: e.engineVersion,
         status: "starting",
         tokenGeneration: 0,
@@ -39,5 +42,6 @@ export const evolve = (state: AgentState, event: AgentEvent): AgentState =>
       live(state, (a) => ({ ...a, skills: new Map([...a.skills, ...e.skills.map((s) => [s.skillId, s] as const)]) })),
     AgentSkillDetached: (e) => live(state, (a) => ({ ...a, skills: new Map([...a.skills].filter(([id]) => id !== e.skillId)) })),
     AgentSkillUpdated: (e) => live(state, (a) => ({ ...a, skills: new Map([...a.skills, [e.skill.skillId, e.skill]]) })),
+    AgentProfileChanged: ({ _tag, agentId, at, ...changed }) => live(state, (a) => ({ ...a, ...changed })),
     AgentDeleted: (): AgentState => (state._tag === "Live" ? { _tag: "Deleted", agent: state.agent } : state)
   })

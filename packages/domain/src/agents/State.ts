@@ -11,6 +11,10 @@ export interface Agent {
   readonly workspaceId: string
   readonly userId: string
   readonly name: string
+  /** What it shows of itself (Profile.ts); null: none. */
+  readonly description: string | null
+  readonly vibe: string | null
+  readonly emoji: string | null
   readonly engineVersion: string
   readonly status: AgentStatus
   readonly tokenGeneration: number

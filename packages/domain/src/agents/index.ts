@@ -13,6 +13,7 @@ export * from "./Errors.ts"
 export * from "./Events.ts"
 export { evolve } from "./Evolve.ts"
 export { validateName } from "./Name.ts"
+export { type Profile, profileLimits, validateProfile } from "./Profile.ts"
 export * from "./Recovery.ts"
 export * from "./State.ts"
 

@@ -26,9 +26,9 @@ export const AgentWire = Schema.Struct({
   agentId: Schema.String,
   userId: Schema.String,
   name: Schema.String,
-  description: Schema.Null,
-  vibe: Schema.Null,
-  emoji: Schema.Null,
+  description: Schema.NullOr(Schema.String),
+  vibe: Schema.NullOr(Schema.String),
+  emoji: Schema.NullOr(Schema.String),
   engine: Schema.String,
   engineVersion: Schema.String,
   createdAt: Schema.String,
@@ -40,9 +40,9 @@ export const toWire = (agent: AgentView, engine: string): typeof AgentWire.Type 
   agentId: agent.agentId,
   userId: agent.userId,
   name: agent.name,
-  description: null,
-  vibe: null,
-  emoji: null,
+  description: agent.description,
+  vibe: agent.vibe,
+  emoji: agent.emoji,
   engine,
   engineVersion: agent.engineVersion,
   createdAt: agent.createdAt,
@@ -176,7 +176,17 @@ export const historyEntryWire = (entry: AgentHistoryEntry): typeof HistoryEntryW
 const CreateAgent = Schema.Struct({
   name: Schema.optional(Schema.Unknown),
   secretIds: Schema.optional(Schema.Array(Schema.String).pipe(Schema.check(Schema.isMaxLength(100)))),
-  templateId: Schema.optional(Schema.String)
+  templateId: Schema.optional(Schema.String),
+  description: Schema.optional(Schema.Unknown),
+  vibe: Schema.optional(Schema.Unknown),
+  emoji: Schema.optional(Schema.Unknown)
+})
+/** A change of name or profile: each field optional; `null` clears a profile field (checked by the domain). */
+const ChangeProfile = Schema.Struct({
+  name: Schema.optional(Schema.Unknown),
+  description: Schema.optional(Schema.Unknown),
+  vibe: Schema.optional(Schema.Unknown),
+  emoji: Schema.optional(Schema.Unknown)
 })
 const Restart = Schema.Struct({ version: Schema.optional(Schema.String) })
 
@@ -206,7 +216,10 @@ export const layer = HttpRouter.use((router) =>
         const { agent, failed } = yield* agents.create(principal, {
           name: input.name,
           ...(input.secretIds === undefined ? {} : { secretIds: input.secretIds }),
-          ...(input.templateId === undefined ? {} : { templateId: input.templateId })
+          ...(input.templateId === undefined ? {} : { templateId: input.templateId }),
+          ...(input.description === undefined ? {} : { description: input.description }),
+          ...(input.vibe === undefined ? {} : { vibe: input.vibe }),
+          ...(input.emoji === undefined ? {} : { emoji: input.emoji })
         })
         if (failed) return yield* new Agent.GatewayFailedToStart({ agentId: agent.agentId, agent: wire(agent) })
         return Kit.created({ success: true, agent: wire(agent) })
@@ -235,6 +248,19 @@ export const layer = HttpRouter.use((router) =>
           skills: (yield* skills.ofAgent(principal, agentId)).map(heldSkillWire),
           secrets: (yield* secrets.ofAgent(agentId)).map(heldSecretWire)
         } satisfies typeof AgentDetailWire.Type
+      }))
+
+    yield* agentRoute("PATCH", "/v0/agents/:agentId", {
+      summary: "Change an agent's name, description, vibe or emoji",
+      description: "Each field optional; a profile field set to `null` (or an empty string) is cleared. Recorded as `AgentProfileChanged` when anything differs.",
+      body: { schema: ChangeProfile },
+      response: { schema: Schema.Struct({ success: Schema.Boolean, agent: AgentWire }) },
+      errors: [new Agent.AgentNotFound({ agentId: "" })]
+    }, ({ principal, agentId, body }) =>
+      Effect.gen(function*() {
+        const input = yield* body(ChangeProfile)
+        const agent = yield* agents.changeProfile(principal, agentId, input)
+        return { success: true, agent: wire(agent) }
       }))
 
     // The whole delete is the service's (a final snapshot, everything the agent held let go, its domains released).

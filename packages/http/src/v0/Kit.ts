@@ -50,7 +50,7 @@ export interface AgentRouteContext extends RouteContext {
   readonly agentId: string
 }
 
-type Method = "GET" | "POST" | "PUT" | "DELETE"
+type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE"
 type Handler<C> = (context: C) => E.Effect<unknown, unknown>
 
 /** A route's catalog entry; the kit adds the method, path and auth it registers the route with. */
