@@ -8,6 +8,7 @@
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import * as http from "node:http"
 import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -77,6 +78,35 @@ afterAll(async () => {
     assert.strictEqual(await server.exited, 0, server.output())
   }
   rmSync(dataDir, { recursive: true, force: true })
+})
+
+/** One request with its target sent as written (an absolute-form one among them), its status and body. */
+const sendTarget = (target: string, key = jwt) =>
+  new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const request = http.request(server.url, { path: target, headers: { authorization: `Bearer ${key}` }, agent: false }, (response) => {
+      const chunks: Array<Buffer> = []
+      response.on("data", (chunk: Buffer) => chunks.push(chunk))
+      response.on("end", () => resolve({ status: response.statusCode!, body: Buffer.concat(chunks).toString() }))
+      response.on("error", reject)
+    })
+    request.on("error", reject)
+    request.end()
+  })
+
+describe("absolute-form request targets (what a client sends its proxy)", () => {
+  it("are routed by their path and query, whatever host they name", async () => {
+    const direct = await sendTarget("/data/testAuthentication")
+    assert.strictEqual(direct.status, 200)
+    assert.deepStrictEqual(await sendTarget("https://api.pinata.cloud/data/testAuthentication"), direct)
+    assert.deepStrictEqual(await sendTarget("http://elsewhere.example:8080/data/testAuthentication"), direct)
+    const listed = await sendTarget("https://api.pinata.cloud/v3/files/public?limit=1&order=ASC")
+    assert.strictEqual(listed.status, 200)
+    assert.property(JSON.parse(listed.body).data, "files")
+    // Still authenticated as any request is, and a path no route serves is still 404.
+    assert.strictEqual((await sendTarget("https://api.pinata.cloud/data/testAuthentication", "not-a-key")).status, 401)
+    assert.strictEqual((await sendTarget("https://api.pinata.cloud/no/such/route")).status, 404)
+    assert.strictEqual((await sendTarget("https://api.pinata.cloud")).status, 404)
+  })
 })
 
 describe("the legacy @pinata/sdk against Cairn", () => {

@@ -82,6 +82,19 @@ export type LegacyListQuery = Omit<FilesTable.LegacyPageQuery, "workspaceId" | "
 
 export type { KeyValueCondition, KeyValueOp } from "../readmodels/FilesTable.ts"
 
+/**
+ * Whether a database failure is its refusal of a regular expression: SQLSTATE 2201B, which Postgres and PGlite
+ * both carry as `code` down the failure's cause chain.
+ */
+const isInvalidRegularExpression = (failure: unknown): boolean => {
+  let current: unknown = failure
+  for (let depth = 0; depth < 8 && typeof current === "object" && current !== null; depth++) {
+    if ((current as { readonly code?: unknown }).code === "2201B") return true
+    current = (current as { readonly cause?: unknown }).cause
+  }
+  return false
+}
+
 /** Page tokens are opaque to clients: the (createdAt, id) of the last file of the previous page. */
 // The token's JSON is ASCII (an ISO date and a UUID), so btoa/atob suffice and work on every runtime.
 const encodeToken = (file: FilesTable.FileView) =>
@@ -277,11 +290,12 @@ export class Files extends Context.Service<Files>()("cairn/Files", {
 
     /** Pinata's legacy `pinList`: a page by offset with its filters, and how many files match in all. */
     const legacyList = Effect.fn("Files.legacyList")(function*(principal: Principal, network: Network, query: LegacyListQuery) {
-      const regexp = (query.keyvalues ?? []).some((condition) => condition.op === "regexp" || condition.op === "iRegexp")
       return yield* files.legacyPage({ ...query, workspaceId: principal.workspaceId, network }).pipe(
         Effect.catch((failure) =>
           // The one failure a client causes: a pattern the database's regular expressions refuse.
-          regexp ? Effect.fail(new ValidationFailed({ detail: "a metadata keyvalues regexp is not a regular expression this service accepts" })) : Effect.die(failure)
+          isInvalidRegularExpression(failure)
+            ? Effect.fail(new ValidationFailed({ detail: "a metadata keyvalues regexp is not a regular expression this service accepts" }))
+            : Effect.die(failure)
         )
       )
     })
