@@ -27,6 +27,7 @@ import * as TlsAskRoutes from "./TlsAskRoutes.ts"
 import * as Tracing from "./Tracing.ts"
 import * as AuthRoutes from "./v3/AuthRoutes.ts"
 import * as FilesRoutes from "./v3/FilesRoutes.ts"
+import * as LegacyRoutes from "./v3/LegacyRoutes.ts"
 import * as SignatureRoutes from "./v3/SignatureRoutes.ts"
 import * as SignedUrlRoutes from "./v3/SignedUrlRoutes.ts"
 import * as V0Routes from "./v0/Routes.ts"
@@ -50,6 +51,7 @@ export const routes: Layer.Layer<never, Config.ConfigError, Requirements> = Laye
   MetricsRoutes.layer,
   AuthRoutes.layer,
   FilesRoutes.layer,
+  LegacyRoutes.layer,
   SignatureRoutes.layer,
   SignedUrlRoutes.layer,
   GatewayRoutes.layer,

@@ -3,13 +3,18 @@
  * rather than one per concern; docs/performance.md, bench:http): observability (RequestObservability.ts: the
  * request id, latency metric, access log), the refusal of a target holding a NUL (RejectNul.ts), and the answers
  * to requests no route takes (RouteFallback.ts: 404, 405 with Allow). In that order, outermost first: a refused
- * or unrouted request still gets its id, metric and log line.
+ * or unrouted request still gets its id, metric and log line. A request target in absolute form
+ * (`GET https://host/path`, RFC 9112 section 3.2.2, which a server must accept: what an HTTP client sends when Cairn
+ * is its proxy, as the legacy `@pinata/sdk` is pointed at it) is routed by its path.
  */
 import { Context, Effect } from "effect"
 import { HttpRouter, HttpServerRequest } from "effect/http"
 import * as RejectNul from "./RejectNul.ts"
 import * as RequestObservability from "./RequestObservability.ts"
 import * as RouteFallback from "./RouteFallback.ts"
+
+/** The scheme and authority of an absolute-form request target. */
+const absoluteForm = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i
 
 /** Needs the route catalog the routes are registered in (RouteCatalog.layer), for the fallback. */
 export const layer = HttpRouter.middleware(
@@ -21,7 +26,13 @@ export const layer = HttpRouter.middleware(
       return Effect.withFiber((fiber) => {
         const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
         RequestObservability.observe(fiber, request, accessLog)
-        return RejectNul.hasNul(request.url) ? RejectNul.refusal() : routed
+        if (RejectNul.hasNul(request.url)) return RejectNul.refusal()
+        // Nearly every target starts with "/": only the others are matched.
+        const origin = request.url.startsWith("/") ? null : absoluteForm.exec(request.url)
+        if (origin === null) return routed
+        const path = request.url.slice(origin[0].length)
+        const url = path.startsWith("/") ? path : `/${path}`
+        return Effect.provideService(routed, HttpServerRequest.HttpServerRequest, request.modify({ url }))
       })
     }
   }),

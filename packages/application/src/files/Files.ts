@@ -77,6 +77,24 @@ export interface ListQuery {
   readonly pageToken?: string
 }
 
+/** Pinata's legacy `pinList` filters (FilesTable.ts says how each one matches). */
+export type LegacyListQuery = Omit<FilesTable.LegacyPageQuery, "workspaceId" | "network">
+
+export type { KeyValueCondition, KeyValueOp } from "../readmodels/FilesTable.ts"
+
+/**
+ * Whether a database failure is its refusal of a regular expression: SQLSTATE 2201B, which Postgres and PGlite
+ * both carry as `code` down the failure's cause chain.
+ */
+const isInvalidRegularExpression = (failure: unknown): boolean => {
+  let current: unknown = failure
+  for (let depth = 0; depth < 8 && typeof current === "object" && current !== null; depth++) {
+    if ((current as { readonly code?: unknown }).code === "2201B") return true
+    current = (current as { readonly cause?: unknown }).cause
+  }
+  return false
+}
+
 /** Page tokens are opaque to clients: the (createdAt, id) of the last file of the previous page. */
 // The token's JSON is ASCII (an ISO date and a UUID), so btoa/atob suffice and work on every runtime.
 const encodeToken = (file: FilesTable.FileView) =>
@@ -270,13 +288,58 @@ export class Files extends Context.Service<Files>()("cairn/Files", {
       ], { actor: userId })
     })
 
+    /** Pinata's legacy `pinList`: a page by offset with its filters, and how many files match in all. */
+    const legacyList = Effect.fn("Files.legacyList")(function*(principal: Principal, network: Network, query: LegacyListQuery) {
+      return yield* files.legacyPage({ ...query, workspaceId: principal.workspaceId, network }).pipe(
+        Effect.catch((failure) =>
+          // The one failure a client causes: a pattern the database's regular expressions refuse.
+          isInvalidRegularExpression(failure)
+            ? Effect.fail(new ValidationFailed({ detail: "a metadata keyvalues regexp is not a regular expression this service accepts" }))
+            : Effect.die(failure)
+        )
+      )
+    })
+
+    /** The workspace's live files of this CID on this network; none is 404 CidNotPinned. */
+    const pinnedAs = (principal: Principal, network: Network, cid: string) =>
+      Effect.flatMap(files.byCid({ workspaceId: principal.workspaceId, network }, cid), (found) =>
+        found.length === 0 ? Effect.fail(new File.CidNotPinned({ cid })) : Effect.succeed(found))
+
+    /** Pinata's legacy `unpin`: deletes every file of this CID the workspace holds on the network. */
+    const unpin = Effect.fn("Files.unpin")(function*(principal: Principal, network: Network, cid: string) {
+      for (const file of yield* pinnedAs(principal, network, cid)) yield* remove(principal, network, file.id)
+    })
+
+    /**
+     * Pinata's legacy `hashMetadata`: renames every file of this CID the workspace holds on the network, and merges
+     * key-values into each one's (a key given as null is removed).
+     */
+    const updateByCid = Effect.fn("Files.updateByCid")(function*(
+      principal: Principal,
+      network: Network,
+      cid: string,
+      change: { readonly name?: string; readonly keyvalues?: Readonly<Record<string, string | null>> }
+    ) {
+      const updated: Array<FilesTable.FileView> = []
+      for (const file of yield* pinnedAs(principal, network, cid)) {
+        const keyvalues = change.keyvalues === undefined ? undefined : Object.fromEntries(
+          Object.entries({ ...file.keyvalues, ...change.keyvalues }).filter((entry): entry is [string, string] => entry[1] !== null)
+        )
+        updated.push(yield* update(principal, network, file.id, {
+          ...(change.name === undefined ? {} : { name: change.name }),
+          ...(keyvalues === undefined ? {} : { keyvalues })
+        }))
+      }
+      return updated
+    })
+
     /** Whether any workspace holds a live file of this CID on the public network: what the gateway may serve. */
     const isPublic = (cid: string) => files.isPublic(cid)
 
     /** Whether this workspace holds a live file of this CID on this network (what a private access link reaches). */
     const holds = (workspaceId: string, network: Network, cid: string) => files.holds({ workspaceId, network }, cid)
 
-    return { upload, uploadFolder, list, get, update, remove, isPublic, holds }
+    return { upload, uploadFolder, list, get, update, remove, isPublic, holds, legacyList, unpin, updateByCid }
   })
 }) {
   static readonly layer = Layer.effect(this, this.make)

@@ -104,6 +104,36 @@ const toView = (row: Row): FileView => ({
 
 const columns = "id, name, cid, size, number_of_files, mime_type, keyvalues, group_id, created_at, network, user_id"
 
+/** One condition on a key-value, as Pinata's legacy `pinList` sends it (`metadata[keyvalues]={"k":{"value":…,"op":…}}`). */
+export interface KeyValueCondition {
+  readonly key: string
+  readonly op: KeyValueOp
+  readonly value: string | number | boolean
+  readonly secondValue?: string | number | boolean
+}
+
+export type KeyValueOp =
+  | "eq" | "ne" | "gt" | "gte" | "lt" | "lte" | "between" | "notBetween"
+  | "like" | "notLike" | "iLike" | "notILike" | "regexp" | "iRegexp"
+
+/** A page of Pinata's legacy `pinList`: newest first, by offset; every filter left out matches all files. */
+export interface LegacyPageQuery {
+  readonly workspaceId: string
+  readonly network: Network
+  /** A part of the CID (case-sensitive: CIDs are). */
+  readonly hashContains?: string
+  /** Pinned at or after / at or before (ISO 8601). */
+  readonly pinStart?: string
+  readonly pinEnd?: string
+  readonly sizeMin?: number
+  readonly sizeMax?: number
+  /** A part of the name, matched without regard to case. */
+  readonly name?: string
+  readonly keyvalues?: ReadonlyArray<KeyValueCondition>
+  readonly limit: number
+  readonly offset: number
+}
+
 /** The queries the services make of it. */
 export const queries = (sql: SqlClient.SqlClient) => ({
   /** The file, if this workspace has it on this network. */
@@ -156,4 +186,81 @@ export const queries = (sql: SqlClient.SqlClient) => ({
       Effect.orDie,
       Effect.map((rows) => rows.length > 0)
     )
+,
+
+  /** The workspace's live files of this CID on this network, oldest first. */
+  byCid: (owner: { readonly workspaceId: string; readonly network: Network }, cid: string) =>
+    sql<Row>`SELECT ${sql.literal(columns)} FROM cairn_files
+      WHERE workspace_id = ${owner.workspaceId} AND network = ${owner.network} AND cid = ${cid}
+      ORDER BY created_at, id`.pipe(
+      Effect.orDie,
+      Effect.map((rows) => rows.map(toView))
+    ),
+
+  /**
+   * A page of the legacy `pinList` and how many files match in all. Values compared with `gt`…`notBetween` compare as
+   * numbers when the value given is a number (a stored value that is not a number then never matches), as text
+   * otherwise; `like` takes SQL's `%` and `_`; `regexp` is PostgreSQL's regular expression (`~`). The SQL fails for
+   * a regular expression PostgreSQL refuses: the caller maps that (`regexp` in the query) to 400.
+   */
+  legacyPage: (query: LegacyPageQuery) => {
+    const numeric = (key: string) => sql`(CASE WHEN (keyvalues ->> ${key}) ~ '^-?[0-9]+([.][0-9]+)?$' THEN (keyvalues ->> ${key})::numeric END)`
+    const side = (condition: KeyValueCondition) =>
+      typeof condition.value === "number" ? numeric(condition.key) : sql`(keyvalues ->> ${condition.key})`
+    const operand = (condition: KeyValueCondition, value: string | number | boolean) =>
+      typeof condition.value === "number" ? sql`${Number(value)}::numeric` : sql`${String(value)}::text`
+    const keyvalue = (c: KeyValueCondition) => {
+      const left = side(c)
+      const value = operand(c, c.value)
+      switch (c.op) {
+        case "eq":
+          return sql`${left} = ${value}`
+        case "ne":
+          return sql`${left} <> ${value}`
+        case "gt":
+          return sql`${left} > ${value}`
+        case "gte":
+          return sql`${left} >= ${value}`
+        case "lt":
+          return sql`${left} < ${value}`
+        case "lte":
+          return sql`${left} <= ${value}`
+        case "between":
+          return sql`${left} BETWEEN ${value} AND ${operand(c, c.secondValue ?? c.value)}`
+        case "notBetween":
+          return sql`${left} NOT BETWEEN ${value} AND ${operand(c, c.secondValue ?? c.value)}`
+        case "like":
+          return sql`(keyvalues ->> ${c.key}) LIKE ${String(c.value)}`
+        case "notLike":
+          return sql`(keyvalues ->> ${c.key}) NOT LIKE ${String(c.value)}`
+        case "iLike":
+          return sql`(keyvalues ->> ${c.key}) ILIKE ${String(c.value)}`
+        case "notILike":
+          return sql`(keyvalues ->> ${c.key}) NOT ILIKE ${String(c.value)}`
+        case "regexp":
+          return sql`(keyvalues ->> ${c.key}) ~ ${String(c.value)}`
+        case "iRegexp":
+          return sql`(keyvalues ->> ${c.key}) ~* ${String(c.value)}`
+      }
+    }
+    const conditions = [
+      sql`workspace_id = ${query.workspaceId}`,
+      sql`network = ${query.network}`,
+      ...(query.hashContains === undefined ? [] : [sql`strpos(cid, ${query.hashContains}) > 0`]),
+      ...(query.pinStart === undefined ? [] : [sql`created_at >= ${query.pinStart}::timestamptz`]),
+      ...(query.pinEnd === undefined ? [] : [sql`created_at <= ${query.pinEnd}::timestamptz`]),
+      ...(query.sizeMin === undefined ? [] : [sql`size >= ${query.sizeMin}`]),
+      ...(query.sizeMax === undefined ? [] : [sql`size <= ${query.sizeMax}`]),
+      ...(query.name === undefined ? [] : [sql`name ILIKE ${"%" + query.name.replace(/[\\%_]/g, "\\$&") + "%"}`]),
+      ...(query.keyvalues ?? []).map(keyvalue)
+    ]
+    const where = sql.and(conditions)
+    return Effect.all([
+      sql<Row>`SELECT ${sql.literal(columns)} FROM cairn_files WHERE ${where}
+        ORDER BY created_at DESC, id DESC LIMIT ${query.limit} OFFSET ${query.offset}`,
+      sql<{ readonly count: number | bigint | string }>`SELECT count(*) AS count FROM cairn_files WHERE ${where}`
+    ]).pipe(
+      Effect.map(([rows, [counted]]) => ({ rows: rows.map(toView), count: Number(counted?.count ?? 0) }))
+    )
+  }
 })

@@ -13,4 +13,13 @@ export class FileAlreadyExists extends Schema.TaggedError<FileAlreadyExists>()("
   override readonly message = "File already exists"
 }
 
+/**
+ * The caller's workspace holds no live file of this CID on the network: what Pinata's legacy `unpin` and
+ * `hashMetadata` answer for a hash the caller has not pinned.
+ */
+export class CidNotPinned extends Schema.TaggedError<CidNotPinned>()("CidNotPinned", { cid: Schema.String }) {
+  readonly status = 404
+  override readonly message = "Current user has not pinned the provided hash"
+}
+
 export type FileError = FileNotFound | FileAlreadyExists

@@ -9,9 +9,10 @@ import type { FileView } from "@cairn/application"
 import { File, ValidationFailed } from "@cairn/domain"
 import { Effect, Schema } from "effect"
 
+/** Key-values as the legacy `@pinata/sdk` sends them: numbers and booleans are kept as their text. */
 const Metadata = Schema.fromJsonString(Schema.Struct({
   name: Schema.optional(Schema.NullOr(Schema.String)),
-  keyvalues: Schema.optional(Schema.NullOr(File.KeyValues))
+  keyvalues: Schema.optional(Schema.NullOr(Schema.Record(Schema.String, Schema.Union([Schema.String, Schema.Number, Schema.Boolean]))))
 }))
 
 const Options = Schema.fromJsonString(Schema.Struct({
@@ -32,14 +33,14 @@ export interface LegacyOptions {
 export const decode = (fields: Readonly<Record<string, string>>) =>
   Effect.gen(function*() {
     const metadata = fields["pinataMetadata"] === undefined ? {} : yield* Schema.decodeUnknownEffect(Metadata)(fields["pinataMetadata"]).pipe(
-      Effect.mapError(() => new ValidationFailed({ detail: "pinataMetadata must be JSON {name, keyvalues} with string key-values" }))
+      Effect.mapError(() => new ValidationFailed({ detail: "pinataMetadata must be JSON {name, keyvalues} with string, number or boolean key-values" }))
     )
     const options = fields["pinataOptions"] === undefined ? {} : yield* Schema.decodeUnknownEffect(Options)(fields["pinataOptions"]).pipe(
       Effect.mapError(() => new ValidationFailed({ detail: "pinataOptions must be JSON {groupId, cidVersion: 0 or 1, wrapWithDirectory}" }))
     )
     return {
       name: metadata.name === null || metadata.name === "" ? undefined : metadata.name,
-      keyvalues: metadata.keyvalues ?? {},
+      keyvalues: Object.fromEntries(Object.entries(metadata.keyvalues ?? {}).map(([key, value]) => [key, String(value)])),
       groupId: options.groupId === undefined || options.groupId === "" ? null : options.groupId,
       cidVersion: options.cidVersion === 1 || options.cidVersion === "1" ? 1 : 0,
       wrapWithDirectory: options.wrapWithDirectory ?? false
