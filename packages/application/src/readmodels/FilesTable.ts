@@ -1,15 +1,17 @@
 /**
  * `cairn_files`: one row per live file (a delete removes it), for listing with filters and keyset pagination,
- * reading one file, and telling the gateway whether a CID is public.
+ * reading one file, and telling the gateway whether a CID is public. A file's `group_id` is the group it last
+ * joined, unless that group was deleted since: `GroupDeleted` lets go of its files here, in its own transaction,
+ * so no file is listed in a group that is gone, whichever of the two commits first.
  */
-import { File, type Network } from "@cairn/domain"
-import { Effect, Option } from "effect"
+import { File, Group, type Network } from "@cairn/domain"
+import { Effect, Option, Schema } from "effect"
 import type { SqlClient } from "effect/sql"
 import * as ReadModel from "./ReadModel.ts"
 
 export const projection = ReadModel.make({
   name: "files",
-  events: File.FileEvent,
+  events: Schema.Union([File.FileEvent, Group.GroupEvent]),
   tables: ["cairn_files"],
   setup: (sql) =>
     Effect.all([
@@ -18,7 +20,8 @@ export const projection = ReadModel.make({
         cid text NOT NULL, name text NOT NULL, size bigint NOT NULL, mime_type text NOT NULL, group_id text,
         keyvalues jsonb NOT NULL, number_of_files int NOT NULL, created_at timestamptz NOT NULL)`,
       sql`CREATE INDEX IF NOT EXISTS cairn_files_listing ON cairn_files (workspace_id, network, created_at, id)`,
-      sql`CREATE INDEX IF NOT EXISTS cairn_files_cid ON cairn_files (workspace_id, network, cid)`
+      sql`CREATE INDEX IF NOT EXISTS cairn_files_cid ON cairn_files (workspace_id, network, cid)`,
+      sql`CREATE INDEX IF NOT EXISTS cairn_files_group ON cairn_files (group_id) WHERE group_id IS NOT NULL`
     ]),
   on: {
     FileUploaded: (sql, e) =>
@@ -32,7 +35,10 @@ export const projection = ReadModel.make({
           name = coalesce(${e.name ?? null}, name),
           keyvalues = coalesce(${e.keyvalues === undefined ? null : JSON.stringify(e.keyvalues)}::jsonb, keyvalues)
         WHERE id = ${e.fileId}`,
-    FileDeleted: (sql, e) => sql`DELETE FROM cairn_files WHERE id = ${e.fileId}`
+    FileAddedToGroup: (sql, e) => sql`UPDATE cairn_files SET group_id = ${e.groupId} WHERE id = ${e.fileId}`,
+    FileRemovedFromGroup: (sql, e) => sql`UPDATE cairn_files SET group_id = NULL WHERE id = ${e.fileId} AND group_id = ${e.groupId}`,
+    FileDeleted: (sql, e) => sql`DELETE FROM cairn_files WHERE id = ${e.fileId}`,
+    GroupDeleted: (sql, e) => sql`UPDATE cairn_files SET group_id = NULL WHERE group_id = ${e.groupId}`
   }
 })
 

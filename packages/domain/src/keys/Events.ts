@@ -4,7 +4,11 @@
  */
 import { Schema } from "effect"
 
-export const Scope = Schema.Literals(["org:files:read", "org:files:write", "org:agents"])
+/**
+ * What a key may do: read or change files (and signatures), read or change groups, the `/v0` agents API, and manage
+ * the workspace's API keys (`/v3/pinata/keys`).
+ */
+export const Scope = Schema.Literals(["org:files:read", "org:files:write", "org:groups:read", "org:groups:write", "org:agents", "org:keys"])
 export type Scope = typeof Scope.Type
 
 export class ApiKeyIssued extends Schema.TaggedClass<ApiKeyIssued>()("ApiKeyIssued", {
