@@ -28,6 +28,7 @@ import * as Tracing from "./Tracing.ts"
 import * as AuthRoutes from "./v3/AuthRoutes.ts"
 import * as FilesRoutes from "./v3/FilesRoutes.ts"
 import * as GroupsRoutes from "./v3/GroupsRoutes.ts"
+import * as KeysRoutes from "./v3/KeysRoutes.ts"
 import * as SignatureRoutes from "./v3/SignatureRoutes.ts"
 import * as SignedUrlRoutes from "./v3/SignedUrlRoutes.ts"
 import * as V0Routes from "./v0/Routes.ts"
@@ -52,6 +53,7 @@ export const routes: Layer.Layer<never, Config.ConfigError, Requirements> = Laye
   AuthRoutes.layer,
   FilesRoutes.layer,
   GroupsRoutes.layer,
+  KeysRoutes.layer,
   SignatureRoutes.layer,
   SignedUrlRoutes.layer,
   GatewayRoutes.layer,
