@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { PinataSDK } from "pinata"
-import { cli, type ServerProcess, startServer, waitUntilServing } from "../src/testing/index.ts"
+import { cli, cliResult, type ServerProcess, startServer, waitUntilServing } from "../src/testing/index.ts"
 
 const dataDir = mkdtempSync(join(tmpdir(), "cairn-groups-"))
 let server: ServerProcess
@@ -303,5 +303,18 @@ describe("bad input to the groups API", () => {
     assert.sameMembers(Object.keys(document.paths["/v3/groups/{network}"] ?? {}), ["get", "post"])
     assert.sameMembers(Object.keys(document.paths["/v3/groups/{network}/{groupId}"] ?? {}), ["get", "put", "delete"])
     assert.sameMembers(Object.keys(document.paths["/v3/groups/{network}/{groupId}/ids/{fileId}"] ?? {}), ["put", "delete"])
+  })
+})
+
+// Last: it stops the server (the CLI opens the embedded database itself).
+describe("the read models", () => {
+  it("are what a rebuild from the log gives: groups, and the files that joined and left them", async () => {
+    server.child.kill("SIGTERM")
+    assert.strictEqual(await server.exited, 0, server.output())
+    for (const name of ["groups", "files"]) {
+      const checked = cliResult(env, "replay", name)
+      assert.strictEqual(checked.status, 0, checked.stdout + checked.stderr)
+      assert.include(checked.stdout, `${name}: equal`)
+    }
   })
 })

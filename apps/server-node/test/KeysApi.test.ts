@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { PinataSDK } from "pinata"
-import { cli, type ServerProcess, startServer, waitUntilServing } from "../src/testing/index.ts"
+import { cli, cliResult, type ServerProcess, startServer, waitUntilServing } from "../src/testing/index.ts"
 
 const dataDir = mkdtempSync(join(tmpdir(), "cairn-keys-"))
 let server: ServerProcess
@@ -260,5 +260,18 @@ describe("self-service keys through the official pinata SDK", () => {
     const log = server.output()
     assert.include(log, "/v3/pinata/keys", "the access log is on")
     for (const secret of answered) assert.notInclude(log, secret)
+  })
+})
+
+// Last: it stops the server (the CLI opens the embedded database itself).
+describe("the read models", () => {
+  it("are what a rebuild from the log gives: keys, their uses and revocations", async () => {
+    server.child.kill("SIGTERM")
+    assert.strictEqual(await server.exited, 0, server.output())
+    for (const name of ["api-keys"]) {
+      const checked = cliResult(env, "replay", name)
+      assert.strictEqual(checked.status, 0, checked.stdout + checked.stderr)
+      assert.include(checked.stdout, `${name}: equal`)
+    }
   })
 })

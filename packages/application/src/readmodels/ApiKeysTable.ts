@@ -17,24 +17,24 @@ export const projection = ReadModel.make({
     sql`CREATE TABLE IF NOT EXISTS cairn_api_keys (
       key_id text PRIMARY KEY, workspace_id text NOT NULL, user_id text NOT NULL, scopes text[] NOT NULL,
       expires_at timestamptz, revoked_at timestamptz, created_at timestamptz NOT NULL)`.pipe(
-      // Added with self-service keys (`/v3/pinata/keys`); `cli replay --in-place api-keys` fills them in for keys
-      // recorded before (none of which has a name or a use limit).
+      // Added with self-service keys (`/v3/pinata/keys`). Keys recorded before have no name, use limit or uses, so
+      // these defaults are what a rebuild from the log gives them too.
       Effect.andThen(sql`ALTER TABLE cairn_api_keys ADD COLUMN IF NOT EXISTS name text NOT NULL DEFAULT ''`),
       Effect.andThen(sql`ALTER TABLE cairn_api_keys ADD COLUMN IF NOT EXISTS max_uses int`),
       Effect.andThen(sql`ALTER TABLE cairn_api_keys ADD COLUMN IF NOT EXISTS uses int NOT NULL DEFAULT 0`),
-      Effect.andThen(sql`ALTER TABLE cairn_api_keys ADD COLUMN IF NOT EXISTS updated_at timestamptz`),
+      Effect.andThen(sql`ALTER TABLE cairn_api_keys ADD COLUMN IF NOT EXISTS last_used_at timestamptz`),
       Effect.andThen(sql`CREATE INDEX IF NOT EXISTS cairn_api_keys_workspace ON cairn_api_keys (workspace_id, created_at)`)
     ),
   on: {
     ApiKeyIssued: (sql, e) =>
-      sql`INSERT INTO cairn_api_keys (key_id, workspace_id, user_id, scopes, expires_at, created_at, name, max_uses, updated_at)
+      sql`INSERT INTO cairn_api_keys (key_id, workspace_id, user_id, scopes, expires_at, created_at, name, max_uses)
         VALUES (${e.keyId}, ${e.workspaceId}, ${e.userId}, ${[...e.scopes]}::text[], ${e.expiresAt}, ${e.at},
-          ${e.name ?? ""}, ${e.maxUses ?? null}, ${e.at})
+          ${e.name ?? ""}, ${e.maxUses ?? null})
         ON CONFLICT (key_id) DO NOTHING`,
-    ApiKeyUsed: (sql, e) => sql`UPDATE cairn_api_keys SET uses = uses + 1, updated_at = ${e.at} WHERE key_id = ${e.keyId}`,
-    ApiKeyRevoked: (sql, e) => sql`UPDATE cairn_api_keys SET revoked_at = ${e.at}, updated_at = ${e.at} WHERE key_id = ${e.keyId}`,
+    ApiKeyUsed: (sql, e) => sql`UPDATE cairn_api_keys SET uses = uses + 1, last_used_at = ${e.at} WHERE key_id = ${e.keyId}`,
+    ApiKeyRevoked: (sql, e) => sql`UPDATE cairn_api_keys SET revoked_at = ${e.at} WHERE key_id = ${e.keyId}`,
     WorkspaceDeleted: (sql, e) =>
-      sql`UPDATE cairn_api_keys SET revoked_at = ${e.at}, updated_at = ${e.at} WHERE workspace_id = ${e.workspaceId} AND revoked_at IS NULL`
+      sql`UPDATE cairn_api_keys SET revoked_at = ${e.at} WHERE workspace_id = ${e.workspaceId} AND revoked_at IS NULL`
   }
 })
 
@@ -86,7 +86,8 @@ interface Row {
   readonly revoked_at: Date | null
   readonly expires_at: Date | null
   readonly created_at: Date
-  readonly updated_at: Date | null
+  /** The key's last change: its creation, last use or revocation. */
+  readonly updated_at: Date
 }
 
 const toView = (row: Row): KeyView => ({
@@ -99,7 +100,7 @@ const toView = (row: Row): KeyView => ({
   revoked: row.revoked_at !== null,
   expiresAt: row.expires_at === null ? null : row.expires_at.toISOString(),
   createdAt: row.created_at.toISOString(),
-  updatedAt: (row.updated_at ?? row.created_at).toISOString()
+  updatedAt: row.updated_at.toISOString()
 })
 
 /** The queries the services make of it. */
@@ -129,8 +130,8 @@ export const queries = (sql: SqlClient.SqlClient) => ({
         : [query.exhausted ? sql`max_uses IS NOT NULL AND uses >= max_uses` : sql`(max_uses IS NULL OR uses < max_uses)`])
     ]
     return Effect.all({
-      keys: sql<Row>`SELECT key_id, name, user_id, scopes, max_uses, uses, revoked_at, expires_at, created_at, updated_at
-        FROM cairn_api_keys WHERE ${sql.and(conditions)}
+      keys: sql<Row>`SELECT key_id, name, user_id, scopes, max_uses, uses, revoked_at, expires_at, created_at,
+          greatest(created_at, last_used_at, revoked_at) AS updated_at FROM cairn_api_keys WHERE ${sql.and(conditions)}
         ORDER BY created_at DESC, key_id DESC LIMIT ${query.limit} OFFSET ${query.offset}`,
       count: sql<{ readonly count: number | bigint | string }>`SELECT count(*) AS count FROM cairn_api_keys WHERE ${sql.and(conditions)}`
     }).pipe(

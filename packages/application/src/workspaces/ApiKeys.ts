@@ -66,10 +66,10 @@ export class ApiKeys extends Context.Service<ApiKeys>()("cairn/ApiKeys", {
     })
 
     /**
-     * A key made by a key that may manage keys (`org:keys`, which its route asks for), for the same workspace and user, with Pinata's
-     * permissions as Cairn's scopes (`ApiKey.requested`): `admin` gives everything the creating key may do, and a
-     * scope the creating key lacks is refused (403), so no key can make a stronger one. Answers the JWT and the
-     * `pinata_api_key`/`pinata_api_secret` pair once; only the secret's SHA-256 is kept.
+     * A key made by a key that may manage keys (`org:keys`, which its route asks for), for the same workspace and
+     * user, with Pinata's permissions as Cairn's scopes (`ApiKey.requested`): `admin` gives everything the creating
+     * key may do, and a scope the creating key lacks is refused (403), so no key can make a stronger one. Answers the
+     * JWT and the `pinata_api_key`/`pinata_api_secret` pair once; only the secret's SHA-256 is kept.
      */
     const createSelfService = Effect.fn("ApiKeys.createSelfService")(function*(principal: Principal, input: SelfServiceKey) {
       const name = yield* Effect.fromResult(ApiKey.validateKeyName(input.keyName))
