@@ -98,7 +98,7 @@ const keyCreate = Command.make(
   {
     workspace: Flag.String("workspace").pipe(Flag.withDescription("The workspace id")),
     user: Flag.String("user").pipe(Flag.withDescription("The user the key acts for")),
-    scopes: Flag.String("scopes").pipe(Flag.withDescription("Comma-separated: org:files:read, org:files:write, org:agents")),
+    scopes: Flag.String("scopes").pipe(Flag.withDescription("Comma-separated: org:files:read, org:files:write, org:groups:read, org:groups:write, org:agents, org:keys")),
     expires: Flag.String("expires").pipe(Flag.withDescription("Lifetime such as 1h or 30d; no expiry when omitted"), Flag.optional)
   },
   ({ workspace, user, scopes, expires }) =>

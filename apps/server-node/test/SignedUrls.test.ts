@@ -224,10 +224,14 @@ describe("private access links", () => {
 
 describe("presigned uploads", () => {
   it("take one upload without a key, into the signer's workspace with the signed metadata", async () => {
-    const url = await pinata.upload.public.createSignedURL({ expires: 60, name: "from-browser.txt", keyvalues: { via: "signed" }, groupId: "group-1" })
+    const grouper = sdk(newKey("org:groups:write"))
+    const group = await grouper.groups.public.create({ name: "from browsers" })
+    // A group that is not the workspace's is refused when the URL is made.
+    assert.strictEqual((await failure(pinata.upload.public.createSignedURL({ expires: 60, groupId: "group-1" }))).statusCode, 404)
+    const url = await pinata.upload.public.createSignedURL({ expires: 60, name: "from-browser.txt", keyvalues: { via: "signed" }, groupId: group.id })
     assert.match(url, new RegExp(`^${server.url}/v3/files/signed/[0-9a-f-]{36}\\?X-Algorithm=ES256&X-Date=\\d+&X-Expires=60&X-Method=POST&X-Signature=`))
     const uploaded = await keyless.upload.public.file(new File(["hello from a browser\n"], "picked.txt", { type: "text/plain" })).url(url)
-    assert.deepInclude(uploaded, { name: "from-browser.txt", network: "public", group_id: "group-1", size: 21, mime_type: "text/plain" })
+    assert.deepInclude(uploaded, { name: "from-browser.txt", network: "public", group_id: group.id, size: 21, mime_type: "text/plain" })
     // Recorded as the signing key's upload.
     assert.strictEqual((uploaded as unknown as { user_id: string }).user_id, "ada")
     assert.deepStrictEqual(uploaded.keyvalues, { via: "signed" })

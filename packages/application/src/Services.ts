@@ -23,6 +23,7 @@ import { Console } from "./workspace/Console.ts"
 import { Domains } from "./domains/Domains.ts"
 import { Failover } from "./agents/Failover.ts"
 import { Files } from "./files/Files.ts"
+import { Groups } from "./files/Groups.ts"
 import { Issues } from "./workspaces/Issues.ts"
 import { NodeLeases } from "./cluster/NodeLeases.ts"
 import { RuntimeConfig } from "./workspace/RuntimeConfig.ts"
@@ -37,7 +38,7 @@ import { Templates } from "./templates/Templates.ts"
 import { WorkspaceFiles } from "./workspace/WorkspaceFiles.ts"
 import { Workspaces } from "./workspaces/Workspaces.ts"
 
-export type Provided = Workspaces | ApiKeys | Files | Signatures | SignedUrls | Agents | Gateway | Secrets | Skills | SecretVault | Issues | CommandHandler
+export type Provided = Workspaces | ApiKeys | Files | Groups | Signatures | SignedUrls | Agents | Gateway | Secrets | Skills | SecretVault | Issues | CommandHandler
   | DiskReserve
   | Templates
   | Console | WorkspaceFiles
@@ -60,7 +61,7 @@ export const layer: Layer.Layer<Provided, never, Requirements> = Layer.mergeAll(
   Layer.provideMerge(Layer.mergeAll(Snapshots.layer, Channels.layer, Domains.layer)),
   Layer.provideMerge(Gateway.layer),
   Layer.provideMerge(Layer.mergeAll(Templates.layer, Skills.layer, NodeLeases.layer, SignedUrls.layer)),
-  Layer.provideMerge(Layer.mergeAll(Workspaces.layer, ApiKeys.layer, Issues.layer, Files.layer, Signatures.layer, Secrets.layer)),
+  Layer.provideMerge(Layer.mergeAll(Workspaces.layer, ApiKeys.layer, Issues.layer, Files.layer, Groups.layer, Signatures.layer, Secrets.layer)),
   Layer.provideMerge(SecretVault.layer),
   Layer.provideMerge(Layer.merge(CommandHandler.layer, DiskReserve.layer))
 )

@@ -3,7 +3,7 @@
  * embedding). It needs the application services, the content store, the token signer, the admin token, and a
  * FileSystem and Path for staging uploads.
  */
-import type { Agents, ApiKeys, Files, Issues, Secrets, SecretVault, Signatures, SignedUrls, Skills, Workspaces } from "@cairn/application"
+import type { Agents, ApiKeys, Files, Groups, Issues, Secrets, SecretVault, Signatures, SignedUrls, Skills, Workspaces } from "@cairn/application"
 import type { Templates } from "@cairn/application"
 import type { Console, WorkspaceFiles } from "@cairn/application"
 import type { RuntimeConfig, Snapshots, Tasks } from "@cairn/application"
@@ -27,6 +27,8 @@ import * as TlsAskRoutes from "./TlsAskRoutes.ts"
 import * as Tracing from "./Tracing.ts"
 import * as AuthRoutes from "./v3/AuthRoutes.ts"
 import * as FilesRoutes from "./v3/FilesRoutes.ts"
+import * as GroupsRoutes from "./v3/GroupsRoutes.ts"
+import * as KeysRoutes from "./v3/KeysRoutes.ts"
 import * as LegacyRoutes from "./v3/LegacyRoutes.ts"
 import * as SignatureRoutes from "./v3/SignatureRoutes.ts"
 import * as SignedUrlRoutes from "./v3/SignedUrlRoutes.ts"
@@ -34,7 +36,7 @@ import * as V0Routes from "./v0/Routes.ts"
 
 /** What the routes need from the application around them (the event store only for the readiness probe's ping). */
 export type Requirements =
-  | Agents | ApiKeys | Files | Issues | Secrets | SecretVault | Signatures | SignedUrls | Skills | Workspaces | ContentStore | EventStore | TokenSigner | AdminToken.AdminToken
+  | Agents | ApiKeys | Files | Groups | Issues | Secrets | SecretVault | Signatures | SignedUrls | Skills | Workspaces | ContentStore | EventStore | TokenSigner | AdminToken.AdminToken
   | FileSystem.FileSystem | Path.Path | HttpRouter.HttpRouter
   | Templates
   | Console | WorkspaceFiles
@@ -51,6 +53,8 @@ export const routes: Layer.Layer<never, Config.ConfigError, Requirements> = Laye
   MetricsRoutes.layer,
   AuthRoutes.layer,
   FilesRoutes.layer,
+  GroupsRoutes.layer,
+  KeysRoutes.layer,
   LegacyRoutes.layer,
   SignatureRoutes.layer,
   SignedUrlRoutes.layer,

@@ -138,10 +138,12 @@ describe("the response Schemas", () => {
 
   it("check every JSON answer of a tour of the API: none is left unchecked", async () => {
     const workspace = await api.workspace(2)
-    const { token, keyId } = await api.key(workspace, ["org:agents", "org:files:read", "org:files:write"])
+    const { token, keyId } = await api.key(workspace, ["org:agents", "org:files:read", "org:files:write", "org:groups:read", "org:groups:write", "org:keys"])
     const agentId = await ApiKit.make(api.request).newAgent(token, "Tour")
     const agent = `/v0/agents/${agentId}`
     const secret = await api.request("POST", "/v0/secrets", token, { name: "TOUR_KEY", value: "v" })
+    const group = `/v3/groups/public/${(await api.request("POST", "/v3/groups/public", token, { name: "Tour" })).body!["data"].id}`
+    const made = await api.request("POST", "/v3/pinata/keys", token, { keyName: "tour", permissions: { admin: true }, maxUses: 3 })
     const tour: Array<[string, string, unknown?]> = [
       ["GET", agent],
       ["GET", `${agent}/devices`],
@@ -167,6 +169,14 @@ describe("the response Schemas", () => {
       ["GET", "/.well-known/jwks.json"],
       ["POST", "/v3/files/sign", { expires: 60, max_file_size: 10, allow_mime_types: ["image/*"] }],
       ["POST", "/v3/files/sign", { url: "https://gateway.example/files/bafkreifjjcie6lypi6ny7amxnfftagclbuxndqonfipmb64f2km2devei4", date: Math.floor(Date.now() / 1000), expires: 30, method: "GET" }],
+      ["GET", "/v3/groups/public"],
+      ["GET", group],
+      ["PUT", group, { name: "Tour 2", is_public: true }],
+      ["POST", "/v3/groups/private", { name: "Tour" }],
+      ["DELETE", group],
+      ["GET", "/v3/pinata/keys"],
+      ["POST", "/v3/pinata/keys", { keyName: "tour 2", permissions: { resources: ["org:files:write"] } }],
+      ["PUT", `/v3/pinata/keys/${made.body!["pinata_api_key"]}`],
       ["GET", `/admin/agents/${agentId}/events`],
       ["POST", "/admin/secrets/rotate-master-key"]
     ]

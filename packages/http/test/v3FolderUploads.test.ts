@@ -67,11 +67,17 @@ const treeCid = (cidVersion: 0 | 1) => kuboDirectoryVectors.find((v) => v.files 
 
 let writer: string
 let reader: string
+/** A group of the workspace on each network, for uploads that name one. */
+let privateGroup: string
+let publicGroup: string
 
 beforeAll(async () => {
   const workspaceId = await workspace(1)
   writer = (await key(workspaceId, ["org:files:read", "org:files:write"])).token
   reader = (await key(workspaceId, ["org:files:read"])).token
+  const grouper = (await key(workspaceId, ["org:groups:write"])).token
+  privateGroup = (await request("POST", "/v3/groups/private", grouper, { name: "folders" })).body!["data"].id
+  publicGroup = (await request("POST", "/v3/groups/public", grouper, { name: "pins" })).body!["data"].id
 }, 120_000)
 
 describe("POST /v3/files with a folder", () => {
@@ -103,12 +109,12 @@ describe("POST /v3/files with a folder", () => {
       { name: "network", content: "private" },
       { name: "name", content: "my folder" },
       { name: "keyvalues", content: JSON.stringify({ kind: "site" }) },
-      { name: "group_id", content: "g-1" },
+      { name: "group_id", content: privateGroup },
       { name: "cid_version", content: "v0" }
     ])
     assert.strictEqual(uploaded.status, 200, JSON.stringify(uploaded.body))
     const file = uploaded.body!["data"]
-    assert.deepInclude(file, { name: "my folder", size: 2, number_of_files: 2, mime_type: "directory", network: "private", group_id: "g-1" })
+    assert.deepInclude(file, { name: "my folder", size: 2, number_of_files: 2, mime_type: "directory", network: "private", group_id: privateGroup })
     assert.deepStrictEqual(file.keyvalues, { kind: "site" })
     assert.match(file.cid, /^Qm/)
     assert.deepStrictEqual(filesOf(await walk(file.cid, "private")), ["a.txt", "b/c.txt"])
@@ -204,8 +210,8 @@ describe("POST /pinning/pinFileToIPFS (the SDK's fileArray)", () => {
   })
 
   it("takes the group, defaults to CIDv0 as Pinata's legacy API does, and wraps the folder when asked", async () => {
-    const v0 = await post("/pinning/pinFileToIPFS", writer, sdkForm("tree", directoryTree, { groupId: "g-2" }))
-    assert.deepInclude(v0.body!, { IpfsHash: treeCid(0), GroupId: "g-2" })
+    const v0 = await post("/pinning/pinFileToIPFS", writer, sdkForm("tree", directoryTree, { groupId: publicGroup }))
+    assert.deepInclude(v0.body!, { IpfsHash: treeCid(0), GroupId: publicGroup })
     const wrapped = await post("/pinning/pinFileToIPFS", writer, sdkForm("site", [{ path: "index.html", content: "<p>hi</p>" }], { cidVersion: 1, wrapWithDirectory: true }))
     assert.deepInclude(wrapped.body!, { Name: "site", NumberOfFiles: 1, MimeType: "directory" })
     assert.deepStrictEqual((await walk(wrapped.body!["IpfsHash"])).map((entry) => entry.path), ["site", "site/index.html"])

@@ -1,13 +1,14 @@
 /**
- * Files: upload (content into the store, then the file and its CID record decided and appended together), folder
- * upload (the files as one UnixFS directory, recorded as one file of mime type `directory`), list with filters and
- * keyset pagination, get, update and delete (the file and the release of its CID, together). Every file is scoped
+ * Files: upload (content into the store, then the file and its CID record decided and appended together, with its
+ * group required there when it names one: an unknown group is 404 Group not found, checked before anything is
+ * stored), folder upload (the files as one UnixFS directory, recorded as one file of mime type `directory`), list
+ * with filters and keyset pagination, get, update and delete (the file and the release of its CID, together). Every file is scoped
  * to the caller's workspace and network; reads come from the files table. Nothing is stored while the data
  * directory's disk is below its reserve (507 Insufficient storage, DiskReserve.ts). An upload through a presigned URL
  * records the URL's one use in the same append (`singleUse`), so of two uploads racing on one URL only one is recorded.
  */
 import { ContentStore, type DirectoryFile, directoryPathProblem } from "@cairn/content-store"
-import { CidRecord, File, type Network, Reservation, SignedUrl, ValidationFailed } from "@cairn/domain"
+import { CidRecord, File, Group, type Network, Reservation, SignedUrl, ValidationFailed } from "@cairn/domain"
 import { Context, Effect, Layer, Option, type Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Principal } from "../Access.ts"
@@ -15,6 +16,7 @@ import { CommandHandler, decision, emptyStream, unreadDecision } from "../Comman
 import { DiskReserve } from "../DiskReserve.ts"
 import { now } from "../Now.ts"
 import * as FilesTable from "../readmodels/FilesTable.ts"
+import * as PageTokens from "./PageTokens.ts"
 
 export type { FileView } from "../readmodels/FilesTable.ts"
 
@@ -95,22 +97,6 @@ const isInvalidRegularExpression = (failure: unknown): boolean => {
   return false
 }
 
-/** Page tokens are opaque to clients: the (createdAt, id) of the last file of the previous page. */
-// The token's JSON is ASCII (an ISO date and a UUID), so btoa/atob suffice and work on every runtime.
-const encodeToken = (file: FilesTable.FileView) =>
-  btoa(JSON.stringify([file.createdAt, file.id])).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "")
-const decodeToken = (token: string): Option.Option<FilesTable.Cursor> => {
-  try {
-    const value: unknown = JSON.parse(atob(token.replace(/-/g, "+").replace(/_/g, "/")))
-    return Array.isArray(value) && value.length === 2 && typeof value[0] === "string" && typeof value[1] === "string" &&
-        !Number.isNaN(Date.parse(value[0]))
-      ? Option.some({ createdAt: value[0], id: value[1] })
-      : Option.none()
-  } catch {
-    return Option.none()
-  }
-}
-
 /** A file as its upload record has it now: what a response right after a command shows. */
 const toView = (file: File.FileUploaded): FilesTable.FileView => ({
   id: file.fileId,
@@ -153,26 +139,23 @@ export class Files extends Context.Service<Files>()("cairn/Files", {
       const { network, cid } = stored
       // Neither stream is read: the file's id was generated just above, so its stream is empty (the guard at 0
       // still says so), and a CID's record takes every upload of a new file id whatever it holds.
-      const upload = decision(File.decider, File.stream(fileId), new File.UploadFile({ fileId, workspaceId, userId, ...stored, at }), emptyStream(File.decider))
-      const cidUpload = unreadDecision(CidRecord.decider, CidRecord.stream(network, cid), new CidRecord.RecordCidUpload({ cid, network, workspaceId, fileId, at }))
-      // A presigned URL's use is read and guarded: of two uploads claiming it, the second decides again and is refused.
-      const metadata = { actor: userId }
-      const appended = singleUse === undefined
-        ? Effect.map(commands.executeAll([upload, cidUpload], metadata), ([file]) => file.state)
-        : Effect.map(
-          commands.executeAll([
-            upload,
-            cidUpload,
-            decision(Reservation.decider, SignedUrl.useReservation(singleUse), new Reservation.ClaimReservation({ owner: fileId, at }))
-          ], metadata),
-          ([file]) => file.state
-        )
-      const state = yield* appended.pipe(
+      const { groupId } = stored
+      const [{ state }] = yield* commands.executeAll([
+        decision(File.decider, File.stream(fileId), new File.UploadFile({ fileId, workspaceId, userId, ...stored, at }), emptyStream(File.decider)),
+        unreadDecision(CidRecord.decider, CidRecord.stream(network, cid), new CidRecord.RecordCidUpload({ cid, network, workspaceId, fileId, at })),
+        // The group, when one is named, must still be there as the file joins it (checked before storing, too).
+        ...(groupId === null ? [] : [decision(Group.decider, Group.stream(groupId), new Group.RequireGroup({ groupId, workspaceId, network }))]),
+        // A presigned URL's use is read and guarded: of two uploads claiming it, the second decides again and is refused.
+        ...(singleUse === undefined
+          ? []
+          : [decision(Reservation.decider, SignedUrl.useReservation(singleUse), new Reservation.ClaimReservation({ owner: fileId, at }))])
+      ], { actor: userId }).pipe(
         // A fresh file id is never taken and a CID upload is never refused: a refusal here is a bug, not the
-        // client's doing. Only a lost race, an unreachable store and a presigned URL used already are failures an
-        // upload reports (which also keeps domain error types out of the inferred types the HTTP package exports).
+        // client's doing. Only a group deleted meanwhile, a lost race, an unreachable store and a presigned URL used
+        // already are failures an upload reports (which also keeps domain error types out of the inferred types the
+        // HTTP package exports).
         Effect.catchTag(
-          ["TooMuchContention", "EventStoreUnavailable"],
+          ["GroupNotFound", "TooMuchContention", "EventStoreUnavailable"],
           (failure) => Effect.fail(failure),
           (refusal) => refusal._tag === "ReservationTaken" ? Effect.fail(new SignedUrl.SignedUrlRefused({ reason: "used" })) : Effect.die(refusal)
         )
@@ -180,7 +163,18 @@ export class Files extends Context.Service<Files>()("cairn/Files", {
       return toView(storedFile(state))
     })
 
+    /**
+     * Refuses a group that is not the caller's on the network (404 Group not found) before anything is stored; the
+     * upload's own append requires it again. No group is always fine.
+     */
+    const requireGroup = (principal: Principal, network: Network, groupId: string | null) =>
+      groupId === null
+        ? Effect.void
+        : Effect.flatMap(commands.load(Group.decider, Group.stream(groupId)), (loaded) =>
+          Effect.fromResult(Group.visible(loaded.state, groupId, principal.workspaceId, network)))
+
     const upload = Effect.fn("Files.upload")(function*(principal: Principal, input: Upload) {
+      yield* requireGroup(principal, input.network, input.groupId)
       yield* reserve.ensureRoom(input.size ?? 0)
       const added = yield* content.add(input.content, { network: input.network, cidVersion: input.cidVersion })
       return yield* record(principal, {
@@ -206,6 +200,7 @@ export class Files extends Context.Service<Files>()("cairn/Files", {
       if (problem !== undefined) {
         return yield* new ValidationFailed({ detail: `file path ${JSON.stringify(problem.path)} ${problem.reason}` })
       }
+      yield* requireGroup(principal, input.network, input.groupId)
       const folder = commonFolder(paths)
       const files = folder === undefined || input.wrapWithDirectory === true
         ? input.files
@@ -228,7 +223,7 @@ export class Files extends Context.Service<Files>()("cairn/Files", {
     })
 
     const list = Effect.fn("Files.list")(function*(principal: Principal, network: Network, query: ListQuery) {
-      const after = query.pageToken === undefined || query.pageToken === "" ? Option.none<FilesTable.Cursor>() : decodeToken(query.pageToken)
+      const after = query.pageToken === undefined || query.pageToken === "" ? Option.none<FilesTable.Cursor>() : PageTokens.decode(query.pageToken)
       if (query.pageToken && Option.isNone(after)) return yield* new ValidationFailed({ detail: "pageToken is not a token this service issued" })
       // One file more than the page holds tells whether there is a next page.
       const found = yield* files.page({
@@ -246,7 +241,7 @@ export class Files extends Context.Service<Files>()("cairn/Files", {
       const page = found.slice(0, query.limit)
       return {
         files: page,
-        nextPageToken: found.length > query.limit ? encodeToken(page[page.length - 1]!) : ""
+        nextPageToken: found.length > query.limit ? PageTokens.encode(page[page.length - 1]!) : ""
       }
     })
 
@@ -272,8 +267,9 @@ export class Files extends Context.Service<Files>()("cairn/Files", {
         ...(change.keyvalues === undefined ? {} : { keyvalues: change.keyvalues }),
         at: yield* now
       })
-      const { state } = yield* commands.execute(File.decider, File.stream(fileId), command, { actor: principal.userId })
-      return toView(storedFile(state))
+      yield* commands.execute(File.decider, File.stream(fileId), command, { actor: principal.userId })
+      // Read back rather than built from the file's record, whose group may be one deleted since (the table says none).
+      return yield* get(principal, network, fileId)
     })
 
     const remove = Effect.fn("Files.remove")(function*(principal: Principal, network: Network, fileId: string) {
@@ -339,7 +335,7 @@ export class Files extends Context.Service<Files>()("cairn/Files", {
     /** Whether this workspace holds a live file of this CID on this network (what a private access link reaches). */
     const holds = (workspaceId: string, network: Network, cid: string) => files.holds({ workspaceId, network }, cid)
 
-    return { upload, uploadFolder, list, get, update, remove, isPublic, holds, legacyList, unpin, updateByCid }
+    return { upload, uploadFolder, requireGroup, list, get, update, remove, isPublic, holds, legacyList, unpin, updateByCid }
   })
 }) {
   static readonly layer = Layer.effect(this, this.make)

@@ -1,16 +1,28 @@
 /**
  * `cairn_files`: one row per live file (a delete removes it), for listing with filters and keyset pagination,
- * reading one file, and telling the gateway whether a CID is public.
+ * reading one file, and telling the gateway whether a CID is public. A file's `group_id` is the group it last
+ * joined while that group is live; a group deleted since counts as none.
+ *
+ * `cairn_file_groups` (the live groups' ids, kept here so this read model stands on its own in a rebuild) is what
+ * makes that hold when a join and the group's delete race. The store's guard on the group's stream is a read (a
+ * join appends nothing there), so on PostgreSQL a join can commit after the delete it did not see. Here, a join or
+ * an upload takes its group's row for share, and a delete removes the row (waiting for those joins to commit) before
+ * it lets go of the group's files in a statement of its own, which then sees them: whichever commits first, no file
+ * is left in a deleted group, and a join that comes after the delete leaves the file in none.
  */
-import { File, type Network } from "@cairn/domain"
-import { Effect, Option } from "effect"
+import { File, Group, type Network } from "@cairn/domain"
+import { Effect, Option, Schema } from "effect"
 import type { SqlClient } from "effect/sql"
 import * as ReadModel from "./ReadModel.ts"
 
+/** The group, if it is live, its row held for share until the transaction ends; null otherwise. */
+const liveGroup = (sql: SqlClient.SqlClient, groupId: string | null) =>
+  groupId === null ? sql`NULL` : sql`(SELECT id FROM cairn_file_groups WHERE id = ${groupId} FOR SHARE)`
+
 export const projection = ReadModel.make({
   name: "files",
-  events: File.FileEvent,
-  tables: ["cairn_files"],
+  events: Schema.Union([File.FileEvent, Group.GroupEvent]),
+  tables: ["cairn_files", "cairn_file_groups"],
   setup: (sql) =>
     Effect.all([
       sql`CREATE TABLE IF NOT EXISTS cairn_files (
@@ -18,13 +30,20 @@ export const projection = ReadModel.make({
         cid text NOT NULL, name text NOT NULL, size bigint NOT NULL, mime_type text NOT NULL, group_id text,
         keyvalues jsonb NOT NULL, number_of_files int NOT NULL, created_at timestamptz NOT NULL)`,
       sql`CREATE INDEX IF NOT EXISTS cairn_files_listing ON cairn_files (workspace_id, network, created_at, id)`,
-      sql`CREATE INDEX IF NOT EXISTS cairn_files_cid ON cairn_files (workspace_id, network, cid)`
-    ]),
+      sql`CREATE INDEX IF NOT EXISTS cairn_files_cid ON cairn_files (workspace_id, network, cid)`,
+      sql`CREATE INDEX IF NOT EXISTS cairn_files_group ON cairn_files (group_id) WHERE group_id IS NOT NULL`,
+      sql`CREATE TABLE IF NOT EXISTS cairn_file_groups (id text PRIMARY KEY)`
+    ]).pipe(
+      // Before groups, an upload's group_id was kept as given: one that names no live group is none, as a rebuild
+      // from the log makes it.
+      Effect.andThen(sql`UPDATE cairn_files SET group_id = NULL
+        WHERE group_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM cairn_file_groups g WHERE g.id = cairn_files.group_id)`)
+    ),
   on: {
     FileUploaded: (sql, e) =>
       sql`INSERT INTO cairn_files (id, workspace_id, user_id, network, cid, name, size, mime_type, group_id, keyvalues, number_of_files, created_at)
         VALUES (${e.fileId}, ${e.workspaceId}, ${e.userId}, ${e.network}, ${e.cid},
-          ${e.name}, ${e.size}, ${e.mimeType}, ${e.groupId},
+          ${e.name}, ${e.size}, ${e.mimeType}, ${liveGroup(sql, e.groupId)},
           ${JSON.stringify(e.keyvalues)}::jsonb, ${e.numberOfFiles}, ${e.at})
         ON CONFLICT (id) DO NOTHING`,
     FileUpdated: (sql, e) =>
@@ -32,7 +51,15 @@ export const projection = ReadModel.make({
           name = coalesce(${e.name ?? null}, name),
           keyvalues = coalesce(${e.keyvalues === undefined ? null : JSON.stringify(e.keyvalues)}::jsonb, keyvalues)
         WHERE id = ${e.fileId}`,
-    FileDeleted: (sql, e) => sql`DELETE FROM cairn_files WHERE id = ${e.fileId}`
+    FileAddedToGroup: (sql, e) => sql`UPDATE cairn_files SET group_id = ${liveGroup(sql, e.groupId)} WHERE id = ${e.fileId}`,
+    FileRemovedFromGroup: (sql, e) => sql`UPDATE cairn_files SET group_id = NULL WHERE id = ${e.fileId} AND group_id = ${e.groupId}`,
+    FileDeleted: (sql, e) => sql`DELETE FROM cairn_files WHERE id = ${e.fileId}`,
+    GroupCreated: (sql, e) => sql`INSERT INTO cairn_file_groups (id) VALUES (${e.groupId}) ON CONFLICT (id) DO NOTHING`,
+    // Two statements: the second's snapshot is taken after the first has waited for the joins holding the row.
+    GroupDeleted: (sql, e) =>
+      sql`DELETE FROM cairn_file_groups WHERE id = ${e.groupId}`.pipe(
+        Effect.andThen(sql`UPDATE cairn_files SET group_id = NULL WHERE group_id = ${e.groupId}`)
+      )
   }
 })
 

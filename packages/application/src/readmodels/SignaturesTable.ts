@@ -55,10 +55,12 @@ export const queries = (sql: SqlClient.SqlClient) => ({
     sql<{
       readonly key_workspace_id: string | null
       readonly revoked: boolean | null
+      readonly limited: boolean | null
       readonly signature: string | null
       readonly address: string | null
       readonly workspace_id: string | null
-    }>`SELECT k.workspace_id AS key_workspace_id, k.revoked_at IS NOT NULL AS revoked, s.signature, s.address, s.workspace_id
+    }>`SELECT k.workspace_id AS key_workspace_id, k.revoked_at IS NOT NULL AS revoked,
+        k.max_uses IS NOT NULL AS limited, s.signature, s.address, s.workspace_id
       FROM (SELECT 1) AS one
       LEFT JOIN cairn_api_keys k ON k.key_id = ${keyId}
       LEFT JOIN cairn_signatures s ON s.network = ${network} AND s.cid = ${cid}`.pipe(
@@ -66,7 +68,7 @@ export const queries = (sql: SqlClient.SqlClient) => ({
       Effect.map(([row]) => ({
         standing: row === undefined || row.key_workspace_id === null
           ? Option.none<KeyStanding>()
-          : Option.some<KeyStanding>({ workspaceId: row.key_workspace_id, revoked: row.revoked === true }),
+          : Option.some<KeyStanding>({ workspaceId: row.key_workspace_id, revoked: row.revoked === true, limited: row.limited === true }),
         signature: row === undefined || row.signature === null
           ? Option.none<StoredSignature>()
           : Option.some<StoredSignature>({ signature: row.signature, address: row.address!, workspaceId: row.workspace_id! })

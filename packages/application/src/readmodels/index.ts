@@ -9,6 +9,7 @@ import * as DomainsTable from "./DomainsTable.ts"
 import * as ApiKeysTable from "./ApiKeysTable.ts"
 import * as ChannelsTable from "./ChannelsTable.ts"
 import * as FilesTable from "./FilesTable.ts"
+import * as GroupsTable from "./GroupsTable.ts"
 import * as IssuesTable from "./IssuesTable.ts"
 import * as SecretsTable from "./SecretsTable.ts"
 import * as SignaturesTable from "./SignaturesTable.ts"
@@ -20,12 +21,14 @@ import * as WorkspacesTable from "./WorkspacesTable.ts"
 export { AgentsTable, ApiKeysTable, FilesTable, IssuesTable, SecretsTable, SignaturesTable, SkillsTable, WorkspacesTable }
 export { SnapshotsTable, TemplatesTable }
 export { DomainsTable }
+export { GroupsTable }
 export { ChannelsTable }
 
 export const all: ReadonlyArray<Projection<SqlClient.SqlClient>> = [
   WorkspacesTable.projection,
   ApiKeysTable.projection,
   FilesTable.projection,
+  GroupsTable.projection,
   SignaturesTable.projection,
   AgentsTable.projection,
   SecretsTable.projection,

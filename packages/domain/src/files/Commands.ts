@@ -28,5 +28,23 @@ export class DeleteFile extends Schema.TaggedClass<DeleteFile>()("DeleteFile", {
   at: Schema.String
 }) {}
 
-export const FileCommand = Schema.Union([UploadFile, UpdateFile, DeleteFile])
+/** Puts the file in the group (the service decides the group's existence beside it); already there records nothing. */
+export class AddFileToGroup extends Schema.TaggedClass<AddFileToGroup>()("AddFileToGroup", {
+  fileId: Schema.String,
+  workspaceId: Schema.String,
+  network: Network,
+  groupId: Schema.String,
+  at: Schema.String
+}) {}
+
+/** Takes the file out of the group; a file that is not in that group is left as it is and nothing is recorded. */
+export class RemoveFileFromGroup extends Schema.TaggedClass<RemoveFileFromGroup>()("RemoveFileFromGroup", {
+  fileId: Schema.String,
+  workspaceId: Schema.String,
+  network: Network,
+  groupId: Schema.String,
+  at: Schema.String
+}) {}
+
+export const FileCommand = Schema.Union([UploadFile, UpdateFile, AddFileToGroup, RemoveFileFromGroup, DeleteFile])
 export type FileCommand = typeof FileCommand.Type

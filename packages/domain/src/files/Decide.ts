@@ -3,7 +3,7 @@ import { Match, Result } from "effect"
 import type { Network } from "../Network.ts"
 import type { FileCommand } from "./Commands.ts"
 import { FileAlreadyExists, type FileError, FileNotFound } from "./Errors.ts"
-import { FileDeleted, type FileEvent, FileUpdated, FileUploaded } from "./Events.ts"
+import { FileAddedToGroup, FileDeleted, type FileEvent, FileRemovedFromGroup, FileUpdated, FileUploaded } from "./Events.ts"
 import type { FileState } from "./State.ts"
 
 export type Decision = Result.Result<ReadonlyArray<FileEvent>, FileError>
@@ -25,6 +25,12 @@ export const decide = (command: FileCommand, state: FileState): Decision =>
         : Result.fail(new FileAlreadyExists({ fileId: fields.fileId })),
     UpdateFile: ({ _tag, workspaceId, network, ...change }) =>
       Result.map(visible(state, change.fileId, workspaceId, network), (): ReadonlyArray<FileEvent> => [new FileUpdated(change)]),
+    AddFileToGroup: ({ fileId, workspaceId, network, groupId, at }) =>
+      Result.map(visible(state, fileId, workspaceId, network), (file): ReadonlyArray<FileEvent> =>
+        file.groupId === groupId ? [] : [new FileAddedToGroup({ fileId, groupId, at })]),
+    RemoveFileFromGroup: ({ fileId, workspaceId, network, groupId, at }) =>
+      Result.map(visible(state, fileId, workspaceId, network), (file): ReadonlyArray<FileEvent> =>
+        file.groupId === groupId ? [new FileRemovedFromGroup({ fileId, groupId, at })] : []),
     DeleteFile: ({ fileId, workspaceId, network, at }) =>
       Result.map(visible(state, fileId, workspaceId, network), (): ReadonlyArray<FileEvent> => [new FileDeleted({ fileId, at })])
   })

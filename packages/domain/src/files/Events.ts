@@ -1,6 +1,6 @@
 /**
  * What happens to a file (stream `file-<id>`): uploaded to one network for one workspace, renamed or given new
- * key-values, deleted. These are stored: their schemas only ever grow optional fields.
+ * key-values, added to a group or taken out of it, deleted. These are stored: their schemas only ever grow optional fields.
  */
 import { Schema } from "effect"
 import { Network } from "../Network.ts"
@@ -36,5 +36,21 @@ export class FileDeleted extends Schema.TaggedClass<FileDeleted>()("FileDeleted"
   at: Schema.String
 }) {}
 
-export const FileEvent = Schema.Union([FileUploaded, FileUpdated, FileDeleted])
+/**
+ * The file joined a group of its workspace on its network (leaving the one it was in, if any). A group deleted
+ * later takes no event here: a file whose group is deleted is in no group (the files read model says so).
+ */
+export class FileAddedToGroup extends Schema.TaggedClass<FileAddedToGroup>()("FileAddedToGroup", {
+  fileId: Schema.String,
+  groupId: Schema.String,
+  at: Schema.String
+}) {}
+
+export class FileRemovedFromGroup extends Schema.TaggedClass<FileRemovedFromGroup>()("FileRemovedFromGroup", {
+  fileId: Schema.String,
+  groupId: Schema.String,
+  at: Schema.String
+}) {}
+
+export const FileEvent = Schema.Union([FileUploaded, FileUpdated, FileAddedToGroup, FileRemovedFromGroup, FileDeleted])
 export type FileEvent = typeof FileEvent.Type

@@ -17,5 +17,9 @@ export const evolve = (state: FileState, event: FileEvent): FileState =>
           })
         }
         : state,
+    FileAddedToGroup: ({ groupId }): FileState =>
+      state._tag === "Stored" ? { _tag: "Stored", file: new FileUploaded({ ...state.file, groupId }) } : state,
+    FileRemovedFromGroup: (): FileState =>
+      state._tag === "Stored" ? { _tag: "Stored", file: new FileUploaded({ ...state.file, groupId: null }) } : state,
     FileDeleted: (): FileState => (state._tag === "Stored" ? { _tag: "Deleted", file: state.file } : state)
   })

@@ -12,4 +12,16 @@ export class KeyAlreadyExists extends Schema.TaggedError<KeyAlreadyExists>()("Ke
   override readonly message = "Key already exists"
 }
 
-export type ApiKeyError = KeyNotFound | KeyAlreadyExists
+/** A key with `maxUses` has authenticated as many requests as it may: the service refuses it as 401 (`exhausted`). */
+export class KeyExhausted extends Schema.TaggedError<KeyExhausted>()("KeyExhausted", { keyId: Schema.String }) {
+  readonly status = 401
+  override readonly message = "Unauthorized"
+}
+
+/** A revoked key asked to be used: the service refuses it as 401 (`revoked`). */
+export class KeyRevoked extends Schema.TaggedError<KeyRevoked>()("KeyRevoked", { keyId: Schema.String }) {
+  readonly status = 401
+  override readonly message = "Unauthorized"
+}
+
+export type ApiKeyError = KeyNotFound | KeyAlreadyExists | KeyExhausted | KeyRevoked

@@ -1,6 +1,7 @@
 /**
  * API keys: a JWT Cairn signed for one user of one workspace with a set of scopes. The key's stream (`key-<id>`)
- * records its issue and its revocation; a revoked key is refused even while its JWT is valid.
+ * records its issue, its uses when it has a limit, and its revocation; a revoked or spent key is refused even while
+ * its JWT is valid.
  */
 import type { Decider } from "../Decider.ts"
 import type { ApiKeyCommand } from "./Commands.ts"
@@ -15,6 +16,7 @@ export { decide, type Decision } from "./Decide.ts"
 export * from "./Errors.ts"
 export * from "./Events.ts"
 export { evolve } from "./Evolve.ts"
+export * from "./Permissions.ts"
 export * from "./State.ts"
 
 export const stream = (keyId: string) => `key-${keyId}`

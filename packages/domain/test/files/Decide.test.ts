@@ -50,4 +50,29 @@ describe("a file", () => {
     assert.deepStrictEqual(Result.map(File.visible(state, fileId, "w1", "private"), (file) => file.cid), Result.succeed("bafy"))
     assert.deepStrictEqual(File.visible(state, fileId, "w2", "private"), Result.fail(new File.FileNotFound({ fileId })))
   })
+
+  it("joins a group, leaving the one it was in; joining its own group again or leaving another records nothing", () => {
+    const join = given(File.decider, [uploaded]).when(new File.AddFileToGroup({ fileId, ...owner, groupId: "g1", at }))
+    join.then([new File.FileAddedToGroup({ fileId, groupId: "g1", at })])
+    const joined = [new File.FileAddedToGroup({ fileId, groupId: "g1", at })]
+    given(File.decider, [uploaded, ...joined]).when(new File.AddFileToGroup({ fileId, ...owner, groupId: "g1", at })).then([])
+    given(File.decider, [uploaded, ...joined]).when(new File.AddFileToGroup({ fileId, ...owner, groupId: "g2", at }))
+      .then([new File.FileAddedToGroup({ fileId, groupId: "g2", at })])
+    given(File.decider, [uploaded, ...joined]).when(new File.RemoveFileFromGroup({ fileId, ...owner, groupId: "g2", at })).then([])
+    const leave = given(File.decider, [uploaded, ...joined]).when(new File.RemoveFileFromGroup({ fileId, ...owner, groupId: "g1", at }))
+    leave.then([new File.FileRemovedFromGroup({ fileId, groupId: "g1", at })])
+    const left = Result.getOrThrow(leave.state())
+    assert.isTrue(left._tag === "Stored" && left.file.groupId === null)
+  })
+
+  it("is not put in a group, nor taken out of one, by another workspace, on the other network, or once deleted", () => {
+    for (const [history, caller] of [
+      [[uploaded], { workspaceId: "w2", network: "private" as const }],
+      [[uploaded], { workspaceId: "w1", network: "public" as const }],
+      [[uploaded, deleted], owner]
+    ] as const) {
+      given(File.decider, history).when(new File.AddFileToGroup({ fileId, ...caller, groupId: "g1", at })).thenFails(new File.FileNotFound({ fileId }))
+      given(File.decider, history).when(new File.RemoveFileFromGroup({ fileId, ...caller, groupId: "g1", at })).thenFails(new File.FileNotFound({ fileId }))
+    }
+  })
 })

@@ -29,4 +29,23 @@ describe("an API key", () => {
     const error = Result.getFailure(refused.decision)
     assert.isTrue(error._tag === "Some" && error.value.status === 404 && error.value.message === "Key not found")
   })
+
+  it("is revoked by its own workspace only: another workspace's revoke finds no key", () => {
+    given(ApiKey.decider, [issued]).when(new ApiKey.RevokeApiKey({ keyId, workspaceId: "w1", at })).then([revoked])
+    given(ApiKey.decider, [issued]).when(new ApiKey.RevokeApiKey({ keyId, workspaceId: "w2", at })).thenFails(new ApiKey.KeyNotFound({ keyId }))
+    given(ApiKey.decider, [issued, revoked]).when(new ApiKey.RevokeApiKey({ keyId, workspaceId: "w2", at })).thenFails(new ApiKey.KeyNotFound({ keyId }))
+  })
+
+  it("with maxUses counts its uses and is refused once they are spent, or once it is revoked", () => {
+    const limited = new ApiKey.ApiKeyIssued({ ...fields, maxUses: 2, name: "twice" })
+    const used = new ApiKey.ApiKeyUsed({ keyId, at })
+    const use = new ApiKey.UseApiKey({ keyId, at })
+    given(ApiKey.decider, [limited]).when(use).then([used])
+    given(ApiKey.decider, [limited, used]).when(use).then([used])
+    given(ApiKey.decider, [limited, used, used]).when(use).thenFails(new ApiKey.KeyExhausted({ keyId }))
+    given(ApiKey.decider, [limited, used, revoked]).when(use).thenFails(new ApiKey.KeyRevoked({ keyId }))
+    given(ApiKey.decider).when(use).thenFails(new ApiKey.KeyNotFound({ keyId }))
+    const state = given(ApiKey.decider, [limited, used]).when(revoke).state()
+    assert.isTrue(Result.isSuccess(state) && state.success._tag === "Revoked" && state.success.uses === 1)
+  })
 })

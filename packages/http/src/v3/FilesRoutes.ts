@@ -13,7 +13,7 @@
 import { ApiKeys, DiskReserve, Files, type FolderUpload, type ListQuery, type Principal, SignedUrls } from "@cairn/application"
 import { ContentStoreUnavailable, heldBytes, heldContent, type HeldPieces, heldStart, type StagedLeaves } from "@cairn/content-store"
 import { bodyBytesRead, LeafWriter, readStaged, readStagedStart, stagedContent } from "@cairn/content-store/node"
-import { Cid, DiskSpace, File, Network, SignedUrl, ValidationFailed } from "@cairn/domain"
+import { Cid, DiskSpace, File, Group, Network, SignedUrl, ValidationFailed } from "@cairn/domain"
 import { ByteSize, Config, Effect, FileSystem, Path, Schema, type Scope, Stream } from "effect"
 import { HttpIncomingMessage, HttpRouter, type HttpServerRequest, HttpServerResponse, Multipart } from "effect/http"
 import { requireScope } from "../Authenticate.ts"
@@ -69,6 +69,9 @@ const corsHeaders = {
   "access-control-allow-headers": "Authorization, Content-Type, Source",
   "access-control-max-age": "600"
 }
+
+/** What an upload naming a group that is not the caller's on its network answers, for the route catalog. */
+const groupNotFound = new Group.GroupNotFound({ groupId: "" })
 
 /** What an upload answers below the disk reserve, for the route catalog. */
 const insufficientStorage = new DiskSpace.InsufficientStorage({ freeBytes: 0, reserveBytes: 0, bytes: 0 })
@@ -392,13 +395,13 @@ export const layer = HttpRouter.use((router) =>
         return json(LegacyPinning.toLegacyWire(pinned))
       }).pipe(Effect.scoped)
 
-    yield* RouteCatalog.add(router, { method: "POST", path: "/v3/files", summary: "Upload a file or a folder (multipart), or start a resumable upload (Upload-Length)", auth: "apiKey", scope: "org:files:write", body: { contentType: "multipart/form-data", description: "`file` part(s) and the pinata SDK's fields: network, name, group_id, keyvalues, cid_version" }, headers: [{ name: "Upload-Length", description: "starts a resumable upload of this many bytes (201, Location)" }, { name: "Upload-Metadata" }], response: { schema: FileEnvelope }, otherResponses: [{ status: 201, schema: ResumableUploads.Started, description: "A resumable upload started: its absolute Location, Upload-Offset 0" }], errors: [new UploadTooLarge(), insufficientStorage] }, (request) =>
+    yield* RouteCatalog.add(router, { method: "POST", path: "/v3/files", summary: "Upload a file or a folder (multipart), or start a resumable upload (Upload-Length)", auth: "apiKey", scope: "org:files:write", body: { contentType: "multipart/form-data", description: "`file` part(s) and the pinata SDK's fields: network, name, group_id, keyvalues, cid_version" }, headers: [{ name: "Upload-Length", description: "starts a resumable upload of this many bytes (201, Location)" }, { name: "Upload-Metadata" }], response: { schema: FileEnvelope }, otherResponses: [{ status: 201, schema: ResumableUploads.Started, description: "A resumable upload started: its absolute Location, Upload-Offset 0" }], errors: [new UploadTooLarge(), insufficientStorage, groupNotFound] }, (request) =>
       handled(Effect.gen(function*() {
         if (request.headers["upload-length"] !== undefined) return yield* resumable.create(keys, request)
         return yield* uploadMultipart(request)
       })))
-    yield* RouteCatalog.add(router, { method: "POST", path: "/pinning/pinFileToIPFS", summary: "Pinata's legacy pin (the SDK's fileArray)", auth: "apiKey", scope: "org:files:write", body: { contentType: "multipart/form-data", description: "`file` parts, pinataMetadata and pinataOptions as JSON" }, response: { schema: LegacyPinning.LegacyWire }, errors: [new UploadTooLarge(), insufficientStorage] }, (request) => handled(pinFileToIPFS(request)))
-    yield* RouteCatalog.add(router, { method: "POST", path: "/v3/files/signed/:grantId", summary: "Upload through a presigned URL: one upload, no key (the URL's X-Signature is the credential)", auth: "none", body: { contentType: "multipart/form-data", description: "`file` part(s), as to POST /v3/files; the name, group and key-values are the URL's" }, query: SignedUploadQuery, response: { schema: FileEnvelope }, errors: [new SignedUrl.SignedUrlRefused({ reason: "used" }), new SignedUrl.OverSignedLimit({ maxFileSize: 0 }), new UploadTooLarge(), insufficientStorage] }, (request) =>
+    yield* RouteCatalog.add(router, { method: "POST", path: "/pinning/pinFileToIPFS", summary: "Pinata's legacy pin (the SDK's fileArray)", auth: "apiKey", scope: "org:files:write", body: { contentType: "multipart/form-data", description: "`file` parts, pinataMetadata and pinataOptions as JSON" }, response: { schema: LegacyPinning.LegacyWire }, errors: [new UploadTooLarge(), insufficientStorage, groupNotFound] }, (request) => handled(pinFileToIPFS(request)))
+    yield* RouteCatalog.add(router, { method: "POST", path: "/v3/files/signed/:grantId", summary: "Upload through a presigned URL: one upload, no key (the URL's X-Signature is the credential)", auth: "none", body: { contentType: "multipart/form-data", description: "`file` part(s), as to POST /v3/files; the name, group and key-values are the URL's" }, query: SignedUploadQuery, response: { schema: FileEnvelope }, errors: [new SignedUrl.SignedUrlRefused({ reason: "used" }), new SignedUrl.OverSignedLimit({ maxFileSize: 0 }), new UploadTooLarge(), insufficientStorage, groupNotFound] }, (request) =>
       Effect.map(
         handled(Effect.flatMap(HttpRouter.params, (params) => uploadSigned(request, params["grantId"] ?? ""))),
         (response) => HttpServerResponse.setHeader(response, "access-control-allow-origin", "*")

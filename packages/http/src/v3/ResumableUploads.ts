@@ -8,7 +8,7 @@
  */
 import { ApiKeys, type DiskReserve, Files } from "@cairn/application"
 import { bodyBytesRead } from "@cairn/content-store/node"
-import { DiskSpace, ValidationFailed } from "@cairn/domain"
+import { DiskSpace, Group, ValidationFailed } from "@cairn/domain"
 import { Effect, type FileSystem, RcMap, Schema, Semaphore, Stream } from "effect"
 import type { HttpServerRequest } from "effect/http"
 import { requireScope } from "../Authenticate.ts"
@@ -43,7 +43,7 @@ class OffsetMismatch extends Schema.TaggedError<OffsetMismatch>()("OffsetMismatc
 }
 
 /** What the protocol's PATCH and GET may answer, for the route catalog. */
-export const errors = [new UploadNotFound(), new UploadTooLarge(), new OffsetMismatch({ expected: 0 }), new DiskSpace.InsufficientStorage({ freeBytes: 0, reserveBytes: 0, bytes: 0 })]
+export const errors = [new UploadNotFound(), new UploadTooLarge(), new OffsetMismatch({ expected: 0 }), new DiskSpace.InsufficientStorage({ freeBytes: 0, reserveBytes: 0, bytes: 0 }), new Group.GroupNotFound({ groupId: "" })]
 
 const Session = Schema.Struct({
   workspaceId: Schema.String,
@@ -119,7 +119,9 @@ export const make = (options: {
         const fields = yield* parseMetadata(request.headers["upload-metadata"])
         const cidVersion = new URL(request.url, "http://cairn").searchParams.get("X-Upload-Option-Cid-Version")
         if (cidVersion !== null) fields["cid_version"] = cidVersion
-        yield* UploadOptions.decode(fields) // refuse bad options now, not after gigabytes
+        // Refuse bad options, and a group that is not the caller's, now rather than after gigabytes.
+        const options = yield* UploadOptions.decode(fields)
+        yield* files.requireGroup(principal, options.network, options.groupId)
         yield* reserve.ensureRoom(length)
         const id = crypto.randomUUID()
         yield* fs.makeDirectory(directory, { recursive: true }).pipe(Effect.orDie)

@@ -11,8 +11,8 @@
  * the request came to (the SDK forces `https://` onto its `pinataGateway`, so the scheme and host of `url` are not
  * kept); its path and query are the given URL's.
  */
-import { ApiKeys, Forbidden, type Principal, SignedUrls } from "@cairn/application"
-import { canonical as canonicalCid, File, Network, SignedUrl, ValidationFailed } from "@cairn/domain"
+import { ApiKeys, Files, Forbidden, type Principal, SignedUrls } from "@cairn/application"
+import { canonical as canonicalCid, File, Group, Network, SignedUrl, ValidationFailed } from "@cairn/domain"
 import { Clock, Effect, Option, Schema } from "effect"
 import { HttpRouter, type HttpServerRequest } from "effect/http"
 import { authenticate, requireScope } from "../Authenticate.ts"
@@ -87,6 +87,7 @@ export const layer = HttpRouter.use((router) =>
   Effect.gen(function*() {
     const keys = yield* ApiKeys
     const signedUrls = yield* SignedUrls
+    const files = yield* Files
 
     const accessLink = (request: HttpServerRequest.HttpServerRequest, principal: Principal, body: typeof LinkBody.Type, requireHeld: boolean) =>
       Effect.gen(function*() {
@@ -112,6 +113,9 @@ export const layer = HttpRouter.use((router) =>
           ...(body.filename === undefined ? {} : { filename: body.filename }),
           ...(body.keyvalues === undefined ? {} : { keyvalues: body.keyvalues })
         }
+        // A group the URL names must be the workspace's on its network (404 Group not found now, not at the upload);
+        // without a network the upload's own is checked when it comes.
+        if (terms.network !== undefined && terms.groupId !== undefined) yield* files.requireGroup(principal, terms.network, terms.groupId)
         const date = body.date ?? (yield* nowSeconds)
         const { grant, token } = yield* signedUrls.signUpload(principal, { date, expires: body.expires, terms })
         const query = SignedUrlQuery.withGrant(new URLSearchParams(), grant, token, "POST")
@@ -125,7 +129,8 @@ export const layer = HttpRouter.use((router) =>
       auth: "apiKey",
       scope: "org:files:write",
       body: { schema: Schema.Union([UploadBody, LinkBody]), description: "An upload's {date, expires, max_file_size?, allow_mime_types?, group_id?, filename?, keyvalues?, network?}; or a link's {url, date, expires, method} (org:files:read)" },
-      response: { schema: UrlEnvelope }
+      response: { schema: UrlEnvelope },
+      errors: [new Group.GroupNotFound({ groupId: "" })]
     }, (request) =>
       handled(Effect.gen(function*() {
         // The scope depends on which of the two it is (checked by each), so any valid key gets that far.
