@@ -234,9 +234,9 @@ describe("POST /pinning/pinFileToIPFS (the SDK's fileArray)", () => {
       "Validation failed: pinataOptions must be JSON {groupId, cidVersion: 0 or 1, wrapWithDirectory}"
     )
     expectError(
-      await post("/pinning/pinFileToIPFS", writer, [...files([{ path: "a/b.txt", content: "b" }]), { name: "pinataMetadata", content: "{\"keyvalues\":{\"n\":1}}" }]),
+      await post("/pinning/pinFileToIPFS", writer, [...files([{ path: "a/b.txt", content: "b" }]), { name: "pinataMetadata", content: "{\"keyvalues\":{\"n\":{\"nested\":1}}}" }]),
       400,
-      "Validation failed: pinataMetadata must be JSON {name, keyvalues} with string key-values"
+      "Validation failed: pinataMetadata must be JSON {name, keyvalues} with string, number or boolean key-values"
     )
     expectError(await post("/pinning/pinFileToIPFS", writer, [{ name: "pinataMetadata", content: "{}" }]), 400, "Validation failed: a file part named \"file\" is required")
     expectError(await post("/pinning/pinFileToIPFS", undefined, files([{ path: "a/b.txt", content: "b" }])), 401, "Unauthorized", { reason: "missing-credentials" })
