@@ -1,11 +1,15 @@
 /**
  * The CLI's client of the server's admin API: `CAIRN_URL` (default http://127.0.0.1:3000) and the admin token
- * (`ADMIN_TOKEN`, or the file the server wrote in DATA_DIR). A refusal is shown with the server's own `error`
- * string and status (exit 1); a server that cannot be reached, with the URL tried and how to start one (exit 3).
+ * (`ADMIN_TOKEN`, or the file the server wrote in DATA_DIR). Before its first request a command says on stderr, in
+ * one line, which server it talks to and why (`CAIRN_URL`, or the default when that is not set in the environment: a
+ * shell variable that was not exported is not seen), so that a CLI aimed at the wrong server shows it; stdout keeps
+ * only the command's output. A refusal is shown with the server's own `error` string and status (exit 1); a server
+ * that cannot be reached, with the URL tried and how to start one (exit 3).
  */
 import type { AdminToken } from "@cairn/auth"
-import { HashedAdminToken, type SecretFile } from "@cairn/auth/node"
-import { Config, Effect, Redacted } from "effect"
+import type { SecretFile } from "@cairn/auth/node"
+import * as HashedAdminToken from "@cairn/auth/node/HashedAdminToken"
+import { Config, Console, Effect, Option, Redacted } from "effect"
 import { ServerRefused, ServerUnreachable, UsageError } from "./CliErrors.ts"
 
 export type RequestError =
@@ -36,16 +40,26 @@ const errorOf = (text: string): string => {
   return body === "" ? "(no body)" : body.length > 200 ? `${body.slice(0, 200)}…` : body
 }
 
+export const defaultUrl = "http://127.0.0.1:3000"
+
+/** Whether this process has said which server it talks to (once, before its first request). */
+let announced = false
+
 export const request = (
   method: "POST" | "GET" | "DELETE",
   path: string,
   body?: unknown
 ): Effect.Effect<unknown, RequestError> =>
   Effect.gen(function*() {
-    const base = yield* Config.String("CAIRN_URL").pipe(Config.withDefault("http://127.0.0.1:3000"))
+    const configured = yield* Config.option(Config.String("CAIRN_URL"))
+    const base = Option.getOrElse(configured, () => defaultUrl)
     const url = URL.parse(path, base)
     if (url === null || !url.protocol.startsWith("http")) {
       return yield* new UsageError({ detail: `CAIRN_URL must be the server's http(s) address, such as http://127.0.0.1:3000, not "${base}"` })
+    }
+    if (!announced) {
+      announced = true
+      yield* Console.error(`cairn: server ${url.origin} (${Option.isSome(configured) ? "CAIRN_URL" : "the default: CAIRN_URL is not set"})`)
     }
     const dataDir = yield* Config.String("DATA_DIR").pipe(Config.withDefault("./data"))
     const token = yield* HashedAdminToken.read({ dataDir })
