@@ -64,7 +64,7 @@ try {
   const ways: Record<string, (args: ReadonlyArray<string>) => number> = {
     "./cairn (bundle)": (args) => run(cairn, args).ms,
     "sources": (args) => run(node, [join(root, "apps/cli/src/start.mjs"), ...args], { CAIRN_BUNDLE: "off" }).ms,
-    "npm run -s cli": (args) => run("npm", ["run", "-s", "cli", "--", ...args]).ms
+    "npm run -s cli (bundle)": (args) => run("npm", ["run", "-s", "cli", "--", ...args]).ms
   }
   const baseline = () => run(node, ["-e", ""]).ms
 
@@ -93,12 +93,12 @@ try {
   const load = (await import("node:os")).loadavg().map((l) => l.toFixed(1)).join(" ")
   console.log(`admin CLI, ${rounds} rounds, load average ${load} (ms: median (min–max); ratio to node -e '' in the same round)`)
   const base = spread(times.get("node -e ''")!)
-  console.log(`  node -e ''`.padEnd(44) + `${base.median.toFixed(0)} ms (${base.min.toFixed(0)}–${base.max.toFixed(0)})`)
+  console.log(`  node -e ''`.padEnd(52) + `${base.median.toFixed(0)} ms (${base.min.toFixed(0)}–${base.max.toFixed(0)})`)
   for (const { name } of cases) {
     const t = spread(times.get(name)!)
     const r = spread(ratios.get(name)!)
     console.log(
-      `  ${name}`.padEnd(44) +
+      `  ${name}`.padEnd(52) +
         `${t.median.toFixed(0)} ms (${t.min.toFixed(0)}–${t.max.toFixed(0)})`.padEnd(24) +
         `${r.median.toFixed(1)}x (${r.min.toFixed(1)}–${r.max.toFixed(1)})`
     )
