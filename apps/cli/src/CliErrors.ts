@@ -31,7 +31,7 @@ export class ServerUnreachable extends Schema.TaggedError<ServerUnreachable>()("
 
   override get message() {
     return `cannot connect to the Cairn server at ${this.url} (${this.reason}).\n` +
-      "  Is it running? Start it with `npm start` in the Cairn directory, or set CAIRN_URL to where it listens."
+      "  Is it running? Start it with `npm start` in the Cairn directory, or export CAIRN_URL=<the address it listens on>."
   }
 }
 

@@ -4,7 +4,6 @@
  * install's progress. Without a version, the one the server would give a new agent (the newest offered, within
  * `OPENCLAW_VERSIONS` when set).
  */
-import { OpenClawEngineInstall } from "@cairn/agent-engine-openclaw"
 import { Config, Console, Effect, Option } from "effect"
 import { Argument, Command } from "effect/cli"
 import * as Path from "node:path"
@@ -24,6 +23,8 @@ const install = Command.make(
       const enginesDir = yield* Config.String("OPENCLAW_ENGINES_DIR").pipe(Config.withDefault(Path.join(dataDir, "engines")))
       const allowlist = yield* Config.option(Config.String("OPENCLAW_VERSIONS"))
       const nodePath = yield* Config.option(Config.String("OPENCLAW_NODE"))
+      // Imported when the command runs: the other commands do not load the engine's package.
+      const { OpenClawEngineInstall } = yield* Effect.promise(() => import("@cairn/agent-engine-openclaw"))
       const installed = yield* OpenClawEngineInstall.install({
         enginesDir,
         report: (line) => Console.log(line),

@@ -2,6 +2,8 @@
  * The admin CLI against a real server process, as an operator runs it: what it prints and how it exits when the
  * server refuses (1), when the command line cannot work (2), when no server answers (3); and audit trails.
  */
+import * as Bundle from "@cairn/server-node/Bundle"
+import { build } from "@cairn/server-node/BundleBuild"
 import { freePort, ioSettled, newApiUser, type ServerProcess, startServer, waitUntilServing } from "@cairn/server-node/testing"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { spawnSync } from "node:child_process"
@@ -26,13 +28,20 @@ const cli = (args: ReadonlyArray<string>, env: Record<string, string> = {}) => {
   return { code: result.status, stdout: result.stdout, stderr: result.stderr }
 }
 
-/** One failed run: its exit code and its one `cairn: …` message, never empty and never a stack trace. */
+/** The line a command that talks to the server prints first on stderr: which server, and why that one. */
+const announced = (url: string, why = "CAIRN_URL") => `cairn: server ${url} (${why})\n`
+
+/**
+ * One failed run: its exit code and its one `cairn: …` message, never empty and never a stack trace (`stderr`
+ * without the line that names the server, which a run that reached for one prints first: `server` is that line).
+ */
 const failure = (args: ReadonlyArray<string>, env: Record<string, string> = {}) => {
   const run = cli(args, env)
   assert.notMatch(run.stderr, /^cairn: *$/m, "the message is never empty")
   assert.notInclude(run.stderr, "    at ", "no stack trace")
   assert.strictEqual(run.stdout, "")
-  return run
+  const server = /^cairn: server .*\n/.exec(run.stderr)?.[0]
+  return { ...run, server, stderr: server === undefined ? run.stderr : run.stderr.slice(server.length) }
 }
 
 beforeAll(async () => {
@@ -52,6 +61,7 @@ describe("the admin CLI when a request fails", () => {
   it("prints the server's error string and status for an unknown workspace, key or agent, and exits 1", () => {
     const workspace = failure(["key", "create", "--workspace", "nope", "--user", "ada", "--scopes", "org:files:read"])
     assert.strictEqual(workspace.code, 1)
+    assert.strictEqual(workspace.server, announced(server.url))
     assert.strictEqual(workspace.stderr, "cairn: Workspace not found (HTTP 404 from POST /admin/keys)\n")
 
     const key = failure(["key", "revoke", "no-such-key"])
@@ -80,6 +90,7 @@ describe("the admin CLI when a request fails", () => {
     const down = `http://127.0.0.1:${await freePort()}`
     const run = failure(["workspace", "create", "--name", "Nope"], { CAIRN_URL: down })
     assert.strictEqual(run.code, 3)
+    assert.strictEqual(run.server, announced(down))
     assert.include(run.stderr, `cairn: cannot connect to the Cairn server at ${down} (ECONNREFUSED)`)
     assert.include(run.stderr, "Start it with `npm start`")
   }, timeout)
@@ -113,9 +124,79 @@ describe("the admin CLI when a request fails", () => {
     assert.strictEqual(url.code, 2)
     assert.include(url.stderr, "CAIRN_URL must be the server's http(s) address")
 
-    const help = cli(["--help"])
-    assert.strictEqual(help.code, 0)
-    assert.include(help.stdout, "USAGE", "help asked for stays on stdout")
+    // A command named without its subcommand, or none at all: help not asked for, so a usage error.
+    for (const args of [["key"], ["workspace"], []]) {
+      const bare = cli(args)
+      assert.strictEqual(bare.code, 2, args.join(" "))
+      assert.strictEqual(bare.stdout, "", args.join(" "))
+      assert.include(bare.stderr, "USAGE", args.join(" "))
+      assert.include(bare.stderr, "SUBCOMMANDS", args.join(" "))
+    }
+
+    for (const args of [["--help"], ["key", "--help"], ["key", "create", "--help"]]) {
+      const help = cli(args)
+      assert.strictEqual(help.code, 0, args.join(" "))
+      assert.include(help.stdout, "USAGE", "help asked for stays on stdout")
+      assert.strictEqual(help.stderr, "", args.join(" "))
+    }
+  }, timeout)
+})
+
+describe("which server the admin CLI talks to", () => {
+  it("says it on stderr, in one line before its output: CAIRN_URL, or the default when it is not in the environment", () => {
+    const created = cli(["workspace", "create", "--name", "Announced"])
+    assert.strictEqual(created.code, 0, created.stderr)
+    assert.strictEqual(created.stderr, announced(server.url))
+    assert.match(created.stdout, /^Created workspace Announced \(free, agent limit 1\)\n[0-9a-f-]{36}\n$/, "stdout is the output alone")
+
+    // `CAIRN_URL=…` without `export` is a shell variable the CLI never sees: it says it uses the default instead.
+    const { CAIRN_URL: _, ...inherited } = process.env
+    const unexported = spawnSync("bash", ["-c", `CAIRN_URL=${server.url}; "$0" "$1" workspace create --name Unexported`, process.execPath, main], {
+      env: { ...inherited, DATA_DIR: dataDir },
+      encoding: "utf8"
+    })
+    assert.match(unexported.stderr, /^cairn: server http:\/\/127\.0\.0\.1:3000 \(the default: CAIRN_URL is not set\)\n/)
+    assert.notInclude(unexported.stdout, "Created workspace")
+  }, timeout)
+})
+
+describe("./cairn, the CLI's own entry point", () => {
+  const cairn = fileURLToPath(new URL("../../../cairn", import.meta.url))
+  const run = (args: ReadonlyArray<string>, env: Record<string, string> = {}) => {
+    const result = spawnSync(cairn, args, { env: { ...process.env, CAIRN_URL: server.url, DATA_DIR: dataDir, ...env }, encoding: "utf8" })
+    return { code: result.status, stdout: result.stdout, stderr: result.stderr }
+  }
+
+  it("answers from its bundle as from its sources: output, the server's line, usage errors, exit codes", async () => {
+    const bundleDir = mkdtempSync(join(tmpdir(), "cairn-cli-bundle-"))
+    try {
+      await build(bundleDir, Bundle.cli)
+      // What start.mjs will find: the bundle just built, current.
+      const saved = { dir: process.env["CAIRN_CLI_BUNDLE_DIR"], on: process.env["CAIRN_BUNDLE"] }
+      Object.assign(process.env, { CAIRN_CLI_BUNDLE_DIR: bundleDir, CAIRN_BUNDLE: "on" })
+      assert.include(Bundle.fresh(Bundle.cli), bundleDir)
+      Object.assign(process.env, { CAIRN_CLI_BUNDLE_DIR: saved.dir ?? "", CAIRN_BUNDLE: saved.on ?? "off" })
+      if (saved.dir === undefined) delete process.env["CAIRN_CLI_BUNDLE_DIR"]
+      for (const env of [{ CAIRN_BUNDLE: "off" }, { CAIRN_BUNDLE: "on", CAIRN_CLI_BUNDLE_DIR: bundleDir }]) {
+        const what = JSON.stringify(env)
+        const created = run(["workspace", "create", "--name", "Bundled", "--plan", "pro"], env)
+        assert.strictEqual(created.code, 0, `${what}: ${created.stderr}`)
+        assert.strictEqual(created.stderr, announced(server.url), what)
+        const workspaceId = created.stdout.trim().split("\n").at(-1)!
+        const key = run(["key", "create", "--workspace", workspaceId, "--user", "ada", "--scopes", "org:agents"], env)
+        assert.strictEqual(key.code, 0, `${what}: ${key.stderr}`)
+        assert.match(key.stdout.trim().split("\n").at(-1)!, /^eyJ[\w-]+\.[\w-]+\.[\w-]+$/, what)
+        const missing = run(["key", "create", "--workspace", workspaceId, "--user", "ada"], env)
+        assert.strictEqual(missing.code, 2, what)
+        assert.strictEqual(missing.stdout, "", what)
+        assert.include(missing.stderr, "--scopes", what)
+        const refused = run(["audit", "--agent", "no-such-agent"], env)
+        assert.strictEqual(refused.code, 1, what)
+        assert.include(refused.stderr, "cairn: Agent not found (HTTP 404 from GET /admin/agents/no-such-agent/events)", what)
+      }
+    } finally {
+      rmSync(bundleDir, { recursive: true, force: true })
+    }
   }, timeout)
 })
 

@@ -21,9 +21,6 @@ import { pathToFileURL } from "node:url"
 import { type Plugin, rolldown } from "rolldown"
 import * as Bundle from "./Bundle.ts"
 
-/** The server's module: the bundle's entry. */
-const entry = Path.join(import.meta.dirname, "Server.ts")
-
 /** Modules not bundled, by their resolved path: PGlite (WebAssembly and data files beside its modules). */
 const unbundledPackages = [/\/node_modules\/@electric-sql\/pglite\//]
 
@@ -41,7 +38,7 @@ const literal = (value: string) => JSON.stringify(value)
  * Keeps every module's `import.meta` its own, and leaves out what must not be bundled (see above). `resolved`
  * collects the files `import.meta.resolve` and the unbundled modules stand for, which the manifest records too.
  */
-const cairnPlugin = (loadedFirst: ReadonlySet<string>, resolved: Set<string>): Plugin => ({
+const cairnPlugin = (entry: string, loadedFirst: ReadonlySet<string>, resolved: Set<string>): Plugin => ({
   name: "cairn-server-bundle",
   async resolveId(source, importer, options) {
     if (source.startsWith("node:") || source.startsWith("\0")) return null
@@ -81,7 +78,7 @@ const cairnPlugin = (loadedFirst: ReadonlySet<string>, resolved: Set<string>): P
  * The modules main.ts loads before the server (Bundle.loadedFirst) and what they import (the relative, not type-only
  * imports of Cairn's sources): left out of the bundle, so that the server shares main.ts's instances of them.
  */
-const sharedWithMain = (): Set<string> => {
+const sharedWithMain = (target: Bundle.Target): Set<string> => {
   const shared = new Set<string>()
   const visit = (file: string) => {
     if (shared.has(file)) return
@@ -91,7 +88,7 @@ const sharedWithMain = (): Set<string> => {
       visit(Path.resolve(Path.dirname(file), specifier!))
     }
   }
-  for (const specifier of Bundle.loadedFirst) visit(new URL(import.meta.resolve(specifier)).pathname)
+  for (const specifier of target.loadedFirst) visit(new URL(import.meta.resolve(specifier)).pathname)
   return shared
 }
 
@@ -118,10 +115,10 @@ class ChangedWhileBuilt extends Error {}
  * Builds the bundle into `directory` and makes it the current one there (its manifest replaced in one rename).
  * Returns the manifest. A build during which a file changed is done again, three times at most.
  */
-export const build = async (directory: string): Promise<Bundle.Manifest> => {
+export const build = async (directory: string, target: Bundle.Target = Bundle.server): Promise<Bundle.Manifest> => {
   for (let attempt = 1;; attempt++) {
     try {
-      return await buildOnce(directory)
+      return await buildOnce(directory, target)
     } catch (error) {
       if (!(error instanceof ChangedWhileBuilt) || attempt === 3) throw error
       await new Promise((resolve) => setTimeout(resolve, 2_000))
@@ -129,26 +126,26 @@ export const build = async (directory: string): Promise<Bundle.Manifest> => {
   }
 }
 
-const buildOnce = async (directory: string): Promise<Bundle.Manifest> => {
+const buildOnce = async (directory: string, target: Bundle.Target): Promise<Bundle.Manifest> => {
   // Files changed from here on may have been read either way. Some file systems keep seconds only.
   const began = Date.now() - 2_000
-  const loadedFirst = sharedWithMain()
+  const loadedFirst = sharedWithMain(target)
   const resolved = new Set<string>()
   const bundle = await rolldown({
-    input: entry,
+    input: target.entry,
     platform: "node",
     cwd: Bundle.root,
     external: [/^node:/],
     makeAbsoluteExternalsRelative: false,
     logLevel: "silent",
-    plugins: [cairnPlugin(loadedFirst, resolved)]
+    plugins: [cairnPlugin(target.entry, loadedFirst, resolved)]
   })
   const folder = `bundle-${Date.now()}-${process.pid}`
   mkdirSync(directory, { recursive: true })
   const output = await bundle.write({
     dir: Path.join(directory, folder),
     format: "esm",
-    entryFileNames: "server.mjs",
+    entryFileNames: target.entryFile,
     chunkFileNames: "[name]-[hash].mjs",
     // All ASCII (non-ASCII characters escaped, JSDoc comments, where most of them were, left out): an ASCII
     // source is read into a one-byte string, in about half the time (docs/performance.md, "bench:startup").
@@ -178,7 +175,7 @@ const buildOnce = async (directory: string): Promise<Bundle.Manifest> => {
     version: Bundle.manifestVersion,
     node: process.version,
     folder,
-    entry: "server.mjs",
+    entry: target.entryFile,
     inputs: recorded.filter((input) => input !== undefined)
   }
   const temporary = Path.join(directory, `${Bundle.manifestFile}.${process.pid}`)
@@ -219,26 +216,31 @@ const locked = async <A>(directory: string, body: () => Promise<A>): Promise<A |
   }
 }
 
+// `BundleBuild.ts [server|cli]`: that target's bundle; both without one (`npm run build`).
 if (import.meta.main) {
   const quiet = process.env["CAIRN_BUNDLE_QUIET"] === "1"
   if (quiet) setPriority(19)
-  const directory = Bundle.directory()
-  const started = performance.now()
-  try {
-    const manifest = await locked(directory, () => build(directory))
-    if (!quiet) {
-      console.log(
-        manifest === undefined
-          ? `another build is running in ${directory}`
-          : `bundle built in ${((performance.now() - started) / 1000).toFixed(1)} s: ${
-            Path.join(directory, manifest.folder, manifest.entry)
-          }, ${manifest.inputs.length} files`
-      )
-    }
-  } catch (error) {
-    if (!quiet) {
-      console.error(error)
-      process.exitCode = 1
+  const named = process.argv[2]
+  const targets = named === undefined ? [Bundle.server, Bundle.cli] : [Bundle.server, Bundle.cli].filter((t) => t.name === named)
+  for (const target of targets) {
+    const directory = Bundle.directory(target)
+    const started = performance.now()
+    try {
+      const manifest = await locked(directory, () => build(directory, target))
+      if (!quiet) {
+        console.log(
+          manifest === undefined
+            ? `another build is running in ${directory}`
+            : `${target.name} bundle built in ${((performance.now() - started) / 1000).toFixed(1)} s: ${
+              Path.join(directory, manifest.folder, manifest.entry)
+            }, ${manifest.inputs.length} files`
+        )
+      }
+    } catch (error) {
+      if (!quiet) {
+        console.error(error)
+        process.exitCode = 1
+      }
     }
   }
 }

@@ -29,4 +29,4 @@ if (process.env["DATABASE_URL"] === undefined && process.env["PGLITE_WORKER"] ==
 const Bundle = await import("./Bundle.ts")
 const bundled = Bundle.fresh()
 if (bundled !== undefined) await import(bundled)
-else void (await import("./Server.ts")).ready.then(Bundle.buildLater)
+else void (await import("./Server.ts")).ready.then(() => Bundle.buildLater())

@@ -8,6 +8,8 @@
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import { spawn } from "node:child_process"
 import { once } from "node:events"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -95,4 +97,65 @@ describe.runIf(embeddedStorePass)("the README", () => {
     }
     assert.strictEqual(await server.exited, 0, server.output())
   }, 300_000)
+})
+
+/**
+ * The agents snippet's helpers where the happy path above cannot take them, run as the README defines them against a
+ * stand-in server that answers as Cairn does when a gateway fails to start: a create answering 500 `Gateway failed
+ * to start` with the agent (docs/api.md), whose history holds the `AgentFailedToStart` with the log's tail; and an
+ * agent that stays `starting` (`sleep` made instant, so the 3-minute bound passes at once).
+ */
+describe.runIf(embeddedStorePass)("the README's agent helpers", () => {
+  it("print the failure and its reason for a create that answers 500, and give up on an agent that never runs", async () => {
+    const readme = readFileSync(join(root, "README.md"), "utf8")
+    const block = runnableBlocks(readme).find((b) => b.text.includes("create_agent()"))
+    assert.isDefined(block, "the agents snippet defines create_agent")
+    const lines = block!.text.split("\n")
+    const definitions = lines.slice(0, lines.findIndex((line) => line.startsWith("AGENT="))).join("\n")
+    assert.notInclude(definitions, "curl -X", "only the helpers run here, nothing that changes the server")
+
+    const logTail = "gateway: listen EADDRINUSE 127.0.0.1:18789"
+    const stand = createServer((request, response) => {
+      const reply = (status: number, body: unknown) => {
+        response.writeHead(status, { "content-type": "application/json" })
+        response.end(JSON.stringify(body))
+      }
+      if (request.method === "POST" && request.url === "/v0/agents") {
+        return reply(500, { error: "Gateway failed to start", agent: { agentId: "agt_failed", status: "not_running" } })
+      }
+      if (request.url === "/v0/agents/agt_failed/events") {
+        return reply(200, { events: [{ type: "AgentCreated", data: {} }, { type: "AgentFailedToStart", data: { logTail } }] })
+      }
+      if (request.url === "/v0/agents/agt_slow") return reply(200, { agent: { agentId: "agt_slow", status: "starting" } })
+      reply(404, { error: "Agent not found" })
+    })
+    await new Promise<void>((resolve) => stand.listen(0, "127.0.0.1", resolve))
+    const url = `http://127.0.0.1:${(stand.address() as AddressInfo).port}`
+    // Not spawnSync: the stand-in answers from this very process.
+    const bash = async (commands: string) => {
+      const child = spawn("bash", ["-c", `${definitions}\n${commands}`], {
+        cwd: root,
+        env: { ...process.env, CAIRN: url, AUTH: "authorization: Bearer k" },
+        stdio: ["ignore", "pipe", "pipe"]
+      })
+      let stdout = ""
+      let stderr = ""
+      child.stdout.on("data", (chunk) => (stdout += chunk))
+      child.stderr.on("data", (chunk) => (stderr += chunk))
+      await once(child, "exit")
+      return { stdout, stderr }
+    }
+    try {
+      const failed = await bash(`AGENT=$(create_agent '{"name":"helper"}') && wait_running $AGENT; echo "status=$? agent=$AGENT"`)
+      assert.include(failed.stdout, "status=1 agent=\n", "the create fails, and no id is taken from the 500")
+      assert.include(failed.stderr, "the agent was not created: Gateway failed to start (agent agt_failed, not running)")
+      assert.include(failed.stderr, logTail, "the reason, from the agent's history")
+
+      const slow = await bash(`sleep() { :; }\nwait_running agt_slow; echo "status=$?"`)
+      assert.include(slow.stdout, "status=1")
+      assert.include(slow.stderr, "agent agt_slow is still starting after 3 minutes")
+    } finally {
+      stand.close()
+    }
+  }, 180_000)
 })

@@ -1,7 +1,11 @@
 /**
  * The API's own description: `GET /openapi.json` (the OpenAPI 3.1 document built from the route catalog of this
  * very router, OpenApi.ts) and `GET /docs`, a reference page rendered by Scalar's standalone bundle, which Cairn
- * serves itself from the `@scalar/api-reference` package (`/docs/scalar.js`): it works offline, no CDN. All open.
+ * serves itself from the `@scalar/api-reference` package (`/docs/scalar.js`): it works offline, no CDN. Scalar is
+ * configured (`configuration` below) so that the page asks nothing of any other host: no hosted fonts (the system's
+ * fonts instead of fonts.scalar.com), no telemetry, no request proxy, and none of the buttons that lead to Scalar's
+ * hosted services ("Ask AI", "Generate MCP", the developer tools' "Deploy"). A browser test holds it to that
+ * (apps/server-node/test/DocsPage.test.ts). All open.
  */
 import { Effect, FileSystem } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
@@ -17,6 +21,22 @@ export const info = {
     "the examples under each status are the exact strings."
 }
 
+/** Scalar's configuration for `/docs`: offline, nothing hosted. */
+export const configuration = {
+  url: "/openapi.json",
+  withDefaultFonts: false,
+  telemetry: false,
+  agent: { disabled: true },
+  mcp: { disabled: true },
+  showDeveloperTools: "never",
+  hideClientButton: false,
+  documentDownloadType: "json"
+}
+
+/** An HTML attribute's value: the configuration's JSON with `&`, `"`, `<` and `>` escaped. */
+const attribute = (text: string) =>
+  text.replaceAll("&", "&amp;").replaceAll("\"", "&quot;").replaceAll("<", "&lt;").replaceAll(">", "&gt;")
+
 const page = `<!doctype html>
 <html lang="en">
 <head>
@@ -25,7 +45,7 @@ const page = `<!doctype html>
   <title>Cairn API</title>
 </head>
 <body>
-  <script id="api-reference" data-url="/openapi.json"></script>
+  <script id="api-reference" data-url="/openapi.json" data-configuration="${attribute(JSON.stringify(configuration))}"></script>
   <script src="/docs/scalar.js"></script>
 </body>
 </html>

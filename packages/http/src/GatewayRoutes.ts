@@ -23,7 +23,7 @@
  * store timed out`, logged.
  */
 import { Signatures } from "@cairn/application"
-import { ContentStore, type Network, type PathTarget } from "@cairn/content-store"
+import { ContentStore, ContentTimeout, type Network, type PathTarget } from "@cairn/content-store"
 import { Cid, CidRecord } from "@cairn/domain"
 import { Effect, Option, Schema } from "effect"
 import { HttpRouter, type HttpServerRequest, HttpServerResponse, Mime } from "effect/http"
@@ -33,6 +33,14 @@ import { handled } from "./ErrorResponse.ts"
 import * as GatewayRequest from "./GatewayRequest.ts"
 import * as PrivateAccess from "./PrivateAccess.ts"
 import { json, standardHeaders } from "./Respond.ts"
+import * as RouteCatalog from "./RouteCatalog.ts"
+
+/** The gateway's query parameters, as the document describes them. */
+const GatewayQuery = Schema.Struct({
+  filename: Schema.optional(Schema.String).annotate({ description: "The name to type the file by and to download it as" }),
+  download: Schema.optional(Schema.Literals(["true", "false"])).annotate({ description: "`true`: Content-Disposition attachment" }),
+  format: Schema.optional(Schema.Literals(["raw", "car"])).annotate({ description: "The block, or the DAG as a CAR" })
+})
 
 const formatOf = (accept: string | undefined, format: string | null) => {
   if (format === "raw" || accept?.includes("application/vnd.ipld.raw")) return "raw"
@@ -191,7 +199,29 @@ export const layer = HttpRouter.use((router) =>
       )
 
     // `/ipfs/:cid/*` serves `/ipfs/:cid` too (the router registers both).
-    yield* router.add("GET", "/ipfs/:cid/*", (request) => handled(serve(request)))
+    yield* RouteCatalog.add(router, {
+      method: "GET",
+      path: "/ipfs/:cid",
+      summary: "The gateway: a CID's content, and what is under it at /ipfs/{cid}/{path}",
+      description: "Content some workspace holds on the public network (private content through a private access " +
+        "link or with an API key of a workspace that holds it): a file's bytes, typed from its name or sniffed " +
+        "(never as HTML), with `Range`, `If-None-Match`, `?filename=` and `?download=true`; a folder's " +
+        "`index.html` or an HTML listing (301 to the form with a trailing slash); `?format=raw|car` (or `Accept`) " +
+        "its block or its DAG as a CAR. Every answer is immutable, with the CID as its ETag. `/ipfs/{cid}/{path}` " +
+        "and `/files/{cid}/{path}` are the same route (docs/api.md, \"The gateway\").",
+      auth: "none",
+      query: GatewayQuery,
+      response: { contentType: "application/octet-stream", description: "The file's bytes, a folder's page, a block or a CAR" },
+      otherResponses: [
+        { status: 206, contentType: "application/octet-stream", description: "The range asked for" },
+        { status: 301, contentType: "text/plain", description: "A folder's URL without its trailing slash: to the form with it" }
+      ],
+      errors: [
+        new CidRecord.ContentNotPublic({ cid: "" }),
+        { _tag: "RangeNotSatisfiable", status: 416, message: "Range not satisfiable" },
+        new ContentTimeout({ operation: "", cid: "", timeoutMillis: 0 })
+      ]
+    }, (request) => handled(serve(request)), { servedAt: "/ipfs/:cid/*" })
     yield* router.add("GET", "/files/:cid/*", (request) => handled(serve(request)))
   })
 )

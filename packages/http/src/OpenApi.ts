@@ -35,11 +35,27 @@ const operationId = (entry: Entry) =>
     return word.split(/[^A-Za-z0-9]+/).filter((w) => w !== "").map((w) => w[0]!.toUpperCase() + w.slice(1)).join("")
   }).join("")
 
+/**
+ * An operation's group: `v3 files`, `v0 agents`, `v0 agent tasks` (an agent's own routes), `admin keys`; the
+ * routes outside the versioned prefixes by what they are for (the SDK's aliases beside their `/v3` twins).
+ */
 const tagOf = (path: string) => {
   const [first, second, third, fourth] = path.split("/").filter((s) => s !== "")
   if (first === "v0" && second === "agents" && third === ":agentId" && fourth !== undefined) return `v0 agent ${fourth}`
   if (first === "v0" || first === "v3" || first === "admin") return `${first} ${second ?? ""}`.trim()
-  return "other"
+  if (first === "ipfs" || first === "files") return "gateway"
+  if (first === "data") return "v3 data"
+  if (first === "pinning") return "v3 files"
+  return "operations"
+}
+
+/** The groups in the order a reader meets them: the files API, its gateway, agents, the operator's, operations. */
+const tagRank = (tag: string) =>
+  tag.startsWith("v3 ") ? 0 : tag === "gateway" ? 1 : tag.startsWith("v0 ") ? 2 : tag.startsWith("admin ") ? 3 : 4
+
+const tagDescriptions: Record<string, string> = {
+  gateway: "Content by CID (`/ipfs/{cid}/{path}`, `/files/{cid}/{path}`)",
+  operations: "Probes, metrics and the keys that verify API keys"
 }
 
 const errorBody = { $ref: "#/components/schemas/ErrorBody" }
@@ -109,6 +125,8 @@ export const make = (entries: ReadonlyArray<Entry>, info: { readonly title: stri
       byStatus.set(error.status, list)
     }
     for (const [status, errors] of [...byStatus].sort(([a], [b]) => a - b)) {
+      // A status the route answers with a body of its own (`/readyz`'s 503) keeps that description.
+      if (responses[String(status)] !== undefined) continue
       responses[String(status)] = {
         description: errors.map((e) => e.message).join("; "),
         content: {
@@ -158,9 +176,15 @@ export const make = (entries: ReadonlyArray<Entry>, info: { readonly title: stri
     paths[path] = { ...paths[path], [entry.method.toLowerCase()]: operation }
   }
 
+  const tags = [...new Set(entries.map((entry) => tagOf(entry.path)))]
+    .map((name, index) => ({ name, index }))
+    .sort((a, b) => tagRank(a.name) - tagRank(b.name) || a.index - b.index)
+    .map(({ name }) => ({ name, ...(tagDescriptions[name] === undefined ? {} : { description: tagDescriptions[name] }) }))
+
   return {
     openapi: "3.1.0",
     info: { title: info.title, version: info.version, ...(info.description === undefined ? {} : { description: info.description }) },
+    tags,
     paths,
     components: {
       schemas,

@@ -102,18 +102,23 @@ export const layer = Layer.effectContext(Effect.gen(function*() {
   return Context.make(RouteCatalog, RouteCatalog.of({ routes })).pipe(Context.add(HttpRouter.HttpRouter, recording))
 }))
 
-/** Registers `handler` at the entry's method and path, with the entry kept in the catalog beside the route. */
+/**
+ * Registers `handler` at the entry's method and path, with the entry kept in the catalog beside the route.
+ * `servedAt` registers it at another router path that serves the documented one too (the gateway's
+ * `/ipfs/:cid/*`, which serves `/ipfs/:cid` and every path under it, documented as `/ipfs/{cid}`).
+ */
 export const add = <E, R>(
   router: HttpRouter.HttpRouter,
   entry: Entry,
   handler:
     | Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
-    | ((request: HttpServerRequest.HttpServerRequest) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>)
+    | ((request: HttpServerRequest.HttpServerRequest) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>),
+  options?: { readonly servedAt?: FindMyWay.PathInput }
 ) =>
   // Asks for the catalog, so a route layer that documents its routes cannot be built without one.
   Effect.gen(function*() {
     yield* RouteCatalog
-    return yield* router.add(entry.method, entry.path, handler)
+    return yield* router.add(entry.method, options?.servedAt ?? entry.path, handler)
   }).pipe(Effect.provideService(Registering, entry))
 
 /**

@@ -1,12 +1,12 @@
 import { EventStore, EventStoreUnavailable, MemoryEventStore } from "@cairn/event-store"
-import { HealthRoutes } from "@cairn/http"
+import { HealthRoutes, RouteCatalog } from "@cairn/http"
 import { TestLogs } from "@cairn/runtime/testing"
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 
 const handlerWith = (store: Layer.Layer<EventStore>) =>
-  HttpRouter.toWebHandler(Layer.merge(HealthRoutes.layer.pipe(Layer.provide(store), Layer.provide(HttpServer.layerServices)), TestLogs.layer), {
+  HttpRouter.toWebHandler(Layer.merge(HealthRoutes.layer.pipe(Layer.provide(store), Layer.provide(RouteCatalog.layer), Layer.provide(HttpServer.layerServices)), TestLogs.layer), {
     disableLogger: true
   })
 

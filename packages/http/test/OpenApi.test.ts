@@ -20,13 +20,10 @@ const get = async (path: string) => {
 const document = async () => JSON.parse((await get("/openapi.json")).text) as OpenApi.Document
 
 /**
- * Routes served beside the API that its document leaves out: probes, the gateway (on both its paths), the CORS
- * preflight of presigned uploads, Caddy's ask, the docs.
+ * Routes served beside the API that its document leaves out: the gateway's second path (`/files`, documented with
+ * `/ipfs/{cid}`), the CORS preflight of presigned uploads, Caddy's ask, the docs.
  */
 const infrastructure = new Set([
-  "GET /healthz",
-  "GET /readyz",
-  "GET /ipfs/:cid/*",
   "GET /files/:cid/*",
   "OPTIONS /v3/files/signed/:grantId",
   "GET /tls/ask",
@@ -63,11 +60,33 @@ describe("the OpenAPI document", () => {
       Object.keys(operations).map((method) => `${method.toUpperCase()} ${path}`))
     const servedAsOpenApi = served.filter((route) => !infrastructure.has(route)).map((route) => {
       const [method, path] = route.split(" ")
-      return `${method} ${OpenApi.toOpenApiPath(path!)}`
+      // The gateway's `/ipfs/:cid/*` serves `/ipfs/{cid}` and every path under it: documented as the former.
+      return `${method} ${OpenApi.toOpenApiPath(path!.replace(/\/\*$/, ""))}`
     })
     assert.deepStrictEqual(servedAsOpenApi.filter((r) => !documented.includes(r)), [], "served but not documented")
     assert.deepStrictEqual(documented.filter((r) => !servedAsOpenApi.includes(r)), [], "documented but not served")
     assert.isAbove(documented.length, 80)
+  })
+
+  it("describes the probes and the gateway, and groups operations by what they are for: none under \"other\"", async () => {
+    const doc = await document()
+    const paths = doc.paths
+    assert.deepStrictEqual(Object.keys(paths["/healthz"] ?? {}), ["get"])
+    assert.deepStrictEqual(Object.keys(paths["/readyz"] ?? {}), ["get"])
+    assert.deepStrictEqual(Object.keys(paths["/ipfs/{cid}"] ?? {}), ["get"])
+    assert.deepStrictEqual(Object.keys(paths["/readyz"]?.["get"]?.responses ?? {}).sort(), ["200", "500", "503"])
+    assert.include(paths["/ipfs/{cid}"]?.["get"]?.["tags"] as Array<string>, "gateway")
+    assert.include(paths["/healthz"]?.["get"]?.["tags"] as Array<string>, "operations")
+    const tags = (doc["tags"] as Array<{ name: string }>).map((tag) => tag.name)
+    assert.strictEqual(tags[0], "v3 data", "the files API's groups first")
+    assert.notInclude(tags, "other")
+    const used = new Set(Object.values(paths).flatMap((operations) => Object.values(operations).flatMap((op) => op["tags"] as Array<string>)))
+    assert.deepStrictEqual([...used].sort(), [...tags].sort(), "every group used is listed, once")
+    // The probes' own bodies, checked against the document as every HTTP test's answers are.
+    const validator = ResponseValidation.make(doc)
+    validator.check("GET", "/healthz", 200, { status: "ok" })
+    validator.check("GET", "/readyz", 503, { status: "unavailable", reason: "event store unreachable" })
+    assert.throws(() => validator.check("GET", "/healthz", 200, { status: "ok", extra: 1 }), /does not describe/)
   })
 
   it("shows each documented error string as an example under its status", async () => {
@@ -104,7 +123,7 @@ describe("the response check every HTTP test runs", () => {
     assert.throws(() => validator.check("POST", "/v0/secrets", 201, { success: true, secret: { ...secret, userId: 7 } }), /does not describe/)
     assert.throws(() => validator.check("POST", "/v0/secrets", 202, { success: true }), /does not list/)
     assert.throws(() => validator.check("POST", "/v0/secrets", 400, { message: "no error field" }), /does not describe/)
-    validator.check("GET", "/healthz", 200, { status: "ok" }) // outside the document: not the check's to judge
+    validator.check("GET", "/tls/ask", 200, {}) // outside the document: not the check's to judge
   })
 })
 

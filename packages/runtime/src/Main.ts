@@ -2,7 +2,8 @@
  * How entry points end on a failure. A typed failure (a busy data directory, an unknown projection, an
  * unreachable database) carries a message written for the operator: print it alone and exit 1, or with the code
  * the error names (`Runtime.errorExitCode`: the CLI's 3 for a server it cannot reach). A command line the CLI
- * parser refused exits 2, as usage errors do by convention; help asked for exits 0. Defects keep their full
+ * parser refused exits 2, as usage errors do by convention, and so does a command named without its subcommand
+ * (help shown though not asked for); help asked for (`--help`) is no failure and exits 0. Defects keep their full
  * report from the runtime.
  */
 import { Cause, Config, Console, Effect, Layer, References, Runtime } from "effect"
@@ -11,11 +12,11 @@ import { CliError } from "effect/cli"
 const messageOf = (error: unknown): string =>
   error instanceof Error ? error.message : typeof error === "string" ? error : JSON.stringify(error)
 
-/** 2 for a command line the parser refused, 0 for help asked for, else the error's own code or 1. */
-const exitCodeOf = (error: unknown): number =>
-  CliError.isCliError(error)
-    ? error._tag === "ShowHelp" && error.errors.length === 0 ? 0 : 2
-    : Runtime.getErrorExitCode(error)
+/**
+ * 2 for a command line the parser refused or that names no command to run (`--help`, which exits 0, is handled
+ * before and fails nothing), else the error's own code or 1.
+ */
+const exitCodeOf = (error: unknown): number => CliError.isCliError(error) ? 2 : Runtime.getErrorExitCode(error)
 
 export const reportFailure = <A, E, R>(program: Effect.Effect<A, E, R>): Effect.Effect<A | void, never, R> =>
   program.pipe(
