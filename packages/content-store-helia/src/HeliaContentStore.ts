@@ -243,7 +243,18 @@ export const make = (stores: Readonly<Record<Network, Blockstore>>) =>
         parse(cid, network).pipe(Effect.flatMap((root) =>
           Effect.tryPromise({ try: (signal) => getBlock(stores[network], root, signal), catch: failure("block", cid, network) })
         )),
-      car
+      car,
+      putBlocks: (root, blocks, network) =>
+        Effect.tryPromise({
+          try: async (signal) => {
+            const store = stores[network]
+            // The root last: `has(root)` says the whole DAG is here.
+            for (const block of blocks) if (block.cid !== root) await store.put(CID.parse(block.cid), block.bytes, { signal })
+            const top = blocks.find((block) => block.cid === root)
+            if (top !== undefined) await store.put(CID.parse(root), top.bytes, { signal })
+          },
+          catch: (cause) => new ContentStoreUnavailable({ operation: "putBlocks", cause })
+        })
     })
   })
 
