@@ -23,6 +23,7 @@ import { Console } from "./workspace/Console.ts"
 import { Domains } from "./domains/Domains.ts"
 import { Failover } from "./agents/Failover.ts"
 import { Files } from "./files/Files.ts"
+import { PinJobs } from "./files/PinJobs.ts"
 import { Issues } from "./workspaces/Issues.ts"
 import { NodeLeases } from "./cluster/NodeLeases.ts"
 import { RuntimeConfig } from "./workspace/RuntimeConfig.ts"
@@ -46,6 +47,7 @@ export type Provided = Workspaces | ApiKeys | Files | Signatures | SignedUrls | 
   | Channels
   | Domains
   | NodeLeases | Failover
+  | PinJobs
 
 /** The ports the services stand on; the read models' tables are reached through the event store's SqlClient. */
 export type Requirements =
@@ -59,7 +61,7 @@ export const layer: Layer.Layer<Provided, never, Requirements> = Layer.mergeAll(
   Layer.provideMerge(Layer.mergeAll(Agents.layer, Failover.layer)),
   Layer.provideMerge(Layer.mergeAll(Snapshots.layer, Channels.layer, Domains.layer)),
   Layer.provideMerge(Gateway.layer),
-  Layer.provideMerge(Layer.mergeAll(Templates.layer, Skills.layer, NodeLeases.layer, SignedUrls.layer)),
+  Layer.provideMerge(Layer.mergeAll(Templates.layer, Skills.layer, NodeLeases.layer, SignedUrls.layer, PinJobs.layer)),
   Layer.provideMerge(Layer.mergeAll(Workspaces.layer, ApiKeys.layer, Issues.layer, Files.layer, Signatures.layer, Secrets.layer)),
   Layer.provideMerge(SecretVault.layer),
   Layer.provideMerge(Layer.merge(CommandHandler.layer, DiskReserve.layer))

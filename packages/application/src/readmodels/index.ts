@@ -10,6 +10,7 @@ import * as ApiKeysTable from "./ApiKeysTable.ts"
 import * as ChannelsTable from "./ChannelsTable.ts"
 import * as FilesTable from "./FilesTable.ts"
 import * as IssuesTable from "./IssuesTable.ts"
+import * as PinJobsTable from "./PinJobsTable.ts"
 import * as SecretsTable from "./SecretsTable.ts"
 import * as SignaturesTable from "./SignaturesTable.ts"
 import * as SkillsTable from "./SkillsTable.ts"
@@ -21,6 +22,7 @@ export { AgentsTable, ApiKeysTable, FilesTable, IssuesTable, SecretsTable, Signa
 export { SnapshotsTable, TemplatesTable }
 export { DomainsTable }
 export { ChannelsTable }
+export { PinJobsTable }
 
 export const all: ReadonlyArray<Projection<SqlClient.SqlClient>> = [
   WorkspacesTable.projection,
@@ -34,5 +36,6 @@ export const all: ReadonlyArray<Projection<SqlClient.SqlClient>> = [
   TemplatesTable.projection,
   SnapshotsTable.projection,
   DomainsTable.projection,
-  ChannelsTable.projection
+  ChannelsTable.projection,
+  PinJobsTable.projection
 ]
