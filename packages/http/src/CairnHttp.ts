@@ -10,6 +10,7 @@ import type { RuntimeConfig, Snapshots, Tasks } from "@cairn/application"
 import type { Channels } from "@cairn/application"
 import type { Domains } from "@cairn/application"
 import type { DiskReserve } from "@cairn/application"
+import type { PinJobs } from "@cairn/application"
 import type { AdminToken, TokenSigner } from "@cairn/auth"
 import type { ContentStore } from "@cairn/content-store"
 import type { EventStore } from "@cairn/event-store"
@@ -27,6 +28,8 @@ import * as TlsAskRoutes from "./TlsAskRoutes.ts"
 import * as Tracing from "./Tracing.ts"
 import * as AuthRoutes from "./v3/AuthRoutes.ts"
 import * as FilesRoutes from "./v3/FilesRoutes.ts"
+import * as PinRoutes from "./v3/PinRoutes.ts"
+import * as PsaRoutes from "./PsaRoutes.ts"
 import * as SignatureRoutes from "./v3/SignatureRoutes.ts"
 import * as SignedUrlRoutes from "./v3/SignedUrlRoutes.ts"
 import * as V0Routes from "./v0/Routes.ts"
@@ -42,6 +45,7 @@ export type Requirements =
   | Channels
   | Domains
   | DiskReserve
+  | PinJobs
 
 export const routes: Layer.Layer<never, Config.ConfigError, Requirements> = Layer.mergeAll(
   // Before any route is matched, and around every route: request ids, metrics, NUL refusal, 404 and 405.
@@ -50,6 +54,8 @@ export const routes: Layer.Layer<never, Config.ConfigError, Requirements> = Laye
   MetricsRoutes.layer,
   AuthRoutes.layer,
   FilesRoutes.layer,
+  PinRoutes.layer,
+  PsaRoutes.layer,
   SignatureRoutes.layer,
   SignedUrlRoutes.layer,
   GatewayRoutes.layer,

@@ -12,6 +12,8 @@ import { defaultWorkspaceLimits, WorkspaceLimits } from "@cairn/application"
 import { defaultSnapshotSettings, Snapshots, SnapshotSettings } from "@cairn/application"
 import { defaultDomainSettings, Domains, DomainSettings } from "@cairn/application"
 import { DiskReserveBytes } from "@cairn/application"
+import { defaultPinSettings, PinJobs, PinSettings } from "@cairn/application"
+import { PinSources, trustlessGateways } from "@cairn/content-store"
 import { NodeDns } from "@cairn/dns/node"
 import { AdminToken, type GatewayTokens } from "@cairn/auth"
 import { HashedAdminToken, HmacGatewayTokens, JoseTokenSigner, MasterKeysConfig, type SecretFile } from "@cairn/auth/node"
@@ -354,6 +356,26 @@ const layerDiskReserve = Layer.unwrap(Effect.gen(function*() {
   return Layer.merge(NodeFreeSpace.layer(dir), Layer.succeed(DiskReserveBytes, reserveBytes))
 }))
 
+/**
+ * Pin by CID (docs/operations.md, "Pin by CID"): `PIN_SOURCES`, comma-separated base URLs of gateways serving trustless
+ * responses (another Cairn's, any IPFS gateway's `/ipfs/<cid>?format=car|raw`), tried in order; `PIN_CONCURRENCY`
+ * jobs at once (4); `PIN_TIMEOUT` for one job (10 minutes) before it fails.
+ */
+const layerPins = Layer.unwrap(Effect.gen(function*() {
+  const urls = (yield* Config.String("PIN_SOURCES").pipe(Config.withDefault(""))).split(",").map((url) => url.trim()).filter((url) => url !== "")
+  for (const url of urls) {
+    if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) return yield* Effect.die(new Error(`PIN_SOURCES: "${url}" is not an http(s) URL`))
+  }
+  const concurrency = yield* Config.Int("PIN_CONCURRENCY").pipe(Config.withDefault(defaultPinSettings.concurrency))
+  const timeout = yield* Config.Duration("PIN_TIMEOUT").pipe(Config.withDefault(Duration.millis(defaultPinSettings.timeoutMs)))
+  if (concurrency < 1) return yield* Effect.die(new Error(`PIN_CONCURRENCY=${concurrency} must be at least 1`))
+  yield* Effect.logInfo(urls.length === 0 ? "Pin by CID: no PIN_SOURCES (pin jobs fail until one is set)" : `Pin by CID: sources ${urls.join(", ")}`)
+  return Layer.merge(
+    Layer.succeed(PinSources, trustlessGateways(urls)),
+    Layer.succeed(PinSettings, { concurrency, timeoutMs: Duration.toMillis(timeout) })
+  )
+}))
+
 /** The skill hub: a ClawHub-compatible registry at `CLAWHUB_URL`, else the offline catalog in `<DATA_DIR>/hub`. */
 const layerSkillHub = Layer.unwrap(Effect.map(dataDir, (dir) => SkillHubConfig.layer({ dataDir: dir })))
 
@@ -362,7 +384,7 @@ export const layerApplication = (database: DatabaseLayer) =>
   Services.layer.pipe(
     Layer.provideMerge(layerTemplates),
     Layer.provideMerge(Layer.mergeAll(layerContentStore, layerSignatureVerifier, layerCredentials, layerAgentEngine, layerNode, layerSkillHub,
-      layerWorkspaceLimits, layerSnapshotStore, layerSnapshotSettings, layerDomains, layerCluster, layerDiskReserve)),
+      layerWorkspaceLimits, layerSnapshotStore, layerSnapshotSettings, layerDomains, layerCluster, layerDiskReserve, layerPins)),
     Layer.provideMerge(layerStore(database))
   )
 
@@ -390,6 +412,9 @@ const autoSnapshots = Layer.effectDiscard(Snapshots.use((snapshots) => Effect.fo
 /** Pending custom domains re-checked and expired, deleted agents' domains removed, for as long as the server runs. */
 const domainChecks = Layer.effectDiscard(Domains.use((domains) => Effect.forkScoped(domains.run)))
 
+/** Pin-by-CID jobs worked on (those a stop left open first), for as long as the server runs. */
+const pinWorker = Layer.effectDiscard(PinJobs.use((pins) => Effect.forkScoped(pins.run)))
+
 /**
  * The templates Cairn ships are in the catalog, public and featured: published on a fresh install, given a new
  * version when an upgrade changed them, left alone otherwise. A failure (IPFS out of reach) is logged, not fatal.
@@ -409,7 +434,7 @@ const layerDataDirLock = Layer.effectDiscard(Effect.flatMap(dataDir, (dir) => Da
 
 /** What a server runs: the application, plus the runners that keep asynchronous read models current. */
 export const layerServer = (database: DatabaseLayer) =>
-  Layer.mergeAll(ReadModels.layerRunners, logAdminToken, resumeAgents, autoSnapshots, domainChecks, failover).pipe(Layer.merge(seedTemplates), Layer.provideMerge(layerApplication(database)), Layer.provide(layerDataDirLock))
+  Layer.mergeAll(ReadModels.layerRunners, logAdminToken, resumeAgents, autoSnapshots, domainChecks, failover, pinWorker).pipe(Layer.merge(seedTemplates), Layer.provideMerge(layerApplication(database)), Layer.provide(layerDataDirLock))
 
 /** The database chosen by the environment, logged (never a password). */
 export const databaseFromConfig = Effect.gen(function*() {
