@@ -263,6 +263,21 @@ describe("pin by CID from another Cairn", () => {
     assert.strictEqual(await served.text(), new TextDecoder().decode(bytes))
   }, 120_000)
 
+  it("lists jobs through the SDK's queue(): filtered by status and CID, newest first, page by page", async () => {
+    const all = (await onB.files.public.queue().pageLimit(1000)).jobs
+    assert.isAtLeast(all.length, 6)
+    const paged: Array<string> = []
+    for await (const job of onB.files.public.queue().pageLimit(2)) paged.push(job.id)
+    assert.deepStrictEqual(paged, all.map((job) => job.id))
+    const oldestFirst = (await onB.files.public.queue().sort("ASC").pageLimit(1000)).jobs
+    assert.deepStrictEqual(oldestFirst.map((job) => job.id), [...paged].reverse())
+    const failed = (await onB.files.public.queue().status("failed" as never).pageLimit(1000)).jobs
+    assert.isAtLeast(failed.length, 3)
+    assert.isTrue(failed.every((job) => job.status === "failed"))
+    const ofFile = (await onB.files.public.queue().cid(fileCid)).jobs
+    assert.isTrue(ofFile.length >= 1 && ofFile.every((job) => job.cid === fileCid))
+  })
+
   it("refuses bad input with 4xx and a clear message", async () => {
     assert.deepStrictEqual(await bCall("POST", "/v3/files/public/pin_by_cid", { cid: "not-a-cid" }), {
       status: 400,
@@ -322,6 +337,31 @@ describe("pin by CID from another Cairn", () => {
       const removed = await fetch(`${b.url}/pins/${replaced.body.requestid}`, { method: "DELETE", headers: { authorization: `Bearer ${bJwt}` } })
       assert.strictEqual(removed.status, 202)
       assert.strictEqual((await bCall("GET", `/pins/${replaced.body.requestid}`)).status, 404)
+    }, 60_000)
+
+    it("pages as Kubo's client does: newest first, the next page asked `before` the oldest `created` seen, until count is reached", async () => {
+      const made: Array<string> = []
+      for (const name of ["one", "two", "three"]) {
+        const added = await bCall("POST", "/pins", { cid: fileCid, name: `page-${name}`, origins: ["/ip4/127.0.0.1/tcp/4001/p2p/QmSourcePeerId"] })
+        assert.strictEqual(added.status, 202)
+        made.push(added.body.requestid)
+        await new Promise((resolve) => setTimeout(resolve, 5))
+      }
+      await until("the pins pinned", async () => {
+        const listed = await bCall("GET", "/pins?name=page-&match=partial&status=pinned")
+        return listed.body.count === 3 ? true : undefined
+      })
+      const seen: Array<string> = []
+      let before: string | undefined
+      for (;;) {
+        const page = await bCall("GET", `/pins?name=page-&match=partial&status=queued,pinning,pinned,failed&limit=2${before === undefined ? "" : `&before=${encodeURIComponent(before)}`}`)
+        assert.strictEqual(page.status, 200)
+        validate("PinResults", page.body)
+        seen.push(...page.body.results.map((pin: { requestid: string }) => pin.requestid))
+        if (page.body.count === page.body.results.length) break
+        before = page.body.results.at(-1).created
+      }
+      assert.deepStrictEqual(seen, [...made].reverse())
     }, 60_000)
 
     it("answers bad input and bad keys in the spec's Failure shape", async () => {
