@@ -248,8 +248,17 @@ export const make = (stores: Readonly<Record<Network, Blockstore>>) =>
         Effect.tryPromise({
           try: async (signal) => {
             const store = stores[network]
-            // The root last: `has(root)` says the whole DAG is here.
-            for (const block of blocks) if (block.cid !== root) await store.put(CID.parse(block.cid), block.bytes, { signal })
+            // Many small blocks (a folder's files) cost a write and a rename each: several at once. The root last:
+            // `has(root)` says the whole DAG is here.
+            const rest = blocks.filter((block) => block.cid !== root)
+            let next = 0
+            const writer = async () => {
+              while (next < rest.length) {
+                const block = rest[next++]!
+                await store.put(CID.parse(block.cid), block.bytes, { signal })
+              }
+            }
+            await Promise.all(Array.from({ length: Math.min(32, rest.length) }, writer))
             const top = blocks.find((block) => block.cid === root)
             if (top !== undefined) await store.put(CID.parse(root), top.bytes, { signal })
           },

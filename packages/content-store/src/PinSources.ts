@@ -9,6 +9,7 @@ import * as dagPb from "@ipld/dag-pb"
 import { CarBlockIterator } from "@ipld/car/iterator"
 import { Context, Effect, Schema } from "effect"
 import { CID } from "multiformats/cid"
+import { sha256, sha512 } from "multiformats/hashes/sha2"
 import type { Block } from "./ContentStore.ts"
 
 /** Why a DAG could not be retrieved: the job's `failed` reason, said as a client can act on it. */
@@ -46,16 +47,17 @@ const equalBytes = (a: Uint8Array, b: Uint8Array) => {
 }
 
 /**
- * Whether `bytes` are the block `cid` names: hashed with the CID's hash function (SHA-256, SHA-512 or identity, with
- * WebCrypto), the digest is the CID's. Undefined when they are; the reason otherwise.
+ * Whether `bytes` are the block `cid` names: hashed with the CID's hash function (SHA-256, SHA-512 or identity; with
+ * multiformats' hashers: Node's crypto on Node, WebCrypto elsewhere), the digest is the CID's. Undefined when they
+ * are; the reason otherwise.
  */
 export const verifyBlock = async (cid: CID, bytes: Uint8Array): Promise<string | undefined> => {
   const { code, digest } = cid.multihash
   let actual: Uint8Array
   if (code === identityCode) actual = bytes
-  else if (code === sha256Code || code === sha512Code) {
-    actual = new Uint8Array(await crypto.subtle.digest(code === sha256Code ? "SHA-256" : "SHA-512", bytes as Uint8Array<ArrayBuffer>))
-  } else return `block ${cid} uses hash function 0x${code.toString(16)}, which this node cannot verify`
+  else if (code === sha256Code) actual = (await sha256.digest(bytes)).digest
+  else if (code === sha512Code) actual = (await sha512.digest(bytes)).digest
+  else return `block ${cid} uses hash function 0x${code.toString(16)}, which this node cannot verify`
   return equalBytes(actual, digest) ? undefined : `block ${cid} does not match its hash: the source sent other bytes`
 }
 
