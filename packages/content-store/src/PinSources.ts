@@ -3,7 +3,8 @@
  * checked against its CID), the rule a block is checked with (`verifyBlock`: its bytes hash, with the CID's own hash
  * function, to the CID's digest; a block that does not is never handed on), and the adapter over other IPFS
  * gateways' trustless responses (`trustlessGateways`: another Cairn's `/ipfs/<cid>?format=car`, then any block still
- * missing with `?format=raw`), over `fetch` only, so it runs on Node, Bun and Deno.
+ * missing with `?format=raw`; or a Kubo node's RPC, `dag/export` and `block/get`), over `fetch` only, so it runs on
+ * Node, Bun and Deno.
  */
 import * as dagPb from "@ipld/dag-pb"
 import { CarBlockIterator } from "@ipld/car/iterator"
@@ -86,6 +87,15 @@ export interface TrustlessOptions {
 export function trustlessGateways(urls: ReadonlyArray<string>, options: TrustlessOptions = {}): PinSourcesService {
   const bases = urls.map((url) => url.replace(/\/+$/, ""))
   const timeoutMs = options.requestTimeoutMs ?? 60_000
+  /**
+   * How a source is asked for a CAR or a block: a gateway's trustless GET, or a Kubo node's RPC (a source written
+   * `kubo+http://host:5001`: `dag/export` and `block/get`, which Kubo answers from its store or the IPFS network).
+   */
+  const kubo = (base: string) => base.startsWith("kubo+") ? base.slice("kubo+".length) : undefined
+  const urlOf = (base: string, cid: string, format: "car" | "raw") => {
+    const rpc = kubo(base)
+    return rpc === undefined ? `${base}/ipfs/${cid}?format=${format}` : `${rpc}/api/v0/${format === "car" ? "dag/export" : "block/get"}?arg=${cid}`
+  }
 
   const retrieve = (root: string) =>
     Effect.tryPromise({
@@ -94,8 +104,13 @@ export function trustlessGateways(urls: ReadonlyArray<string>, options: Trustles
         const rootCid = CID.parse(root)
         const found = new Map<string, Uint8Array>()
         const unreachable: Array<string> = []
-        const request = (url: string, accept: string) =>
-          fetch(url, { headers: { accept }, signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]) })
+        const request = (base: string, cid: string, format: "car" | "raw") =>
+          fetch(urlOf(base, cid, format), {
+            // Kubo's RPC takes POST only.
+            method: kubo(base) === undefined ? "GET" : "POST",
+            headers: { accept: format === "car" ? "application/vnd.ipld.car" : "application/vnd.ipld.raw" },
+            signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)])
+          })
 
         const take = async (cid: CID, bytes: Uint8Array) => {
           const lie = await verifyBlock(cid, bytes)
@@ -107,7 +122,7 @@ export function trustlessGateways(urls: ReadonlyArray<string>, options: Trustles
         for (const base of bases) {
           let response: Response
           try {
-            response = await request(`${base}/ipfs/${root}?format=car`, "application/vnd.ipld.car")
+            response = await request(base, root, "car")
           } catch (cause) {
             if (signal.aborted) throw cause
             unreachable.push(base)
@@ -115,7 +130,8 @@ export function trustlessGateways(urls: ReadonlyArray<string>, options: Trustles
           }
           if (!response.ok || response.body === null) {
             await response.body?.cancel()
-            if (response.status >= 500) unreachable.push(base)
+            // Kubo says a block it cannot find with 500: not found there, not out of reach.
+            if (response.status >= 500 && kubo(base) === undefined) unreachable.push(base)
             continue
           }
           try {
@@ -143,7 +159,7 @@ export function trustlessGateways(urls: ReadonlyArray<string>, options: Trustles
             for (const base of bases) {
               let response: Response
               try {
-                response = await request(`${base}/ipfs/${key}?format=raw`, "application/vnd.ipld.raw")
+                response = await request(base, key, "raw")
               } catch (cause) {
                 if (signal.aborted) throw cause
                 if (!unreachable.includes(base)) unreachable.push(base)

@@ -358,14 +358,22 @@ const layerDiskReserve = Layer.unwrap(Effect.gen(function*() {
 
 /**
  * Pin by CID (docs/operations.md, "Pin by CID"): `PIN_SOURCES`, comma-separated base URLs of gateways serving trustless
- * responses (another Cairn's, any IPFS gateway's `/ipfs/<cid>?format=car|raw`), tried in order; `PIN_CONCURRENCY`
+ * responses (another Cairn's, any IPFS gateway's `/ipfs/<cid>?format=car|raw`) or Kubo RPCs (`kubo+http://…:5001`),
+ * tried in order, then the content store's Kubo node when there is one; `PIN_CONCURRENCY`
  * jobs at once (4); `PIN_TIMEOUT` for one job (10 minutes) before it fails.
  */
 const layerPins = Layer.unwrap(Effect.gen(function*() {
-  const urls = (yield* Config.String("PIN_SOURCES").pipe(Config.withDefault(""))).split(",").map((url) => url.trim()).filter((url) => url !== "")
-  for (const url of urls) {
-    if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) return yield* Effect.die(new Error(`PIN_SOURCES: "${url}" is not an http(s) URL`))
+  const configured = (yield* Config.String("PIN_SOURCES").pipe(Config.withDefault(""))).split(",").map((url) => url.trim()).filter((url) => url !== "")
+  for (const url of configured) {
+    const plain = url.replace(/^kubo\+/, "")
+    if (!URL.canParse(plain) || !/^https?:$/.test(new URL(plain).protocol)) {
+      return yield* Effect.die(new Error(`PIN_SOURCES: "${url}" is not an http(s) URL (or kubo+http(s) for a Kubo RPC)`))
+    }
   }
+  // With Kubo as the content store, its public node is asked too (after PIN_SOURCES): it finds blocks on the network.
+  const kuboPublic = yield* Config.option(Config.String("KUBO_PUBLIC_API_URL"))
+  const kuboApi = Option.isSome(kuboPublic) ? kuboPublic : yield* Config.option(Config.String("KUBO_API_URL"))
+  const urls = Option.isSome(kuboApi) ? [...configured, `kubo+${kuboApi.value.replace(/\/+$/, "")}`] : configured
   const concurrency = yield* Config.Int("PIN_CONCURRENCY").pipe(Config.withDefault(defaultPinSettings.concurrency))
   const timeout = yield* Config.Duration("PIN_TIMEOUT").pipe(Config.withDefault(Duration.millis(defaultPinSettings.timeoutMs)))
   if (concurrency < 1) return yield* Effect.die(new Error(`PIN_CONCURRENCY=${concurrency} must be at least 1`))
