@@ -78,6 +78,8 @@ const linksOf = (cid: CID, bytes: Uint8Array): ReadonlyArray<CID> | string => {
 export interface TrustlessOptions {
   /** How long one request to a source may take to answer and send its body (60 s by default). */
   readonly requestTimeoutMs?: number
+  /** The most bytes of blocks one DAG may hold (they are held in memory until all are checked); 1 GiB by default. */
+  readonly maxBytes?: number
 }
 
 /**
@@ -87,6 +89,7 @@ export interface TrustlessOptions {
 export function trustlessGateways(urls: ReadonlyArray<string>, options: TrustlessOptions = {}): PinSourcesService {
   const bases = urls.map((url) => url.replace(/\/+$/, ""))
   const timeoutMs = options.requestTimeoutMs ?? 60_000
+  const maxBytes = options.maxBytes ?? 1024 * 1024 * 1024
   /**
    * How a source is asked for a CAR or a block: a gateway's trustless GET, or a Kubo node's RPC (a source written
    * `kubo+http://host:5001`: `dag/export` and `block/get`, which Kubo answers from its store or the IPFS network).
@@ -112,10 +115,15 @@ export function trustlessGateways(urls: ReadonlyArray<string>, options: Trustles
             signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)])
           })
 
+        let held = 0
         const take = async (cid: CID, bytes: Uint8Array) => {
           const lie = await verifyBlock(cid, bytes)
           if (lie !== undefined) throw new RetrievalFailed({ reason: lie })
-          found.set(cid.toString(), bytes)
+          const key = cid.toString()
+          if (found.has(key)) return
+          held += bytes.byteLength
+          if (held > maxBytes) throw new RetrievalFailed({ reason: `${root} is larger than this node pins (PIN_MAX_BYTES, ${maxBytes} bytes)` })
+          found.set(key, bytes)
         }
 
         // The DAG in one CAR from the first source that has it.

@@ -127,4 +127,13 @@ describe("the trustless-gateway pin source", () => {
       const none = yield* Effect.flip(trustlessGateways([]).retrieve(root.cid.toString()))
       assert.strictEqual(none.reason, "no pin source is configured (PIN_SOURCES)")
     }))
+
+  it.effect("fails a DAG larger than the bytes it may hold (PIN_MAX_BYTES)", () =>
+    Effect.gen(function*() {
+      const { root, leaves } = yield* Effect.promise(file)
+      const source = yield* Effect.promise(() => standIn((kind) => kind === "car" ? carOf(root.cid, [root, ...leaves]) : Promise.resolve(undefined), "gateway"))
+      const failure = yield* Effect.flip(trustlessGateways([source.url], { maxBytes: root.bytes.byteLength + leaves[0]!.bytes.byteLength }).retrieve(root.cid.toString()))
+      source.close()
+      assert.strictEqual(failure.reason, `${root.cid} is larger than this node pins (PIN_MAX_BYTES, ${root.bytes.byteLength + leaves[0]!.bytes.byteLength} bytes)`)
+    }))
 })

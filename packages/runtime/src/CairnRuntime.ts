@@ -359,7 +359,8 @@ const layerDiskReserve = Layer.unwrap(Effect.gen(function*() {
 /**
  * Pin by CID (docs/operations.md, "Pin by CID"): `PIN_SOURCES`, comma-separated base URLs of gateways serving trustless
  * responses (another Cairn's, any IPFS gateway's `/ipfs/<cid>?format=car|raw`) or Kubo RPCs (`kubo+http://…:5001`),
- * tried in order, then the content store's Kubo node when there is one; `PIN_CONCURRENCY`
+ * tried in order, then the content store's Kubo node when there is one; `PIN_MAX_BYTES` a DAG's most bytes (1GiB: held
+ * in memory until every block is checked); `PIN_CONCURRENCY`
  * jobs at once (4); `PIN_TIMEOUT` for one job (10 minutes) before it fails.
  */
 const layerPins = Layer.unwrap(Effect.gen(function*() {
@@ -375,11 +376,14 @@ const layerPins = Layer.unwrap(Effect.gen(function*() {
   const kuboApi = Option.isSome(kuboPublic) ? kuboPublic : yield* Config.option(Config.String("KUBO_API_URL"))
   const urls = Option.isSome(kuboApi) ? [...configured, `kubo+${kuboApi.value.replace(/\/+$/, "")}`] : configured
   const concurrency = yield* Config.Int("PIN_CONCURRENCY").pipe(Config.withDefault(defaultPinSettings.concurrency))
+  const maxBytesSetting = yield* Config.String("PIN_MAX_BYTES").pipe(Config.withDefault("1GiB"))
+  const maxBytes = OpenClawAgentCgroups.parseBytes(maxBytesSetting.trim())
+  if (maxBytes === undefined || maxBytes <= 0) return yield* Effect.die(new Error(`PIN_MAX_BYTES=${maxBytesSetting} is not a size: give bytes or e.g. 1GiB, 512MiB`))
   const timeout = yield* Config.Duration("PIN_TIMEOUT").pipe(Config.withDefault(Duration.millis(defaultPinSettings.timeoutMs)))
   if (concurrency < 1) return yield* Effect.die(new Error(`PIN_CONCURRENCY=${concurrency} must be at least 1`))
   yield* Effect.logInfo(urls.length === 0 ? "Pin by CID: no PIN_SOURCES (pin jobs fail until one is set)" : `Pin by CID: sources ${urls.join(", ")}`)
   return Layer.merge(
-    Layer.succeed(PinSources, trustlessGateways(urls)),
+    Layer.succeed(PinSources, trustlessGateways(urls, { maxBytes })),
     Layer.succeed(PinSettings, { concurrency, timeoutMs: Duration.toMillis(timeout) })
   )
 }))
