@@ -371,6 +371,18 @@ describe.each(stores)("pin by CID from another Cairn, onto $name", ({ env: store
       assert.deepStrictEqual(seen, [...made].reverse())
     }, 60_000)
 
+    it("is at /psa/pins too, where Pinata serves it", async () => {
+      const added = await bCall("POST", "/psa/pins", { cid: fileCid, name: "via-psa" })
+      assert.strictEqual(added.status, 202)
+      validate("PinStatus", added.body)
+      const got = await bCall("GET", `/psa/pins/${added.body.requestid}`)
+      validate("PinStatus", got.body)
+      const listed = await bCall("GET", "/psa/pins?name=via-psa&status=queued,pinning,pinned,failed")
+      validate("PinResults", listed.body)
+      assert.deepStrictEqual(listed.body.results.map((pin: { requestid: string }) => pin.requestid), [added.body.requestid])
+      assert.strictEqual((await fetch(`${b.url}/psa/pins/${added.body.requestid}`, { method: "DELETE", headers: { authorization: `Bearer ${bJwt}` } })).status, 202)
+    })
+
     it("answers bad input and bad keys in the spec's Failure shape", async () => {
       const badCid = await bCall("POST", "/pins", { cid: "nope" })
       assert.strictEqual(badCid.status, 400)

@@ -1,6 +1,6 @@
 /**
  * The IPFS Pinning Service API (`ipfs/pinning-services-api-spec`, a copy in docs/reference/ipfs-pinning-service.yaml)
- * on `/pins`, as Kubo's `ipfs pin remote` calls it: list with the spec's filters (`cid`, `name` with `match`,
+ * on `/pins` (and `/psa/pins`, where Pinata serves it), as Kubo's `ipfs pin remote` calls it: list with the spec's filters (`cid`, `name` with `match`,
  * `status`, `before`, `after`, `limit`, `meta`), add (202), get, replace (202: a new pin, the old one removed) and
  * remove (202). Bearer tokens are Cairn's API keys. A pin is a pin-by-CID job on the public network (PinJobs), its
  * statuses mapped: `prechecking` → `queued`, `retrieving` → `pinning`, then `pinned` or `failed` (the reason in
@@ -191,48 +191,51 @@ export const layer = HttpRouter.use((router) =>
       Effect.flatMap(jobs.get(principal, requestid), (job) =>
         job.psa && job.status !== "cancelled" ? Effect.succeed(job) : Effect.fail(new PinJob.PinJobNotFound({ jobId: requestid })))
 
-    yield* RouteCatalog.add(router, { method: "GET", path: "/pins", summary: "Pinning Service API: list pin objects", auth: "apiKey", scope: "org:files:read", query: ListQuery, response: { schema: PinResults } }, (request) =>
-      psaHandled(Effect.gen(function*() {
-        const principal = yield* requireScope(keys, request, "org:files:read")
-        const filter = yield* listFilter(request)
-        const { count, results } = filter(yield* jobs.list(principal, { psa: true }))
-        const delegates = delegatesOf(request)
-        return json({ count, results: results.map((job) => toWire(job, delegates)) })
-      })))
+    // At `/pins`, and at `/psa/pins` as Pinata serves it (a Kubo configured with Pinata's `/psa` endpoint works as is).
+    for (const prefix of ["", "/psa"] as const) {
+      yield* RouteCatalog.add(router, { method: "GET", path: `${prefix}/pins`, summary: "Pinning Service API: list pin objects", auth: "apiKey", scope: "org:files:read", query: ListQuery, response: { schema: PinResults } }, (request) =>
+        psaHandled(Effect.gen(function*() {
+          const principal = yield* requireScope(keys, request, "org:files:read")
+          const filter = yield* listFilter(request)
+          const { count, results } = filter(yield* jobs.list(principal, { psa: true }))
+          const delegates = delegatesOf(request)
+          return json({ count, results: results.map((job) => toWire(job, delegates)) })
+        })))
 
-    yield* RouteCatalog.add(router, { method: "POST", path: "/pins", summary: "Pinning Service API: add a pin object", auth: "apiKey", scope: "org:files:write", body: { schema: PinBody }, response: { schema: PinStatus, status: 202 } }, (request) =>
-      psaHandled(Effect.gen(function*() {
-        const principal = yield* requireScope(keys, request, "org:files:write")
-        const body = yield* Body.json(request, PinBody)
-        return accepted(yield* add(request, principal, body))
-      })))
+      yield* RouteCatalog.add(router, { method: "POST", path: `${prefix}/pins`, summary: "Pinning Service API: add a pin object", auth: "apiKey", scope: "org:files:write", body: { schema: PinBody }, response: { schema: PinStatus, status: 202 } }, (request) =>
+        psaHandled(Effect.gen(function*() {
+          const principal = yield* requireScope(keys, request, "org:files:write")
+          const body = yield* Body.json(request, PinBody)
+          return accepted(yield* add(request, principal, body))
+        })))
 
-    yield* RouteCatalog.add(router, { method: "GET", path: "/pins/:requestid", summary: "Pinning Service API: get a pin object", auth: "apiKey", scope: "org:files:read", response: { schema: PinStatus }, errors: [notFound] }, (request) =>
-      psaHandled(Effect.gen(function*() {
-        const principal = yield* requireScope(keys, request, "org:files:read")
-        const { requestid } = yield* HttpRouter.params
-        return json(toWire(yield* pinOf(principal, requestid ?? ""), delegatesOf(request)))
-      })))
+      yield* RouteCatalog.add(router, { method: "GET", path: `${prefix}/pins/:requestid`, summary: "Pinning Service API: get a pin object", auth: "apiKey", scope: "org:files:read", response: { schema: PinStatus }, errors: [notFound] }, (request) =>
+        psaHandled(Effect.gen(function*() {
+          const principal = yield* requireScope(keys, request, "org:files:read")
+          const { requestid } = yield* HttpRouter.params
+          return json(toWire(yield* pinOf(principal, requestid ?? ""), delegatesOf(request)))
+        })))
 
-    yield* RouteCatalog.add(router, { method: "POST", path: "/pins/:requestid", summary: "Pinning Service API: replace a pin object (a new one; the old one removed)", auth: "apiKey", scope: "org:files:write", body: { schema: PinBody }, response: { schema: PinStatus, status: 202 }, errors: [notFound] }, (request) =>
-      psaHandled(Effect.gen(function*() {
-        const principal = yield* requireScope(keys, request, "org:files:write")
-        const { requestid } = yield* HttpRouter.params
-        const old = yield* pinOf(principal, requestid ?? "")
-        const body = yield* Body.json(request, PinBody)
-        // The new pin first, so blocks both share are never without a pin between the two.
-        const made = yield* add(request, principal, body)
-        yield* jobs.cancel(principal, old.id, { evenIfFinished: true })
-        return accepted(made)
-      })))
+      yield* RouteCatalog.add(router, { method: "POST", path: `${prefix}/pins/:requestid`, summary: "Pinning Service API: replace a pin object (a new one; the old one removed)", auth: "apiKey", scope: "org:files:write", body: { schema: PinBody }, response: { schema: PinStatus, status: 202 }, errors: [notFound] }, (request) =>
+        psaHandled(Effect.gen(function*() {
+          const principal = yield* requireScope(keys, request, "org:files:write")
+          const { requestid } = yield* HttpRouter.params
+          const old = yield* pinOf(principal, requestid ?? "")
+          const body = yield* Body.json(request, PinBody)
+          // The new pin first, so blocks both share are never without a pin between the two.
+          const made = yield* add(request, principal, body)
+          yield* jobs.cancel(principal, old.id, { evenIfFinished: true })
+          return accepted(made)
+        })))
 
-    yield* RouteCatalog.add(router, { method: "DELETE", path: "/pins/:requestid", summary: "Pinning Service API: remove a pin object", auth: "apiKey", scope: "org:files:write", response: { status: 202, empty: true, description: "Removed" }, errors: [notFound] }, (request) =>
-      psaHandled(Effect.gen(function*() {
-        const principal = yield* requireScope(keys, request, "org:files:write")
-        const { requestid } = yield* HttpRouter.params
-        const pin = yield* pinOf(principal, requestid ?? "")
-        yield* jobs.cancel(principal, pin.id, { evenIfFinished: true })
-        return HttpServerResponse.empty({ status: 202, headers: standardHeaders() })
-      })))
+      yield* RouteCatalog.add(router, { method: "DELETE", path: `${prefix}/pins/:requestid`, summary: "Pinning Service API: remove a pin object", auth: "apiKey", scope: "org:files:write", response: { status: 202, empty: true, description: "Removed" }, errors: [notFound] }, (request) =>
+        psaHandled(Effect.gen(function*() {
+          const principal = yield* requireScope(keys, request, "org:files:write")
+          const { requestid } = yield* HttpRouter.params
+          const pin = yield* pinOf(principal, requestid ?? "")
+          yield* jobs.cancel(principal, pin.id, { evenIfFinished: true })
+          return HttpServerResponse.empty({ status: 202, headers: standardHeaders() })
+        })))
+    }
   })
 )
