@@ -8,6 +8,7 @@
  */
 import * as dagPb from "@ipld/dag-pb"
 import { CarBlockIterator } from "@ipld/car/iterator"
+import { UnixFS } from "ipfs-unixfs"
 import { Context, Effect, Schema } from "effect"
 import { CID } from "multiformats/cid"
 import { sha256, sha512 } from "multiformats/hashes/sha2"
@@ -204,3 +205,48 @@ export function trustlessGateways(urls: ReadonlyArray<string>, options: Trustles
 
   return { describe: bases, retrieve }
 }
+
+/** What a pinned DAG is, as a file record counts it: a file (its size) or a folder (its files and their bytes). */
+export interface DagSummary {
+  readonly kind: "file" | "directory" | "symlink"
+  /** Files in a folder (every level, HAMT shards followed); 1 for a file, 0 for a symlink. */
+  readonly files: number
+  /** Bytes of a file's content, or of a folder's files together. */
+  readonly size: number
+}
+
+/**
+ * Sums up a DAG from its blocks (those `retrieve` gave, all of them there), as `ContentStore.walk` would count the
+ * stored folder, without reading it back: UnixFS files (dag-pb or raw) counted with their sizes, folders and HAMT
+ * shards followed, symlinks not counted.
+ */
+export const dagSummary = (root: string, blocks: ReadonlyArray<Block>): DagSummary => {
+  const byCid = new Map(blocks.map((block) => [block.cid, block.bytes]))
+  const bytesOf = (cid: CID) => cid.multihash.code === identityCode ? cid.multihash.digest : byCid.get(cid.toString())
+  const nodeOf = (cid: CID): { readonly kind: DagSummary["kind"]; readonly size: number; readonly links: ReadonlyArray<CID> } => {
+    const bytes = bytesOf(cid)
+    if (bytes === undefined) return { kind: "file", size: 0, links: [] }
+    if (cid.code === rawCode) return { kind: "file", size: bytes.byteLength, links: [] }
+    const node = dagPb.decode(bytes)
+    const data = node.Data === undefined ? undefined : UnixFS.unmarshal(node.Data)
+    const links = node.Links.map((link) => link.Hash)
+    if (data === undefined) return { kind: "directory", size: 0, links }
+    if (data.type === "directory" || data.type === "hamt-sharded-directory") return { kind: "directory", size: 0, links }
+    if (data.type === "symlink") return { kind: "symlink", size: 0, links: [] }
+    return { kind: "file", size: Number(data.fileSize()), links: [] }
+  }
+  const top = nodeOf(CID.parse(root))
+  if (top.kind !== "directory") return { kind: top.kind, files: top.kind === "file" ? 1 : 0, size: top.size }
+  let files = 0
+  let size = 0
+  const pending = [...top.links]
+  while (pending.length > 0) {
+    const node = nodeOf(pending.pop()!)
+    if (node.kind === "file") {
+      files++
+      size += node.size
+    } else if (node.kind === "directory") pending.push(...node.links)
+  }
+  return { kind: "directory", files, size }
+}
+

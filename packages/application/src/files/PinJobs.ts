@@ -8,7 +8,7 @@
  * a job queued or retrieving when Cairn stopped is worked on again. A cancel is recorded first, then the job's fiber
  * is interrupted, so a job cancelled while it stores is never recorded pinned.
  */
-import { ContentStore, PinSources } from "@cairn/content-store"
+import { ContentStore, dagSummary, PinSources } from "@cairn/content-store"
 import { type File, type Network, PinJob } from "@cairn/domain"
 import { Context, Duration, Effect, FiberMap, Layer, Option, Queue, Semaphore } from "effect"
 import { SqlClient } from "effect/sql"
@@ -122,26 +122,25 @@ export class PinJobs extends Context.Service<PinJobs>()("cairn/PinJobs", {
         yield* reserve.ensureRoom(bytes)
         yield* content.putBlocks(job.cid, blocks, job.network)
         const stored = Date.now()
-        const target = yield* content.resolve(job.cid, [], job.network)
-        const entries = target.kind === "directory" ? yield* content.walk(job.cid, job.network) : []
+        // What the file record says (a folder's files and bytes) is counted from the blocks in hand, not read back.
+        const summary = dagSummary(job.cid, blocks)
         const walked = Date.now()
-        const fileEntries = entries.filter((entry) => entry.kind === "file")
         yield* files.recordPin({
           jobId: job.id,
           workspaceId: job.workspaceId,
           userId: job.userId,
           network: job.network,
           cid: job.cid,
-          size: target.kind === "directory" ? fileEntries.reduce((total, entry) => total + entry.size, 0) : target.size,
+          size: summary.size,
           name: job.name,
-          mimeType: target.kind === "directory" ? folderMimeType : "application/octet-stream",
+          mimeType: summary.kind === "directory" ? folderMimeType : "application/octet-stream",
           groupId: job.groupId,
           keyvalues: job.keyvalues,
-          numberOfFiles: target.kind === "directory" ? fileEntries.length : 1
+          numberOfFiles: summary.kind === "directory" ? summary.files : 1
         })
         yield* Effect.logInfo(
           `Pin job ${job.id}: ${job.cid} pinned (${blocks.length} blocks, ${bytes} bytes; retrieved in ${retrieved - started} ms, ` +
-            `stored in ${stored - retrieved} ms, walked in ${walked - stored} ms, recorded in ${Date.now() - walked} ms)`
+            `stored in ${stored - retrieved} ms, counted in ${walked - stored} ms, recorded in ${Date.now() - walked} ms)`
         )
       }).pipe(
         Effect.timeoutOrElse({
