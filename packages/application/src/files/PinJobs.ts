@@ -161,10 +161,8 @@ export class PinJobs extends Context.Service<PinJobs>()("cairn/PinJobs", {
     /** Takes a job off the queue: worked on when a permit frees, unless done or taken already. */
     const start = (jobId: string) =>
       FiberMap.run(running, jobId, Effect.gen(function*() {
-        const rows = yield* table.open
-        const job = rows.find((row) => row.id === jobId)
-        if (job === undefined) return
-        yield* permits.withPermits(1)(work(job))
+        // Read again once a permit is free: a job cancelled while it waited is left alone.
+        yield* permits.withPermits(1)(Effect.flatMap(table.openById(jobId), Option.match({ onNone: () => Effect.void, onSome: work })))
       }), { onlyIfMissing: true })
 
     /** The worker, for as long as the node runs: every open job first (those a stop left), then each new one. */

@@ -119,6 +119,12 @@ export const queries = (sql: SqlClient.SqlClient) => ({
         ${filter.network === undefined ? sql`` : sql`AND network = ${filter.network}`}
         ${filter.psa === undefined ? sql`` : sql`AND psa = ${filter.psa}`}
         ORDER BY queued_at DESC, id DESC`.pipe(Effect.orDie, Effect.map((rows) => rows.map(toView))),
+  /** The job, when it is still to be worked on (any workspace's: the worker's lookup). */
+  openById: (jobId: string) =>
+    sql<Row>`SELECT ${sql.literal(columns)} FROM cairn_pin_jobs WHERE id = ${jobId} AND status IN ('prechecking', 'retrieving')`.pipe(
+      Effect.orDie,
+      Effect.map((rows) => Option.map(Option.fromNullishOr(rows[0]), toView))
+    ),
   /** Every job still to be worked on, oldest first: what a worker resumes at startup. */
   open: sql<Row>`SELECT ${sql.literal(columns)} FROM cairn_pin_jobs WHERE status IN ('prechecking', 'retrieving')
       ORDER BY queued_at, id`.pipe(Effect.orDie, Effect.map((rows) => rows.map(toView)))
