@@ -24,6 +24,7 @@ import { Domains } from "./domains/Domains.ts"
 import { Failover } from "./agents/Failover.ts"
 import { Files } from "./files/Files.ts"
 import { Groups } from "./files/Groups.ts"
+import { PinJobs } from "./files/PinJobs.ts"
 import { Issues } from "./workspaces/Issues.ts"
 import { NodeLeases } from "./cluster/NodeLeases.ts"
 import { RuntimeConfig } from "./workspace/RuntimeConfig.ts"
@@ -47,6 +48,7 @@ export type Provided = Workspaces | ApiKeys | Files | Groups | Signatures | Sign
   | Channels
   | Domains
   | NodeLeases | Failover
+  | PinJobs
 
 /** The ports the services stand on; the read models' tables are reached through the event store's SqlClient. */
 export type Requirements =
@@ -60,7 +62,7 @@ export const layer: Layer.Layer<Provided, never, Requirements> = Layer.mergeAll(
   Layer.provideMerge(Layer.mergeAll(Agents.layer, Failover.layer)),
   Layer.provideMerge(Layer.mergeAll(Snapshots.layer, Channels.layer, Domains.layer)),
   Layer.provideMerge(Gateway.layer),
-  Layer.provideMerge(Layer.mergeAll(Templates.layer, Skills.layer, NodeLeases.layer, SignedUrls.layer)),
+  Layer.provideMerge(Layer.mergeAll(Templates.layer, Skills.layer, NodeLeases.layer, SignedUrls.layer, PinJobs.layer)),
   Layer.provideMerge(Layer.mergeAll(Workspaces.layer, ApiKeys.layer, Issues.layer, Files.layer, Groups.layer, Signatures.layer, Secrets.layer)),
   Layer.provideMerge(SecretVault.layer),
   Layer.provideMerge(Layer.merge(CommandHandler.layer, DiskReserve.layer))

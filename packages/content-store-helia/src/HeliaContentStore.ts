@@ -243,7 +243,27 @@ export const make = (stores: Readonly<Record<Network, Blockstore>>) =>
         parse(cid, network).pipe(Effect.flatMap((root) =>
           Effect.tryPromise({ try: (signal) => getBlock(stores[network], root, signal), catch: failure("block", cid, network) })
         )),
-      car
+      car,
+      putBlocks: (root, blocks, network) =>
+        Effect.tryPromise({
+          try: async (signal) => {
+            const store = stores[network]
+            // Many small blocks (a folder's files) cost a write and a rename each: several at once. The root last:
+            // `has(root)` says the whole DAG is here.
+            const rest = blocks.filter((block) => block.cid !== root)
+            let next = 0
+            const writer = async () => {
+              while (next < rest.length) {
+                const block = rest[next++]!
+                await store.put(CID.parse(block.cid), block.bytes, { signal })
+              }
+            }
+            await Promise.all(Array.from({ length: Math.min(32, rest.length) }, writer))
+            const top = blocks.find((block) => block.cid === root)
+            if (top !== undefined) await store.put(CID.parse(root), top.bytes, { signal })
+          },
+          catch: (cause) => new ContentStoreUnavailable({ operation: "putBlocks", cause })
+        })
     })
   })
 

@@ -313,7 +313,51 @@ export const make = (options: Options) =>
           bounded("block/get", cid),
           Effect.map((bytes) => new Uint8Array(bytes))
         ),
-      car: (cid, network) => streamed("dag/export", cid, network)
+      car: (cid, network) => streamed("dag/export", cid, network),
+      putBlocks: (root, blocks, network) =>
+        Effect.gen(function*() {
+          // One `block/put` per codec and hash function, in batches of a few MiB, unpinned; then the root pinned.
+          const groups = new Map<string, Array<{ readonly cid: CID; readonly bytes: Uint8Array }>>()
+          for (const block of blocks) {
+            const cid = CID.parse(block.cid)
+            const codec = cid.code === 0x55 ? "raw" : cid.code === 0x70 ? "dag-pb" : undefined
+            const mhtype = cid.multihash.code === 0x12 ? "sha2-256" : cid.multihash.code === 0x13 ? "sha2-512" : cid.multihash.code === 0 ? "identity" : undefined
+            if (codec === undefined || mhtype === undefined) {
+              return yield* new ContentStoreUnavailable({ operation: "block/put", cause: new Error(`no codec or hash for ${cid}`) })
+            }
+            const key = `${codec} ${mhtype}`
+            groups.set(key, [...groups.get(key) ?? [], { cid, bytes: block.bytes }])
+          }
+          for (const [key, group] of groups) {
+            const [codec, mhtype] = key.split(" ") as [string, string]
+            for (let start = 0; start < group.length;) {
+              let end = start
+              let bytes = 0
+              while (end < group.length && (end === start || bytes + group[end]!.bytes.byteLength <= 8 * 1024 * 1024)) bytes += group[end++]!.bytes.byteLength
+              const batch = group.slice(start, end)
+              start = end
+              const boundary = `cairn-${crypto.randomUUID()}`
+              const encoder = new TextEncoder()
+              const body = new Uint8Array(Buffer.concat([
+                ...batch.flatMap(({ cid, bytes }) => [
+                  encoder.encode(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${cid}"\r\nContent-Type: application/octet-stream\r\n\r\n`),
+                  bytes,
+                  encoder.encode("\r\n")
+                ]),
+                encoder.encode(`--${boundary}--\r\n`)
+              ]))
+              yield* post(network, "block/put", { "cid-codec": codec, mhtype, pin: "false", "allow-big-block": "true" },
+                HttpClientRequest.bodyUint8Array(body, `multipart/form-data; boundary=${boundary}`)).pipe(
+                  Effect.flatMap((response) => Effect.mapError(response.text, unavailable("block/put"))),
+                  Effect.catchTag("KuboRefused", (refused) => Effect.fail(new ContentStoreUnavailable({ operation: "block/put", cause: refused })))
+                )
+            }
+          }
+          yield* post(network, "pin/add", { arg: root, offline: "true" }).pipe(
+            Effect.flatMap((response) => Effect.mapError(response.text, unavailable("pin/add"))),
+            Effect.catchTag("KuboRefused", (refused) => Effect.fail(new ContentStoreUnavailable({ operation: "pin/add", cause: refused })))
+          )
+        })
     })
   })
 

@@ -163,6 +163,12 @@ export class ContentTimeout extends Schema.TaggedError<ContentTimeout>()("Conten
 
 export type ContentStoreError = ContentNotFound | ContentStoreUnavailable | ContentTimeout
 
+/** One block: its CID (a string) and its bytes, which the caller has checked hash to it (PinSources does). */
+export interface Block {
+  readonly cid: string
+  readonly bytes: Uint8Array
+}
+
 export class ContentStore extends Context.Service<ContentStore, {
   /** Imports bytes as a UnixFS file (Kubo-compatible chunking: the CID matches `ipfs add` with the same version). */
   readonly add: (
@@ -219,4 +225,9 @@ export class ContentStore extends Context.Service<ContentStore, {
   readonly block: (cid: string, network: Network) => Effect.Effect<Uint8Array, ContentStoreError>
   /** The whole DAG under the CID as a CARv1 with that root, for `application/vnd.ipld.car`. */
   readonly car: (cid: string, network: Network) => Stream.Stream<Uint8Array, ContentStoreError>
+  /**
+   * Stores a whole DAG's blocks, already verified against their CIDs (a pin by CID), the root last so that `has(root)`
+   * is true only once everything under it is stored; on Kubo the root is pinned.
+   */
+  readonly putBlocks: (root: string, blocks: ReadonlyArray<Block>, network: Network) => Effect.Effect<void, ContentStoreUnavailable>
 }>()("cairn/ContentStore") {}

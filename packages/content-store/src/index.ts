@@ -6,5 +6,6 @@
  */
 export * from "./ContentStore.ts"
 export * from "./HeldPieces.ts"
+export * from "./PinSources.ts"
 export * from "./SnapshotStore.ts"
 export * from "./StagedLeaves.ts"

@@ -10,6 +10,7 @@ import type { RuntimeConfig, Snapshots, Tasks } from "@cairn/application"
 import type { Channels } from "@cairn/application"
 import type { Domains } from "@cairn/application"
 import type { DiskReserve } from "@cairn/application"
+import type { PinJobs } from "@cairn/application"
 import type { AdminToken, TokenSigner } from "@cairn/auth"
 import type { ContentStore } from "@cairn/content-store"
 import type { EventStore } from "@cairn/event-store"
@@ -30,6 +31,8 @@ import * as FilesRoutes from "./v3/FilesRoutes.ts"
 import * as GroupsRoutes from "./v3/GroupsRoutes.ts"
 import * as KeysRoutes from "./v3/KeysRoutes.ts"
 import * as LegacyRoutes from "./v3/LegacyRoutes.ts"
+import * as PinRoutes from "./v3/PinRoutes.ts"
+import * as PsaRoutes from "./PsaRoutes.ts"
 import * as SignatureRoutes from "./v3/SignatureRoutes.ts"
 import * as SignedUrlRoutes from "./v3/SignedUrlRoutes.ts"
 import * as V0Routes from "./v0/Routes.ts"
@@ -45,6 +48,7 @@ export type Requirements =
   | Channels
   | Domains
   | DiskReserve
+  | PinJobs
 
 export const routes: Layer.Layer<never, Config.ConfigError, Requirements> = Layer.mergeAll(
   // Before any route is matched, and around every route: request ids, metrics, NUL refusal, 404 and 405.
@@ -56,6 +60,8 @@ export const routes: Layer.Layer<never, Config.ConfigError, Requirements> = Laye
   GroupsRoutes.layer,
   KeysRoutes.layer,
   LegacyRoutes.layer,
+  PinRoutes.layer,
+  PsaRoutes.layer,
   SignatureRoutes.layer,
   SignedUrlRoutes.layer,
   GatewayRoutes.layer,

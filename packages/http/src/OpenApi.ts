@@ -113,7 +113,7 @@ export const make = (entries: ReadonlyArray<Entry>, info: { readonly title: stri
       const status = success.status ?? 200
       responses[String(status)] = {
         description: success.description ?? entry.summary,
-        ...(status === 204 ? {} : {
+        ...(status === 204 || success.empty === true ? {} : {
           content: { [success.contentType ?? "application/json"]: success.schema === undefined ? {} : { schema: jsonSchema(success.schema, true) } }
         })
       }

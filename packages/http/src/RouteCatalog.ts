@@ -40,6 +40,8 @@ export interface ResponseBody {
   /** `application/json` unless said otherwise (a file's bytes). */
   readonly contentType?: string
   readonly description?: string
+  /** The answer has no body (a 204 never has one; a 202 may not either: the Pinning Service API's remove). */
+  readonly empty?: boolean
 }
 
 export interface Entry {

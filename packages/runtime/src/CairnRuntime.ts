@@ -12,6 +12,8 @@ import { defaultWorkspaceLimits, WorkspaceLimits } from "@cairn/application"
 import { defaultSnapshotSettings, Snapshots, SnapshotSettings } from "@cairn/application"
 import { defaultDomainSettings, Domains, DomainSettings } from "@cairn/application"
 import { DiskReserveBytes } from "@cairn/application"
+import { defaultPinSettings, PinJobs, PinSettings } from "@cairn/application"
+import { PinSources, trustlessGateways } from "@cairn/content-store"
 import { NodeDns } from "@cairn/dns/node"
 import { AdminToken, type GatewayTokens } from "@cairn/auth"
 import { HashedAdminToken, HmacGatewayTokens, JoseTokenSigner, MasterKeysConfig, type SecretFile } from "@cairn/auth/node"
@@ -354,6 +356,38 @@ const layerDiskReserve = Layer.unwrap(Effect.gen(function*() {
   return Layer.merge(NodeFreeSpace.layer(dir), Layer.succeed(DiskReserveBytes, reserveBytes))
 }))
 
+/**
+ * Pin by CID (docs/operations.md, "Pin by CID"): `PIN_SOURCES`, comma-separated base URLs of gateways serving trustless
+ * responses (another Cairn's, any IPFS gateway's `/ipfs/<cid>?format=car|raw`) or Kubo RPCs (`kubo+http://…:5001`),
+ * tried in order, then the content store's Kubo node when there is one; `PIN_MAX_BYTES` a DAG's most bytes (1GiB: held
+ * in memory until every block is checked); `PIN_CONCURRENCY`
+ * jobs at once (4); `PIN_TIMEOUT` for one job (10 minutes) before it fails.
+ */
+const layerPins = Layer.unwrap(Effect.gen(function*() {
+  const configured = (yield* Config.String("PIN_SOURCES").pipe(Config.withDefault(""))).split(",").map((url) => url.trim()).filter((url) => url !== "")
+  for (const url of configured) {
+    const plain = url.replace(/^kubo\+/, "")
+    if (!URL.canParse(plain) || !/^https?:$/.test(new URL(plain).protocol)) {
+      return yield* Effect.die(new Error(`PIN_SOURCES: "${url}" is not an http(s) URL (or kubo+http(s) for a Kubo RPC)`))
+    }
+  }
+  // With Kubo as the content store, its public node is asked too (after PIN_SOURCES): it finds blocks on the network.
+  const kuboPublic = yield* Config.option(Config.String("KUBO_PUBLIC_API_URL"))
+  const kuboApi = Option.isSome(kuboPublic) ? kuboPublic : yield* Config.option(Config.String("KUBO_API_URL"))
+  const urls = Option.isSome(kuboApi) ? [...configured, `kubo+${kuboApi.value.replace(/\/+$/, "")}`] : configured
+  const concurrency = yield* Config.Int("PIN_CONCURRENCY").pipe(Config.withDefault(defaultPinSettings.concurrency))
+  const maxBytesSetting = yield* Config.String("PIN_MAX_BYTES").pipe(Config.withDefault("1GiB"))
+  const maxBytes = OpenClawAgentCgroups.parseBytes(maxBytesSetting.trim())
+  if (maxBytes === undefined || maxBytes <= 0) return yield* Effect.die(new Error(`PIN_MAX_BYTES=${maxBytesSetting} is not a size: give bytes or e.g. 1GiB, 512MiB`))
+  const timeout = yield* Config.Duration("PIN_TIMEOUT").pipe(Config.withDefault(Duration.millis(defaultPinSettings.timeoutMs)))
+  if (concurrency < 1) return yield* Effect.die(new Error(`PIN_CONCURRENCY=${concurrency} must be at least 1`))
+  yield* Effect.logInfo(urls.length === 0 ? "Pin by CID: no PIN_SOURCES (pin jobs fail until one is set)" : `Pin by CID: sources ${urls.join(", ")}`)
+  return Layer.merge(
+    Layer.succeed(PinSources, trustlessGateways(urls, { maxBytes })),
+    Layer.succeed(PinSettings, { concurrency, timeoutMs: Duration.toMillis(timeout) })
+  )
+}))
+
 /** The skill hub: a ClawHub-compatible registry at `CLAWHUB_URL`, else the offline catalog in `<DATA_DIR>/hub`. */
 const layerSkillHub = Layer.unwrap(Effect.map(dataDir, (dir) => SkillHubConfig.layer({ dataDir: dir })))
 
@@ -362,7 +396,7 @@ export const layerApplication = (database: DatabaseLayer) =>
   Services.layer.pipe(
     Layer.provideMerge(layerTemplates),
     Layer.provideMerge(Layer.mergeAll(layerContentStore, layerSignatureVerifier, layerCredentials, layerAgentEngine, layerNode, layerSkillHub,
-      layerWorkspaceLimits, layerSnapshotStore, layerSnapshotSettings, layerDomains, layerCluster, layerDiskReserve)),
+      layerWorkspaceLimits, layerSnapshotStore, layerSnapshotSettings, layerDomains, layerCluster, layerDiskReserve, layerPins)),
     Layer.provideMerge(layerStore(database))
   )
 
@@ -390,6 +424,9 @@ const autoSnapshots = Layer.effectDiscard(Snapshots.use((snapshots) => Effect.fo
 /** Pending custom domains re-checked and expired, deleted agents' domains removed, for as long as the server runs. */
 const domainChecks = Layer.effectDiscard(Domains.use((domains) => Effect.forkScoped(domains.run)))
 
+/** Pin-by-CID jobs worked on (those a stop left open first), for as long as the server runs. */
+const pinWorker = Layer.effectDiscard(PinJobs.use((pins) => Effect.forkScoped(pins.run)))
+
 /**
  * The templates Cairn ships are in the catalog, public and featured: published on a fresh install, given a new
  * version when an upgrade changed them, left alone otherwise. A failure (IPFS out of reach) is logged, not fatal.
@@ -409,7 +446,7 @@ const layerDataDirLock = Layer.effectDiscard(Effect.flatMap(dataDir, (dir) => Da
 
 /** What a server runs: the application, plus the runners that keep asynchronous read models current. */
 export const layerServer = (database: DatabaseLayer) =>
-  Layer.mergeAll(ReadModels.layerRunners, logAdminToken, resumeAgents, autoSnapshots, domainChecks, failover).pipe(Layer.merge(seedTemplates), Layer.provideMerge(layerApplication(database)), Layer.provide(layerDataDirLock))
+  Layer.mergeAll(ReadModels.layerRunners, logAdminToken, resumeAgents, autoSnapshots, domainChecks, failover, pinWorker).pipe(Layer.merge(seedTemplates), Layer.provideMerge(layerApplication(database)), Layer.provide(layerDataDirLock))
 
 /** The database chosen by the environment, logged (never a password). */
 export const databaseFromConfig = Effect.gen(function*() {

@@ -8,7 +8,7 @@
  * records the URL's one use in the same append (`singleUse`), so of two uploads racing on one URL only one is recorded.
  */
 import { ContentStore, type DirectoryFile, directoryPathProblem } from "@cairn/content-store"
-import { CidRecord, File, Group, type Network, Reservation, SignedUrl, ValidationFailed } from "@cairn/domain"
+import { CidRecord, File, Group, type Network, PinJob, Reservation, SignedUrl, ValidationFailed } from "@cairn/domain"
 import { Context, Effect, Layer, Option, type Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Principal } from "../Access.ts"
@@ -335,7 +335,42 @@ export class Files extends Context.Service<Files>()("cairn/Files", {
     /** Whether this workspace holds a live file of this CID on this network (what a private access link reaches). */
     const holds = (workspaceId: string, network: Network, cid: string) => files.holds({ workspaceId, network }, cid)
 
-    return { upload, uploadFolder, requireGroup, list, get, update, remove, isPublic, holds, legacyList, unpin, updateByCid }
+    /**
+     * Records a pinned CID (its blocks stored already) as a new file of the job's workspace, with the CID's upload and
+     * the job's `PinJobPinned`, in one append: a job is pinned exactly when its file is recorded. A job cancelled
+     * meanwhile refuses it (PinJobFinished), and nothing is recorded.
+     */
+    const recordPin = Effect.fn("Files.recordPin")(function*(job: {
+      readonly jobId: string
+      readonly workspaceId: string
+      readonly userId: string
+      readonly network: Network
+      readonly cid: string
+      readonly size: number
+      readonly name: string
+      readonly mimeType: string
+      readonly groupId: string | null
+      readonly keyvalues: File.KeyValues
+      readonly numberOfFiles: number
+    }) {
+      const fileId = crypto.randomUUID()
+      const at = yield* now
+      const { jobId, workspaceId, userId, network, cid, size, name, mimeType, groupId, keyvalues, numberOfFiles } = job
+      yield* commands.executeAll([
+        decision(File.decider, File.stream(fileId), new File.UploadFile({ fileId, workspaceId, userId, network, cid, size, name, mimeType, groupId, keyvalues, numberOfFiles, at }), emptyStream(File.decider)),
+        unreadDecision(CidRecord.decider, CidRecord.stream(network, cid), new CidRecord.RecordCidUpload({ cid, network, workspaceId, fileId, at })),
+        decision(PinJob.decider, PinJob.stream(jobId), new PinJob.MarkPinned({ jobId, fileId, size, at }))
+      ], { actor: userId }).pipe(
+        Effect.catchTag(
+          ["TooMuchContention", "EventStoreUnavailable", "PinJobFinished", "PinJobNotFound"],
+          (failure) => Effect.fail(failure),
+          (refusal) => Effect.die(refusal)
+        )
+      )
+      return fileId
+    })
+
+    return { upload, uploadFolder, requireGroup, list, get, update, remove, isPublic, holds, legacyList, unpin, updateByCid, recordPin }
   })
 }) {
   static readonly layer = Layer.effect(this, this.make)

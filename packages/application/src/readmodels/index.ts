@@ -11,6 +11,7 @@ import * as ChannelsTable from "./ChannelsTable.ts"
 import * as FilesTable from "./FilesTable.ts"
 import * as GroupsTable from "./GroupsTable.ts"
 import * as IssuesTable from "./IssuesTable.ts"
+import * as PinJobsTable from "./PinJobsTable.ts"
 import * as SecretsTable from "./SecretsTable.ts"
 import * as SignaturesTable from "./SignaturesTable.ts"
 import * as SkillsTable from "./SkillsTable.ts"
@@ -23,6 +24,7 @@ export { SnapshotsTable, TemplatesTable }
 export { DomainsTable }
 export { GroupsTable }
 export { ChannelsTable }
+export { PinJobsTable }
 
 export const all: ReadonlyArray<Projection<SqlClient.SqlClient>> = [
   WorkspacesTable.projection,
@@ -37,5 +39,6 @@ export const all: ReadonlyArray<Projection<SqlClient.SqlClient>> = [
   TemplatesTable.projection,
   SnapshotsTable.projection,
   DomainsTable.projection,
-  ChannelsTable.projection
+  ChannelsTable.projection,
+  PinJobsTable.projection
 ]

@@ -279,6 +279,18 @@ export const contentStoreContract = <E>(
           }
         }))
 
+      it.effect("stores a DAG's blocks given one by one (putBlocks, a pin by CID), which then read back as the file", () =>
+        Effect.gen(function*() {
+          const store = yield* ContentStore
+          for (const vector of kuboVectors) {
+            const { cid } = yield* add("public", vector)
+            const car = yield* readCar(yield* Stream.mkUint8Array(store.car(cid, "public")))
+            yield* store.putBlocks(cid, car.blocks.map((block) => ({ cid: block.cid.toString(), bytes: block.bytes })), "private")
+            assert.isTrue(yield* store.has(cid, "private"))
+            assert.isTrue(equals(yield* Stream.mkUint8Array(store.cat(cid, "private")), vector.content), `${cid} put block by block is not the file`)
+          }
+        }))
+
       for (const vector of kuboDirectoryVectors) {
         it.effect(`adds ${vector.name} as CIDv${vector.cidVersion} ${vector.cid}, as \`ipfs add -r --wrap-with-directory\` does`, () =>
           Effect.gen(function*() {

@@ -1,0 +1,30 @@
+/** Decides a pin job command: queued once; progress only while open; cancelled by its own workspace while open. */
+import { Match, Result } from "effect"
+import type { PinJobCommand } from "./Commands.ts"
+import { PinJobExists, PinJobFinished, PinJobNotFound, type PinJobError } from "./Errors.ts"
+import { PinJobCancelled, type PinJobEvent, PinJobFailed, PinJobPinned, PinJobQueued, PinJobRetrieving } from "./Events.ts"
+import { isOpen, type PinJobState } from "./State.ts"
+
+export type Decision = Result.Result<ReadonlyArray<PinJobEvent>, PinJobError>
+
+const open = (state: PinJobState, jobId: string, make: () => PinJobEvent): Decision => {
+  if (state._tag === "NoJob") return Result.fail(new PinJobNotFound({ jobId }))
+  if (!isOpen(state.status)) return Result.fail(new PinJobFinished({ jobId, current: state.status }))
+  return Result.succeed([make()])
+}
+
+export const decide = (command: PinJobCommand, state: PinJobState): Decision =>
+  Match.valueTags(command, {
+    QueuePin: ({ _tag, ...fields }): Decision =>
+      state._tag === "NoJob" ? Result.succeed([new PinJobQueued(fields)]) : Result.fail(new PinJobExists({ jobId: fields.jobId })),
+    StartRetrieving: ({ _tag, ...fields }): Decision =>
+      // A job resumed after a restart is retrieving already: recorded once.
+      state._tag === "Job" && state.status === "retrieving" ? Result.succeed([]) : open(state, fields.jobId, () => new PinJobRetrieving(fields)),
+    MarkPinned: ({ _tag, ...fields }): Decision => open(state, fields.jobId, () => new PinJobPinned(fields)),
+    MarkFailed: ({ _tag, ...fields }): Decision => open(state, fields.jobId, () => new PinJobFailed(fields)),
+    CancelPin: ({ _tag, workspaceId, evenIfFinished, ...fields }): Decision => {
+      if (state._tag === "NoJob" || state.queued.workspaceId !== workspaceId) return Result.fail(new PinJobNotFound({ jobId: fields.jobId }))
+      if (evenIfFinished === true && state.status !== "cancelled") return Result.succeed([new PinJobCancelled(fields)])
+      return open(state, fields.jobId, () => new PinJobCancelled(fields))
+    }
+  })
