@@ -1,7 +1,7 @@
 /**
  * The legacy `@pinata/sdk` (2.x, from npm) against a real server on loopback: `testAuthentication`,
- * `pinFileToIPFS`, `pinFromFS`, `pinJSONToIPFS`, `pinList` with its filters, `hashMetadata` and `unpin`, with a Cairn API key as
- * its `pinataJWTKey`. The SDK's base URL is fixed (`https://api.pinata.cloud`); its HTTP client (axios) honours the
+ * `pinFileToIPFS`, `pinFromFS`, `pinJSONToIPFS`, `pinByHash`, `pinList` with its filters, `hashMetadata` and `unpin`, with a
+ * Cairn API key as its `pinataJWTKey`, and with a self-service key's `pinata_api_key`/`pinata_api_secret` pair. The SDK's base URL is fixed (`https://api.pinata.cloud`); its HTTP client (axios) honours the
  * conventional `https_proxy` variable, so with `https_proxy=http://<cairn>` every call reaches Cairn as an
  * absolute-form request (`GET https://api.pinata.cloud/data/pinList?…`), which Cairn routes by its path. On the
  * embedded stores, or Postgres under DATABASE_URL (as startServer passes it).
@@ -16,7 +16,7 @@ import { Readable } from "node:stream"
 import { CID } from "multiformats/cid"
 import * as raw from "multiformats/codecs/raw"
 import { sha256 } from "multiformats/hashes/sha2"
-import { cli, type ServerProcess, startServer, waitUntilServing } from "../src/testing/index.ts"
+import { cli, freePort, type ServerProcess, startServer, waitUntilServing } from "../src/testing/index.ts"
 
 // The package is CommonJS whose `module.exports` is the client class (its types say `export default`).
 const PinataClient = createRequire(import.meta.url)("@pinata/sdk") as typeof import("@pinata/sdk").default
@@ -27,6 +27,7 @@ let server: ServerProcess
 let pinata: PinataClient
 let other: PinataClient
 let jwt: string
+let keysJwt: string
 const proxyBefore = { https_proxy: process.env["https_proxy"], HTTPS_PROXY: process.env["HTTPS_PROXY"], no_proxy: process.env["no_proxy"], NO_PROXY: process.env["NO_PROXY"] }
 
 const rawCid = async (content: string) => CID.create(1, raw.code, await sha256.digest(new TextEncoder().encode(content))).toString()
@@ -52,11 +53,14 @@ const call = async (method: string, path: string, body?: string, key = jwt) => {
 }
 
 beforeAll(async () => {
-  server = await startServer({ DATA_DIR: dataDir })
+  // The server pins by hash from its own gateway: a CID it serves is a source it can verify blocks from.
+  const port = await freePort()
+  server = await startServer({ DATA_DIR: dataDir, PORT: String(port), PIN_SOURCES: `http://127.0.0.1:${port}` })
   await waitUntilServing(server)
   const env = { url: server.url, dataDir }
   const workspaceId = cli(env, "workspace", "create", "--name", "Legacy")
   jwt = cli(env, "key", "create", "--workspace", workspaceId, "--user", "ada", "--scopes", "org:files:read,org:files:write")
+  keysJwt = cli(env, "key", "create", "--workspace", workspaceId, "--user", "ada", "--scopes", "org:files:read,org:files:write,org:keys")
   const otherWorkspace = cli(env, "workspace", "create", "--name", "Other")
   const otherJwt = cli(env, "key", "create", "--workspace", otherWorkspace, "--user", "bob", "--scopes", "org:files:read,org:files:write")
   // Set after the server started, so only this process's HTTP client goes through it.
@@ -258,6 +262,49 @@ describe("the legacy @pinata/sdk against Cairn", () => {
     assert.strictEqual(noChange.status, 400)
     const notCid = await call("PUT", "/pinning/hashMetadata", JSON.stringify({ ipfsPinHash: "not-a-cid", name: "x" }))
     assert.strictEqual(notCid.status, 400)
+  })
+
+  it("pinByHash queues a pin-by-CID job that ends pinned, and refuses a malformed CID", async () => {
+    const content = "pinned again by its hash\n"
+    const first = await pinata.pinFileToIPFS(Readable.from([Buffer.from(content)]), { pinataMetadata: { name: "first.txt" }, pinataOptions: { cidVersion: 1 } })
+    const queued = await pinata.pinByHash(first.IpfsHash, { pinataMetadata: { name: "by-hash", keyvalues: { via: "pinByHash" } as never } })
+    assert.deepInclude(queued, { ipfsHash: first.IpfsHash, name: "by-hash" })
+    assert.include(["prechecking", "retrieving", "pinned"], queued.status)
+    let status = queued.status
+    for (let i = 0; i < 100 && status !== "pinned" && status !== "failed"; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      const jobs = JSON.parse((await call("GET", `/v3/files/public/pin_by_cid?cid=${first.IpfsHash}`)).body) as { data: { jobs: Array<{ id: string; status: string; reason: string | null }> } }
+      const job = jobs.data.jobs.find((entry) => entry.id === queued.id)!
+      status = job.status
+      assert.notStrictEqual(status, "failed", job.reason ?? "")
+    }
+    assert.strictEqual(status, "pinned")
+    const rows = (await pinata.pinList({ hashContains: first.IpfsHash })).rows.map((row) => row.metadata.name).sort()
+    assert.deepStrictEqual(rows, ["by-hash", "first.txt"])
+    // The SDK checks the CID itself; sent anyway, Cairn refuses it too.
+    const refused = await call("POST", "/pinning/pinByHash", JSON.stringify({ hashToPin: "not-a-cid" }))
+    assert.strictEqual(refused.status, 400, refused.body)
+  }, 60_000)
+
+  it("takes a self-service key as its pinata_api_key and secret pair; a wrong secret or a revoked key is refused", async () => {
+    const made = await call("POST", "/v3/pinata/keys", JSON.stringify({ keyName: "legacy pair", permissions: { admin: true } }), keysJwt)
+    assert.strictEqual(made.status, 200, made.body)
+    const pair = JSON.parse(made.body) as { JWT: string; pinata_api_key: string; pinata_api_secret: string }
+    const paired = new PinataClient(pair.pinata_api_key, pair.pinata_api_secret)
+    assert.deepStrictEqual(await paired.testAuthentication(), { authenticated: true })
+    const pinned = await paired.pinJSONToIPFS({ via: "key pair" })
+    assert.match(pinned.IpfsHash, /^Qm/)
+    assert.isTrue((await pinata.pinList({ hashContains: pinned.IpfsHash })).rows.length > 0, "the pair's pin is the workspace's")
+
+    const wrongSecret = new PinataClient(pair.pinata_api_key, `${pair.pinata_api_secret.slice(0, -2)}00`)
+    assert.isDefined(await rejection(wrongSecret.testAuthentication()))
+    const unknown = new PinataClient("no-such-key", pair.pinata_api_secret)
+    assert.isDefined(await rejection(unknown.testAuthentication()))
+    const raw = await fetch(`${server.url}/data/testAuthentication`, { headers: { pinata_api_key: pair.pinata_api_key, pinata_secret_api_key: "wrong" } })
+    assert.strictEqual(raw.status, 401)
+
+    assert.strictEqual((await call("PUT", `/v3/pinata/keys/${pair.pinata_api_key}`, undefined, keysJwt)).status, 200)
+    assert.isDefined(await rejection(paired.testAuthentication()))
   })
 
   it("unpin removes every pin of the hash from the workspace; a second unpin is refused", async () => {

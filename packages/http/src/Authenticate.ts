@@ -19,10 +19,18 @@ export const bearerToken = (request: HttpServerRequest.HttpServerRequest): strin
 export const missingCredentials = (request: HttpServerRequest.HttpServerRequest) =>
   new Unauthorized({ reason: request.headers["authorization"] === undefined ? "missing-credentials" : "not-bearer" })
 
-/** The principal of the request's bearer API key, whatever its scopes. */
+/**
+ * The principal of the request's bearer API key, whatever its scopes; or, without a bearer token, of a self-service
+ * key presented as its pair in the `pinata_api_key` and `pinata_secret_api_key` headers, as Pinata's legacy SDK does.
+ */
 export const authenticate = (keys: ApiKeys["Service"], request: HttpServerRequest.HttpServerRequest) => {
   const token = bearerToken(request)
-  return token === undefined ? Effect.fail(missingCredentials(request)) : keys.authenticate(token)
+  if (token !== undefined) return keys.authenticate(token)
+  const keyId = request.headers["pinata_api_key"]
+  const secret = request.headers["pinata_secret_api_key"]
+  return request.headers["authorization"] === undefined && keyId !== undefined && keyId !== "" && secret !== undefined && secret !== ""
+    ? keys.authenticatePair(keyId, secret)
+    : Effect.fail(missingCredentials(request))
 }
 
 /** The principal, if its key has the scope (403 otherwise). */

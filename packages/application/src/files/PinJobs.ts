@@ -9,7 +9,7 @@
  * is interrupted, so a job cancelled while it stores is never recorded pinned.
  */
 import { ContentStore, dagSummary, PinSources } from "@cairn/content-store"
-import { type File, type Network, PinJob } from "@cairn/domain"
+import { canonical, type File, type Network, PinJob, ValidationFailed } from "@cairn/domain"
 import { Context, Duration, Effect, FiberMap, Layer, Option, Queue, Semaphore } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Principal } from "../Access.ts"
@@ -58,6 +58,8 @@ export class PinJobs extends Context.Service<PinJobs>()("cairn/PinJobs", {
     const permits = yield* Semaphore.make(Math.max(1, settings.concurrency))
 
     const submit = Effect.fn("PinJobs.submit")(function*(principal: Principal, network: Network, request: PinRequest) {
+      // The routes decode the CID; a caller that did not still gets no job for a string that is none.
+      if (Option.isNone(canonical(request.cid))) return yield* new ValidationFailed({ detail: "cid is not a valid CID" })
       // A group the workspace does not have on this network is refused before anything is queued, as for uploads.
       yield* files.requireGroup(principal, network, request.groupId ?? null)
       const jobId = crypto.randomUUID()

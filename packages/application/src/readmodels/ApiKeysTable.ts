@@ -23,13 +23,16 @@ export const projection = ReadModel.make({
       Effect.andThen(sql`ALTER TABLE cairn_api_keys ADD COLUMN IF NOT EXISTS max_uses int`),
       Effect.andThen(sql`ALTER TABLE cairn_api_keys ADD COLUMN IF NOT EXISTS uses int NOT NULL DEFAULT 0`),
       Effect.andThen(sql`ALTER TABLE cairn_api_keys ADD COLUMN IF NOT EXISTS last_used_at timestamptz`),
-      Effect.andThen(sql`CREATE INDEX IF NOT EXISTS cairn_api_keys_workspace ON cairn_api_keys (workspace_id, created_at)`)
+      Effect.andThen(sql`CREATE INDEX IF NOT EXISTS cairn_api_keys_workspace ON cairn_api_keys (workspace_id, created_at)`),
+      // Added with key-pair authentication (the legacy SDK's pinata_api_key and pinata_secret_api_key headers): the
+      // SHA-256 of a self-service key's secret, as its ApiKeyIssued event has it.
+      Effect.andThen(sql`ALTER TABLE cairn_api_keys ADD COLUMN IF NOT EXISTS secret_hash text`)
     ),
   on: {
     ApiKeyIssued: (sql, e) =>
-      sql`INSERT INTO cairn_api_keys (key_id, workspace_id, user_id, scopes, expires_at, created_at, name, max_uses)
+      sql`INSERT INTO cairn_api_keys (key_id, workspace_id, user_id, scopes, expires_at, created_at, name, max_uses, secret_hash)
         VALUES (${e.keyId}, ${e.workspaceId}, ${e.userId}, ${[...e.scopes]}::text[], ${e.expiresAt}, ${e.at},
-          ${e.name ?? ""}, ${e.maxUses ?? null})
+          ${e.name ?? ""}, ${e.maxUses ?? null}, ${e.secretHash ?? null})
         ON CONFLICT (key_id) DO NOTHING`,
     ApiKeyUsed: (sql, e) => sql`UPDATE cairn_api_keys SET uses = uses + 1, last_used_at = ${e.at} WHERE key_id = ${e.keyId}`,
     ApiKeyRevoked: (sql, e) => sql`UPDATE cairn_api_keys SET revoked_at = ${e.at} WHERE key_id = ${e.keyId}`,
@@ -114,6 +117,21 @@ export const queries = (sql: SqlClient.SqlClient) => ({
           workspaceId: row.workspace_id,
           revoked: row.revoked_at !== null,
           limited: row.max_uses !== null
+        }))
+      )
+    ),
+
+  /** What a key pair is checked against: the key's claims, its secret's hash and its expiry; none for a key without a secret. */
+  pair: (keyId: string) =>
+    sql<{ readonly workspace_id: string; readonly user_id: string; readonly scopes: ReadonlyArray<string>; readonly secret_hash: string; readonly expires_at: Date | null }>`
+      SELECT workspace_id, user_id, scopes, secret_hash, expires_at FROM cairn_api_keys
+      WHERE key_id = ${keyId} AND secret_hash IS NOT NULL`.pipe(
+      Effect.orDie,
+      Effect.map(([row]) =>
+        Option.map(Option.fromNullishOr(row), (row) => ({
+          claims: { keyId, workspaceId: row.workspace_id, userId: row.user_id, scopes: [...row.scopes] },
+          secretHash: row.secret_hash,
+          expiresAt: row.expires_at
         }))
       )
     ),

@@ -31,6 +31,14 @@ export type KeyListQuery = Omit<ApiKeysTable.PageQuery, "workspaceId" | "limit">
 export const keysPerPage = 100
 
 const hex = (bytes: Uint8Array) => Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("")
+const fromHex = (text: string) => Uint8Array.from(text.match(/../g) ?? [], (pair) => parseInt(pair, 16))
+/** Equal bytes, in a time that does not depend on where they differ. */
+const sameBytes = (a: Uint8Array, b: Uint8Array) => {
+  if (a.length !== b.length) return false
+  let difference = 0
+  for (let i = 0; i < a.length; i++) difference |= a[i]! ^ b[i]!
+  return difference === 0
+}
 
 export class ApiKeys extends Context.Service<ApiKeys>()("cairn/ApiKeys", {
   make: Effect.gen(function*() {
@@ -167,7 +175,24 @@ export class ApiKeys extends Context.Service<ApiKeys>()("cairn/ApiKeys", {
     const admitClaims = (claims: ApiKeyClaims): Effect.Effect<Principal, Unauthorized | MissingUserId> =>
       Effect.flatMap(keys.standing(claims.keyId), (standing) => standsFor(claims, standing))
 
-    return { create, createSelfService, list, revoke, revokeInWorkspace, authenticate, verify, admit, admitClaims }
+    /**
+     * A self-service key presented as its pair (`pinata_api_key`, `pinata_secret_api_key`: the legacy SDK's way), as a
+     * principal: the secret's SHA-256 equal to the one recorded (compared in constant time), not expired, then the same
+     * standing and use count as a JWT. Keys made without a secret (the operator's) have no pair.
+     */
+    const authenticatePair = (keyId: string, secret: string) =>
+      Effect.gen(function*() {
+        const found = yield* keys.pair(keyId)
+        if (Option.isNone(found)) return yield* new Unauthorized({ reason: "unknown-key" })
+        const presented = new Uint8Array(yield* Effect.promise(() => crypto.subtle.digest("SHA-256", new TextEncoder().encode(secret))))
+        if (!sameBytes(presented, fromHex(found.value.secretHash))) return yield* new Unauthorized({ reason: "bad-signature" })
+        if (found.value.expiresAt !== null && found.value.expiresAt.getTime() <= (yield* Clock.currentTimeMillis)) {
+          return yield* new Unauthorized({ reason: "expired" })
+        }
+        return yield* admit(found.value.claims, yield* keys.standing(keyId))
+      })
+
+    return { create, createSelfService, list, revoke, revokeInWorkspace, authenticate, authenticatePair, verify, admit, admitClaims }
   })
 }) {
   static readonly layer = Layer.effect(this, this.make)

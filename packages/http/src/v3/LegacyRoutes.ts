@@ -2,15 +2,15 @@
  * The rest of Pinata's legacy (v1) pinning API that the `@pinata/sdk` 2.x package calls, on the public network:
  * `POST /pinning/pinJSONToIPFS` (a JSON document pinned as a file), `GET /data/pinList` (the workspace's pins with
  * the SDK's filters, by offset), `DELETE /pinning/unpin/{hash}` and `PUT /pinning/hashMetadata` (every file of the
- * CID in the workspace). `pinFileToIPFS` is in FilesRoutes.ts, `testAuthentication` in AuthRoutes.ts. Answers are
+ * CID in the workspace), `POST /pinning/pinByHash` (a pin-by-CID job, PinJobs). `pinFileToIPFS` is in FilesRoutes.ts, `testAuthentication` in AuthRoutes.ts. Answers are
  * flat, as Pinata's v1 API gives them (no `{data}` envelope); unpin and hashMetadata answer the text `OK`.
  *
  * That SDK's base URL is fixed (`https://api.pinata.cloud`); it reaches Cairn through its HTTP client's proxy
  * setting (`https_proxy=http://<cairn>`), which sends absolute-form request targets: RequestEdge.ts serves those
  * as their path.
  */
-import { ApiKeys, Files, type KeyValueCondition, type KeyValueOp } from "@cairn/application"
-import { canonical as canonicalCid, File, ValidationFailed } from "@cairn/domain"
+import { ApiKeys, Files, type KeyValueCondition, type KeyValueOp, PinJobs } from "@cairn/application"
+import { canonical as canonicalCid, Cid, File, ValidationFailed } from "@cairn/domain"
 import { Effect, Option, Schema, Stream } from "effect"
 import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { requireScope } from "../Authenticate.ts"
@@ -49,6 +49,19 @@ const Wrapped = Schema.Struct({
   pinataMetadata: Schema.optional(PinMetadata),
   pinataOptions: Schema.optional(PinOptions)
 })
+
+/** `pinByHash`'s body: the CID, with the pin's metadata and options (`hostNodes` are hints, kept with the job). */
+const PinByHash = Schema.Struct({
+  hashToPin: Cid,
+  pinataMetadata: Schema.optional(PinMetadata),
+  pinataOptions: Schema.optional(Schema.Struct({
+    hostNodes: Schema.optional(Schema.Array(Schema.String)),
+    groupId: Schema.optional(Schema.NullOr(Schema.String))
+  }))
+})
+
+/** What `pinByHash` answers: the job queued, as Pinata's v1 API gives it. */
+const PinByHashAnswer = Schema.Struct({ id: Schema.String, ipfsHash: Schema.String, status: Schema.String, name: Schema.String })
 
 const HashMetadata = Schema.Struct({
   ipfsPinHash: Schema.String,
@@ -179,6 +192,22 @@ export const layer = HttpRouter.use((router) =>
   Effect.gen(function*() {
     const keys = yield* ApiKeys
     const files = yield* Files
+    const jobs = yield* PinJobs
+
+    yield* RouteCatalog.add(router, { method: "POST", path: "/pinning/pinByHash", summary: "Pinata's legacy pin by CID: a pin-by-CID job on the public network (its status on GET /v3/files/public/pin_by_cid)", auth: "apiKey", scope: "org:files:write", body: { schema: PinByHash }, response: { schema: PinByHashAnswer } }, (request) =>
+      handled(Effect.gen(function*() {
+        const principal = yield* requireScope(keys, request, "org:files:write")
+        const body = yield* Body.json(request, PinByHash)
+        const metadata = body.pinataMetadata ?? {}
+        const job = yield* jobs.submit(principal, "public", {
+          cid: body.hashToPin,
+          name: metadata.name ? metadata.name : undefined,
+          groupId: body.pinataOptions?.groupId ? body.pinataOptions.groupId : null,
+          keyvalues: Object.fromEntries(Object.entries(metadata.keyvalues ?? {}).map(([key, value]) => [key, text(value)])),
+          hostNodes: body.pinataOptions?.hostNodes
+        })
+        return json({ id: job.id, ipfsHash: job.cid, status: job.status, name: job.name } satisfies typeof PinByHashAnswer.Type)
+      })))
 
     yield* RouteCatalog.add(router, { method: "POST", path: "/pinning/pinJSONToIPFS", summary: "Pinata's legacy JSON pin: the document stored as a file (public network)", auth: "apiKey", scope: "org:files:write", body: { contentType: "application/json", description: "a JSON object, or {pinataContent, pinataMetadata: {name, keyvalues}, pinataOptions: {cidVersion, groupId}}" }, response: { schema: LegacyPinning.LegacyWire }, errors: [new JsonTooLarge()] }, (request) =>
       handled(Effect.gen(function*() {
