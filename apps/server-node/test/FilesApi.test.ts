@@ -13,7 +13,7 @@ import { CID } from "multiformats/cid"
 import { sha256 } from "multiformats/hashes/sha2"
 import { PinataSDK } from "pinata"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
-import { cli, type ServerProcess, startServer, waitUntilServing } from "../src/testing/index.ts"
+import { cli, serverFetch, startServer, type ServerProcess, waitUntilServing } from "../src/testing/index.ts"
 
 const dataDir = mkdtempSync(join(tmpdir(), "cairn-files-"))
 let server: ServerProcess
@@ -34,21 +34,7 @@ const stop = async () => {
 const sdk = (jwt: string) => new PinataSDK({ pinataJwt: jwt, pinataGateway: "127.0.0.1", endpointUrl: `${server.url}/v3`, uploadUrl: `${server.url}/v3` })
 const newKey = (scopes: string, ...more: Array<string>) =>
   cli(env, "key", "create", "--workspace", workspaceId, "--user", "ada", "--scopes", scopes, ...more)
-const call = async (path: string, init: RequestInit & { token?: string } = {}): Promise<Response> => {
-  const send = () =>
-    fetch(`${server.url}${path}`, {
-      ...init,
-      headers: { ...(init.token === undefined ? {} : { authorization: `Bearer ${init.token}` }), ...(init.headers as Record<string, string> ?? {}) }
-    })
-  try {
-    return await send()
-  } catch (error) {
-    // The CLI runs synchronously between calls; on a loaded machine that outlasts the server's keep-alive, and the
-    // next request lands on a connection the server has just closed. A client sends it again on a new one.
-    if ((error as { cause?: { code?: string } }).cause?.code !== "UND_ERR_SOCKET") throw error
-    return send()
-  }
-}
+const call = (path: string, init: RequestInit & { token?: string } = {}) => serverFetch(server)(path, init)
 const errorOf = async (response: Response) => ((await response.json()) as { error: string }).error
 
 beforeAll(async () => {

@@ -5,7 +5,7 @@
  * gateway holds every file.
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { CarReader } from "@ipld/car"
@@ -13,7 +13,7 @@ import { CID } from "multiformats/cid"
 import * as raw from "multiformats/codecs/raw"
 import { sha256 } from "multiformats/hashes/sha2"
 import { PinataSDK } from "pinata"
-import { cli, type ServerProcess, startServer, waitUntilServing } from "../src/testing/index.ts"
+import { type ServerProcess, cli, startServer, stopServer, waitUntilServing } from "../src/testing/index.ts"
 
 const dataDir = mkdtempSync(join(tmpdir(), "cairn-folders-"))
 let server: ServerProcess
@@ -65,13 +65,7 @@ beforeAll(async () => {
   })
 }, 120_000)
 
-afterAll(async () => {
-  if (server.child.exitCode === null) {
-    server.child.kill("SIGTERM")
-    assert.strictEqual(await server.exited, 0, server.output())
-  }
-  rmSync(dataDir, { recursive: true, force: true })
-})
+afterAll(() => stopServer(server, dataDir))
 
 describe("folder uploads through the official pinata SDK", () => {
   it("fileArray pins a picked folder's contents as one directory, with Kubo's CID", async () => {

@@ -5,11 +5,11 @@
  * DATABASE_URL names: CI runs the suite on both). Every refusal answers a clear 4xx and stores nothing.
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { PinataSDK } from "pinata"
-import { cli, cliResult, type ServerProcess, startServer, waitUntilServing } from "../src/testing/index.ts"
+import { type ServerProcess, cli, cliResult, serverFetch, startServer, stopServer, waitUntilServing } from "../src/testing/index.ts"
 
 const dataDir = mkdtempSync(join(tmpdir(), "cairn-groups-"))
 let server: ServerProcess
@@ -28,20 +28,7 @@ const sdk = (jwt: string) =>
   })
 const newKey = (workspace: string, scopes: string) => cli(env, "key", "create", "--workspace", workspace, "--user", "ada", "--scopes", scopes)
 
-const call = async (path: string, init: RequestInit & { token?: string } = {}): Promise<Response> => {
-  const send = () =>
-    fetch(`${server.url}${path}`, {
-      ...init,
-      headers: { ...(init.token === undefined ? {} : { authorization: `Bearer ${init.token}` }), ...(init.headers as Record<string, string> ?? {}) }
-    })
-  try {
-    return await send()
-  } catch (error) {
-    // A CLI call between requests can outlast the server's keep-alive: send again on a new connection.
-    if ((error as { cause?: { code?: string } }).cause?.code !== "UND_ERR_SOCKET") throw error
-    return send()
-  }
-}
+const call = (path: string, init: RequestInit & { token?: string } = {}) => serverFetch(server)(path, init)
 const json = (method: string, path: string, body: unknown, as = token) =>
   call(path, { method, token: as, headers: { "content-type": "application/json" }, body: typeof body === "string" ? body : JSON.stringify(body) })
 
@@ -76,13 +63,7 @@ beforeAll(async () => {
   pinata = sdk(token)
 }, 120_000)
 
-afterAll(async () => {
-  if (server.child.exitCode === null) {
-    server.child.kill("SIGTERM")
-    assert.strictEqual(await server.exited, 0, server.output())
-  }
-  rmSync(dataDir, { recursive: true, force: true })
-})
+afterAll(() => stopServer(server, dataDir))
 
 describe.each(["public", "private"] as const)("groups on the %s network through the official pinata SDK", (network) => {
   const other = network === "public" ? "private" : "public"

@@ -6,11 +6,11 @@
  * a secret is answered once and never listed or logged.
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { PinataSDK } from "pinata"
-import { cli, cliResult, type ServerProcess, startServer, waitUntilServing } from "../src/testing/index.ts"
+import { type ServerProcess, cli, cliResult, serverFetch, startServer, stopServer, waitUntilServing } from "../src/testing/index.ts"
 
 const dataDir = mkdtempSync(join(tmpdir(), "cairn-keys-"))
 let server: ServerProcess
@@ -24,20 +24,7 @@ const answered: Array<string> = []
 const sdk = (jwt: string) => new PinataSDK({ pinataJwt: jwt, pinataGateway: "127.0.0.1", endpointUrl: `${server.url}/v3`, uploadUrl: `${server.url}/v3` })
 const operatorKey = (workspace: string, scopes: string) => cli(env, "key", "create", "--workspace", workspace, "--user", "ada", "--scopes", scopes)
 
-const call = async (path: string, init: RequestInit & { token?: string } = {}): Promise<Response> => {
-  const send = () =>
-    fetch(`${server.url}${path}`, {
-      ...init,
-      headers: { ...(init.token === undefined ? {} : { authorization: `Bearer ${init.token}` }), ...(init.headers as Record<string, string> ?? {}) }
-    })
-  try {
-    return await send()
-  } catch (error) {
-    // A CLI call between requests can outlast the server's keep-alive: send again on a new connection.
-    if ((error as { cause?: { code?: string } }).cause?.code !== "UND_ERR_SOCKET") throw error
-    return send()
-  }
-}
+const call = (path: string, init: RequestInit & { token?: string } = {}) => serverFetch(server)(path, init)
 const post = (path: string, body: unknown, token = admin) =>
   call(path, { method: "POST", token, headers: { "content-type": "application/json" }, body: typeof body === "string" ? body : JSON.stringify(body) })
 
@@ -77,13 +64,7 @@ beforeAll(async () => {
   pinata = sdk(admin)
 }, 120_000)
 
-afterAll(async () => {
-  if (server.child.exitCode === null) {
-    server.child.kill("SIGTERM")
-    assert.strictEqual(await server.exited, 0, server.output())
-  }
-  rmSync(dataDir, { recursive: true, force: true })
-})
+afterAll(() => stopServer(server, dataDir))
 
 describe("self-service keys through the official pinata SDK", () => {
   it("creates a key that uploads through the SDK, answering its JWT and key pair once", async () => {

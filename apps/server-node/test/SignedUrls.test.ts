@@ -8,11 +8,11 @@
  * with the signed metadata; refused once used, expired or altered.
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { PinataSDK } from "pinata"
-import { cli, ioSettled, type ServerProcess, startServer, waitUntilServing } from "../src/testing/index.ts"
+import { type ServerProcess, cli, ioSettled, startServer, stopServer, waitUntilServing } from "../src/testing/index.ts"
 
 const dataDir = mkdtempSync(join(tmpdir(), "cairn-signed-"))
 let server: ServerProcess
@@ -74,13 +74,7 @@ beforeAll(async () => {
   keyless = sdk(undefined)
 }, 120_000)
 
-afterAll(async () => {
-  if (server.child.exitCode === null) {
-    server.child.kill("SIGTERM")
-    assert.strictEqual(await server.exited, 0, server.output())
-  }
-  rmSync(dataDir, { recursive: true, force: true })
-})
+afterAll(() => stopServer(server, dataDir))
 
 describe("private access links", () => {
   it("createAccessLink and gateways.private.get open private content, on /files and /ipfs", async () => {

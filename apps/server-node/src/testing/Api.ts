@@ -21,6 +21,26 @@ export interface ApiUser {
  */
 export const ioSettled = () => new Promise<void>((resolve) => setImmediate(resolve))
 
+/**
+ * A request to the server with an optional bearer `token`: what the `/v3` suites send beside the SDK. The CLI runs
+ * synchronously between calls; on a loaded machine that outlasts the server's keep-alive, and the next request lands
+ * on a connection the server has just closed: it is sent again, once, on a new one.
+ */
+export const serverFetch = (server: { readonly url: string }) =>
+  async (path: string, init: RequestInit & { readonly token?: string } = {}): Promise<Response> => {
+    const send = () =>
+      fetch(`${server.url}${path}`, {
+        ...init,
+        headers: { ...(init.token === undefined ? {} : { authorization: `Bearer ${init.token}` }), ...(init.headers as Record<string, string> ?? {}) }
+      })
+    try {
+      return await send()
+    } catch (error) {
+      if ((error as { cause?: { code?: string } }).cause?.code !== "UND_ERR_SOCKET") throw error
+      return send()
+    }
+  }
+
 export const newApiUser = (
   ops: { readonly url: string; readonly dataDir: string },
   options: { readonly workspace: string; readonly agentLimit?: number; readonly scopes: string }

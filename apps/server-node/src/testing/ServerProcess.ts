@@ -1,6 +1,7 @@
 /** Runs the real server entry point as a child process on a free loopback port, for end-to-end tests. */
 import { type ChildProcess, spawn } from "node:child_process"
 import { once } from "node:events"
+import { rmSync } from "node:fs"
 import { reserveTestPort } from "@cairn/agent-engine-openclaw/testing"
 import { fileURLToPath } from "node:url"
 
@@ -36,6 +37,19 @@ export const startServer = async (env: Record<string, string | undefined>, runti
   child.stderr!.on("data", (chunk) => (output += chunk))
   const exited = once(child, "exit").then(([code]) => code as number | null)
   return { url: `http://127.0.0.1:${port}`, child, output: () => output, exited }
+}
+
+/**
+ * A test's end for its server: stopped with SIGTERM if it still runs, which it must answer by exiting 0 (a graceful
+ * stop), then its data directory removed.
+ */
+export const stopServer = async (server: ServerProcess, dataDir: string) => {
+  if (server.child.exitCode === null) {
+    server.child.kill("SIGTERM")
+    const code = await server.exited
+    if (code !== 0) throw new Error(`the server exited ${code} on SIGTERM:\n${server.output()}`)
+  }
+  rmSync(dataDir, { recursive: true, force: true })
 }
 
 /** Waits until the server answers /healthz, or fails with its output. */

@@ -140,7 +140,7 @@ export const queries = (sql: SqlClient.SqlClient) => ({
   page: (query: PageQuery) => {
     const conditions = [
       sql`workspace_id = ${query.workspaceId}`,
-      ...(query.name === undefined ? [] : [sql`name ILIKE ${"%" + query.name.replace(/[\\%_]/g, "\\$&") + "%"}`]),
+      ...(query.name === undefined ? [] : [sql`name ILIKE ${ReadModel.containing(query.name)}`]),
       ...(query.revoked === undefined ? [] : [query.revoked ? sql`revoked_at IS NOT NULL` : sql`revoked_at IS NULL`]),
       ...(query.limitedUse === undefined ? [] : [query.limitedUse ? sql`max_uses IS NOT NULL` : sql`max_uses IS NULL`]),
       ...(query.exhausted === undefined

@@ -176,7 +176,7 @@ export const queries = (sql: SqlClient.SqlClient) => ({
     const conditions = [
       sql`workspace_id = ${query.workspaceId}`,
       sql`network = ${query.network}`,
-      ...(query.name === undefined ? [] : [sql`name ILIKE ${"%" + query.name.replace(/[\\%_]/g, "\\$&") + "%"}`]),
+      ...(query.name === undefined ? [] : [sql`name ILIKE ${ReadModel.containing(query.name)}`]),
       ...(query.cid === undefined ? [] : [sql`cid = ${query.cid}`]),
       ...(query.mimeType === undefined ? [] : [sql`mime_type = ${query.mimeType}`]),
       ...(query.group === undefined ? [] : [query.group === null ? sql`group_id IS NULL` : sql`group_id = ${query.group}`]),
@@ -278,7 +278,7 @@ export const queries = (sql: SqlClient.SqlClient) => ({
       ...(query.pinEnd === undefined ? [] : [sql`created_at <= ${query.pinEnd}::timestamptz`]),
       ...(query.sizeMin === undefined ? [] : [sql`size >= ${query.sizeMin}`]),
       ...(query.sizeMax === undefined ? [] : [sql`size <= ${query.sizeMax}`]),
-      ...(query.name === undefined ? [] : [sql`name ILIKE ${"%" + query.name.replace(/[\\%_]/g, "\\$&") + "%"}`]),
+      ...(query.name === undefined ? [] : [sql`name ILIKE ${ReadModel.containing(query.name)}`]),
       ...(query.keyvalues ?? []).map(keyvalue)
     ]
     const where = sql.and(conditions)

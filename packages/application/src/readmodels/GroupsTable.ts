@@ -82,7 +82,7 @@ export const queries = (sql: SqlClient.SqlClient) => ({
     const conditions = [
       sql`workspace_id = ${query.workspaceId}`,
       sql`network = ${query.network}`,
-      ...(query.name === undefined ? [] : [sql`name ILIKE ${"%" + query.name.replace(/[\\%_]/g, "\\$&") + "%"}`]),
+      ...(query.name === undefined ? [] : [sql`name ILIKE ${ReadModel.containing(query.name)}`]),
       ...(query.isPublic === undefined ? [] : [sql`is_public = ${query.isPublic}`]),
       ...Option.match(query.after, {
         onNone: () => [],

@@ -45,3 +45,6 @@ export const make = <S extends Schema.Top>(spec: ReadModelSpec<S>): Projection<S
     })
   }
 }
+
+/** An `ILIKE` pattern matching names that contain `text` as it is: its `%`, `_` and `\` match only themselves. */
+export const containing = (text: string) => `%${text.replace(/[\\%_]/g, "\\$&")}%`
