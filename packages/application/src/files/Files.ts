@@ -97,6 +97,18 @@ const isInvalidRegularExpression = (failure: unknown): boolean => {
   return false
 }
 
+/** Content stored already, as a file records it. */
+interface StoredFile {
+  readonly network: Network
+  readonly cid: string
+  readonly size: number
+  readonly name: string
+  readonly mimeType: string
+  readonly groupId: string | null
+  readonly keyvalues: File.KeyValues
+  readonly numberOfFiles: number
+}
+
 /** A file as its upload record has it now: what a response right after a command shows. */
 const toView = (file: File.FileUploaded): FilesTable.FileView => ({
   id: file.fileId,
@@ -123,16 +135,7 @@ export class Files extends Context.Service<Files>()("cairn/Files", {
     const reserve = yield* DiskReserve
 
     /** Records stored content as a new file of the caller's, with the CID's upload, in one append. */
-    const record = Effect.fnUntraced(function*(principal: Principal, stored: {
-      readonly network: Network
-      readonly cid: string
-      readonly size: number
-      readonly name: string
-      readonly mimeType: string
-      readonly groupId: string | null
-      readonly keyvalues: File.KeyValues
-      readonly numberOfFiles: number
-    }, singleUse: string | undefined) {
+    const record = Effect.fnUntraced(function*(principal: Principal, stored: StoredFile, singleUse: string | undefined) {
       const fileId = crypto.randomUUID()
       const at = yield* now
       const { workspaceId, userId } = principal
@@ -340,18 +343,10 @@ export class Files extends Context.Service<Files>()("cairn/Files", {
      * the job's `PinJobPinned`, in one append: a job is pinned exactly when its file is recorded. A job cancelled
      * meanwhile refuses it (PinJobFinished), and nothing is recorded.
      */
-    const recordPin = Effect.fn("Files.recordPin")(function*(job: {
+    const recordPin = Effect.fn("Files.recordPin")(function*(job: StoredFile & {
       readonly jobId: string
       readonly workspaceId: string
       readonly userId: string
-      readonly network: Network
-      readonly cid: string
-      readonly size: number
-      readonly name: string
-      readonly mimeType: string
-      readonly groupId: string | null
-      readonly keyvalues: File.KeyValues
-      readonly numberOfFiles: number
     }) {
       const fileId = crypto.randomUUID()
       const at = yield* now
