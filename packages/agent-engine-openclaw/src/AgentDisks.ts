@@ -43,7 +43,7 @@ const commandMs = 60_000
 const mountOptions = "loop,nosuid,nodev,noatime,discard"
 
 /** The mount points in /proc/self/mountinfo with their sources, decoded (`\040` for a space and so on). */
-const mountedAt = (): Map<string, string> => {
+export const mountedAt = (): Map<string, string> => {
   const decode = (field: string) => field.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8)))
   const mounts = new Map<string, string>()
   for (const line of Fs.readFileSync("/proc/self/mountinfo", "utf8").split("\n")) {
