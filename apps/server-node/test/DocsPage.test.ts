@@ -46,6 +46,8 @@ describe.runIf(embeddedStorePass && existsSync(chromiumPath))("the docs page in 
       const requests: Array<string> = []
       context.on("request", (request) => requests.push(request.url()))
       const page = await context.newPage()
+      // Playwright's 30 s default is too short for a loaded CI machine rendering Scalar's bundle.
+      page.setDefaultTimeout(120_000)
       page.on("websocket", (socket) => requests.push(socket.url()))
       await page.goto(`${server.url}/docs`, { waitUntil: "networkidle", timeout: 120_000 })
       // Rendered: the document's title, a group and an operation of the document are on the page.
