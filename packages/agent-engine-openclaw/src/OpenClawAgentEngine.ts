@@ -12,6 +12,7 @@
  * agent.
  */
 import {
+  ChatUnavailable,
   AgentEngine,
   type AgentState,
   AgentNotProvisioned,
@@ -896,6 +897,11 @@ export const make = Effect.fnUntraced(function*(options: Options) {
             ...(spec.channel === "whatsapp" ? { linked: false } : {})
           })))),
 
+    // TEMPORARY (being written): chat, sessions, history and models.
+    chat: (agentId) => Stream.fail(new ChatUnavailable({ agentId, detail: "not yet" })),
+    chatSessions: (agentId) => Effect.fail(new ChatUnavailable({ agentId, detail: "not yet" })),
+    chatHistory: (agentId) => Effect.fail(new ChatUnavailable({ agentId, detail: "not yet" })),
+    listModels: (agentId) => Effect.fail(new ChatUnavailable({ agentId, detail: "not yet" })),
     destroy: (agentId) =>
       Effect.suspend(() => {
         bringingUp.delete(agentId)

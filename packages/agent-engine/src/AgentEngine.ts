@@ -44,6 +44,17 @@ import type {
 import type { RestoreEntry, RestoreOptions, ScanOptions, WorkspaceEntry } from "./WorkspaceTree.ts"
 import type { ChannelSpec, ChannelStatus, ChannelsUnavailable } from "./Channels.ts"
 import type { LogChunk, LogRequest } from "./GatewayLogs.ts"
+import type {
+  ChatEvent,
+  ChatFailed,
+  ChatMessage,
+  ChatRequest,
+  ChatSession,
+  ChatSessionNotFound,
+  ChatTimedOut,
+  ChatUnavailable,
+  EngineModels
+} from "./Chat.ts"
 
 /** A device that asked to pair with an agent's gateway, or was allowed to. */
 export const Device = Schema.Struct({
@@ -380,6 +391,25 @@ export class AgentEngine extends Context.Service<AgentEngine, {
   ) => Effect.Effect<void, ChannelsUnavailable | AgentNotProvisioned>
   /** The channels as the engine runs them: from the running gateway (configured, running, token status, linked). */
   readonly channelStatus: (agentId: string) => Effect.Effect<ReadonlyArray<ChannelStatus>, ChannelsUnavailable | AgentNotProvisioned>
+  /**
+   * One chat turn: sends the message to the agent's running gateway and streams the reply (deltas, then `done` with
+   * the whole reply once). The stream fails with ChatUnavailable when the gateway is not running, ChatTimedOut after
+   * `request.timeoutMs`, ChatFailed when the turn itself fails. Interrupting the stream aborts the turn.
+   */
+  readonly chat: (
+    agentId: string,
+    request: ChatRequest
+  ) => Stream.Stream<ChatEvent, ChatFailed | ChatTimedOut | ChatUnavailable | AgentNotProvisioned>
+  /** The agent's chat sessions, most recently changed first; needs a running gateway. */
+  readonly chatSessions: (agentId: string) => Effect.Effect<ReadonlyArray<ChatSession>, ChatFailed | ChatUnavailable | AgentNotProvisioned>
+  /** A session's messages, oldest first (at most `limit`, the newest kept); needs a running gateway. */
+  readonly chatHistory: (
+    agentId: string,
+    sessionKey: string,
+    limit: number
+  ) => Effect.Effect<ReadonlyArray<ChatMessage>, ChatSessionNotFound | ChatFailed | ChatUnavailable | AgentNotProvisioned>
+  /** The models the agent's gateway offers, which can answer, and its default; needs a running gateway. */
+  readonly listModels: (agentId: string) => Effect.Effect<EngineModels, ChatFailed | ChatUnavailable | AgentNotProvisioned>
   /** Stops the agent and removes everything the engine holds for it. Idempotent. */
   readonly destroy: (agentId: string) => Effect.Effect<void>
 }>()("cairn/AgentEngine") {}

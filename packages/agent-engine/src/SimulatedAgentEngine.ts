@@ -39,6 +39,7 @@ import * as EngineEnvironment from "./EngineEnvironment.ts"
 import * as GatewayLogs from "./GatewayLogs.ts"
 import { SimulatedEngineControl, type ConfigOperation } from "./SimulatedEngineControl.ts"
 import { ChannelsUnavailable } from "./Channels.ts"
+import { ChatUnavailable } from "./Chat.ts"
 import * as ChannelStore from "./simulated/Channels.ts"
 import * as ConfigStore from "./simulated/ConfigStore.ts"
 import * as ConfigValidator from "./simulated/ConfigValidator.ts"
@@ -698,6 +699,11 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
         return Effect.succeed(ChannelStore.status(agent.channels, agent.state === "running"))
       }),
 
+    // TEMPORARY (being written): chat, sessions, history and models.
+    chat: (agentId) => Stream.fail(new ChatUnavailable({ agentId, detail: "not yet" })),
+    chatSessions: (agentId) => Effect.fail(new ChatUnavailable({ agentId, detail: "not yet" })),
+    chatHistory: (agentId) => Effect.fail(new ChatUnavailable({ agentId, detail: "not yet" })),
+    listModels: (agentId) => Effect.fail(new ChatUnavailable({ agentId, detail: "not yet" })),
     destroy: (agentId) =>
       Effect.suspend(() => {
         const agent = agents.get(agentId)

@@ -6,6 +6,21 @@ export * from "./AgentEngine.ts"
 export * from "./AgentEngineError.ts"
 export * as EngineChannels from "./Channels.ts"
 export { type ChannelSpec, type ChannelStatus, ChannelsUnavailable } from "./Channels.ts"
+export * as EngineChat from "./Chat.ts"
+export {
+  ChatFailed,
+  type ChatEvent,
+  type ChatMessage,
+  type ChatReply,
+  type ChatRequest,
+  type ChatSession,
+  ChatSessionNotFound,
+  ChatTimedOut,
+  ChatUnavailable,
+  type ChatUsage,
+  type EngineModel,
+  type EngineModels
+} from "./Chat.ts"
 export * as EngineEnvironment from "./EngineEnvironment.ts"
 export * as GatewayLogs from "./GatewayLogs.ts"
 export type { LogChunk, LogEntry, LogRequest } from "./GatewayLogs.ts"
