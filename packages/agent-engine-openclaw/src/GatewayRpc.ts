@@ -6,7 +6,8 @@
  * client answers with the request `connect` (`minProtocol`/`maxProtocol` 4, client `gateway-client` in mode `backend`,
  * role `operator`, the operator scopes, `auth.token`), and the server with `hello-ok`. Then each request
  * `{type:"req", id, method, params}` gets one response `{type:"res", id, ok, payload | error}`, where `error` is
- * `{code, message, details?, retryable?, retryAfterMs?}`; other frames are events (`{type:"event", …}`), ignored here.
+ * `{code, message, details?, retryable?, retryAfterMs?}`; other frames are events (`{type:"event", event, payload}`),
+ * handed to whoever listens (`onEvent`: a chat turn follows its `chat` events).
  * A loopback `gateway-client`/`backend` with the shared token keeps its scopes without a device identity (OpenClaw's
  * `shouldSkipLocalBackendSelfPairing`), so no pairing is needed.
  *
@@ -50,7 +51,15 @@ export interface GatewayClient {
   readonly closed: boolean
   /** The `hello-ok` payload of the handshake (server version, methods, …). */
   readonly hello: Readonly<Record<string, unknown>>
+  /** Calls `listener` with every event the gateway sends from now on, until the returned function is called. */
+  onEvent(listener: EventListener): () => void
 }
+
+/** An event frame's name and payload; once the connection is gone, `closedEvent` with the GatewayRpcError that ended it. */
+export type EventListener = (event: string, payload: unknown) => void
+
+/** The last event a listener gets: the connection closed (no gateway event has this name). */
+export const closedEvent = "cairn.connection.closed"
 
 export interface ConnectOptions {
   /** `ws://127.0.0.1:<port>` (or any `ws://` URL with `connect`) */
@@ -99,6 +108,7 @@ export const connect = (options: ConnectOptions): Promise<GatewayClient> =>
     const handshakeTimeoutMs = options.timeoutMs ?? 10_000
     const defaultTimeoutMs = options.requestTimeoutMs ?? 30_000
     const pending = new Map<string, Pending>()
+    const listeners = new Set<EventListener>()
     let nextId = 1
     let closed = false
     let connected = false
@@ -134,6 +144,8 @@ export const connect = (options: ConnectOptions): Promise<GatewayClient> =>
       closed = true
       clearTimeout(handshakeTimer)
       failAll(error)
+      for (const listener of listeners) listener(closedEvent, error)
+      listeners.clear()
       if (!connected) rejectConnect(error)
       try {
         socket.close(1000, "client closed")
@@ -176,6 +188,10 @@ export const connect = (options: ConnectOptions): Promise<GatewayClient> =>
       },
       get hello() {
         return hello
+      },
+      onEvent: (listener) => {
+        listeners.add(listener)
+        return () => void listeners.delete(listener)
       }
     }
 
@@ -209,6 +225,9 @@ export const connect = (options: ConnectOptions): Promise<GatewayClient> =>
       if (!isRecord(frame)) return
       if (frame["type"] === "event") {
         if (frame["event"] === "connect.challenge" && !connected) sendConnect()
+        else if (connected && typeof frame["event"] === "string") {
+          for (const listener of listeners) listener(frame["event"], frame["payload"])
+        }
         return
       }
       if (frame["type"] !== "res" || typeof frame["id"] !== "string") return

@@ -47,6 +47,7 @@ import * as AgentDisks from "./AgentDisks.ts"
 import * as AgentHome from "./AgentHome.ts"
 import type * as AgentNetwork from "./AgentNetwork.ts"
 import * as Channels from "./Channels.ts"
+import * as Chat from "./Chat.ts"
 import { sleep } from "./Command.ts"
 import * as Console from "./Console.ts"
 import * as Cron from "./Cron.ts"
@@ -665,6 +666,27 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       diskBytes: disks?.sizeBytes ?? null
     }
     : undefined
+  /** The open RPC connection to the agent's running gateway, for a chat; ChatUnavailable while it is not running. */
+  const chatConnection = (agentId: string) =>
+    Effect.gen(function*() {
+      const agent = yield* find(agentId)
+      if (agent.state !== "running" || agent.gateway === undefined) {
+        return yield* new ChatUnavailable({ agentId, detail: `the gateway is not running (${agent.state})` })
+      }
+      const client = yield* Effect.tryPromise({
+        try: () => connectionTo(agentId, agent),
+        catch: (cause) => new ChatUnavailable({ agentId, detail: cause instanceof Error ? cause.message : String(cause) })
+      })
+      return { agent, client }
+    })
+
+  /** The agent's configured primary model (`agents.defaults.model`), when its config names one. */
+  const defaultModel = (agentId: string, agent: Agent) =>
+    RuntimeConfig.read(configTarget(agentId, agent)).pipe(
+      Effect.map(({ config }) => Chat.configuredModel(config)),
+      Effect.orElseSucceed(() => undefined)
+    )
+
   return AgentEngine.of({
     ...(agentLimits === undefined ? {} : { agentLimits }),
     memoryUsage: (agentId) =>
@@ -897,11 +919,15 @@ export const make = Effect.fnUntraced(function*(options: Options) {
             ...(spec.channel === "whatsapp" ? { linked: false } : {})
           })))),
 
-    // TEMPORARY (being written): chat, sessions, history and models.
-    chat: (agentId) => Stream.fail(new ChatUnavailable({ agentId, detail: "not yet" })),
-    chatSessions: (agentId) => Effect.fail(new ChatUnavailable({ agentId, detail: "not yet" })),
-    chatHistory: (agentId) => Effect.fail(new ChatUnavailable({ agentId, detail: "not yet" })),
-    listModels: (agentId) => Effect.fail(new ChatUnavailable({ agentId, detail: "not yet" })),
+    chat: (agentId, request) =>
+      Stream.unwrap(Effect.map(chatConnection(agentId), ({ agent, client }) =>
+        Chat.turn(client, agentId, request, () => Effect.runPromise(defaultModel(agentId, agent))))),
+    chatSessions: (agentId) => Effect.flatMap(chatConnection(agentId), ({ client }) => Chat.sessions(client, agentId)),
+    chatHistory: (agentId, sessionKey, limit) =>
+      Effect.flatMap(chatConnection(agentId), ({ client }) => Chat.history(client, agentId, sessionKey, limit)),
+    listModels: (agentId) =>
+      Effect.flatMap(chatConnection(agentId), ({ agent, client }) =>
+        Effect.flatMap(defaultModel(agentId, agent), (model) => Chat.models(client, agentId, model))),
     destroy: (agentId) =>
       Effect.suspend(() => {
         bringingUp.delete(agentId)
