@@ -67,7 +67,7 @@ describe.skipIf(!enabled)("chat on a real OpenClaw gateway", () => {
         console.log(`[chat] first turn on a fresh gateway: ${Math.round(performance.now() - started)} ms`)
         const done = events.at(-1)
         assert.strictEqual(done?.type, "done", JSON.stringify(events))
-        const reply = done.type === "done" ? done.reply : undefined
+        const reply = done?.type === "done" ? done.reply : undefined
         assert.include(reply?.reply, "Fake reply to:")
         assert.include(reply?.reply, "ping 42")
         assert.strictEqual(reply?.model, "fakellm/fake-1")
