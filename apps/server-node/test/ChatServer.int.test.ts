@@ -1,0 +1,130 @@
+/**
+ * Talking to a real agent through Cairn, as a newcomer on the free plan would (ENGINE_IT=openclaw, slow): a real
+ * server and OpenClaw gateway, offline, the agent's model a loopback OpenAI-compatible fake (FakeModelServer) that
+ * the operator lets agents reach (`AGENT_EGRESS_ALLOW`), set up through the API only: a secret for its key, the
+ * provider in the runtime config, the model on the agent. Then a chat (plain and streamed), the session continued,
+ * its history, the sessions and models lists, and the audit trail (never the text). A chat with an agent that is not running (409) is the simulated engine's test.
+ */
+import { FakeModelServer } from "@cairn/agent-engine/testing"
+import { removeDataDir, reserveGatewayPorts } from "@cairn/agent-engine-openclaw/testing"
+import { afterAll, assert, describe, it } from "@effect/vitest"
+import { mkdtempSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { newApiUser, type ServerProcess, startServer, waitUntil, waitUntilServing } from "../src/testing/index.ts"
+
+const realEngine = process.env["ENGINE_IT"] === "openclaw" && process.env["DATABASE_URL"] === undefined
+const cleanups: Array<() => Promise<void> | void> = []
+afterAll(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup()
+})
+
+/** The events of a `text/event-stream` body: name and parsed data. */
+const parseEvents = (body: string) =>
+  body.split("\n\n").flatMap((block) => {
+    const event = /^event: (.+)$/m.exec(block)?.[1]
+    const data = block.split("\n").filter((line) => line.startsWith("data: ")).map((line) => line.slice(6)).join("\n")
+    return event === undefined || data === "" ? [] : [{ event, data: JSON.parse(data) }]
+  })
+
+describe.runIf(realEngine)("chat with a real agent through Cairn", () => {
+  it("answers through the agent's own model: plain and streamed, a session continued and listed, its history, models, and an audit trail without the text", async () => {
+    const fake = await FakeModelServer.startFakeModelServer()
+    cleanups.push(() => fake.close())
+    const dataDir = mkdtempSync(join(tmpdir(), "cairn-chat-server-"))
+    const server: ServerProcess = await startServer({
+      DATA_DIR: dataDir,
+      SNAPSHOTS: "off",
+      OPENCLAW_VERSIONS: "2026.9.6",
+      OPENCLAW_BASE_PORT: String(reserveGatewayPorts()),
+      AGENT_EGRESS_ALLOW: `127.0.0.1:${fake.port}`,
+      SECRETS_MASTER_KEY: btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32)))),
+      ...(process.env["OPENCLAW_ENGINES_DIR"] === undefined ? {} : { OPENCLAW_ENGINES_DIR: process.env["OPENCLAW_ENGINES_DIR"] })
+    })
+    cleanups.push(async () => {
+      if (server.child.exitCode === null) {
+        server.child.kill("SIGTERM")
+        await server.exited
+      }
+      removeDataDir(dataDir)
+    })
+    await waitUntilServing(server)
+    const ops = { url: server.url, dataDir }
+    const { call, token } = newApiUser(ops, { workspace: "Chat on OpenClaw", agentLimit: 1, scopes: "org:agents" })
+    const waitFor = <A>(what: string, check: () => Promise<A | undefined>, timeoutMs = 180_000) =>
+      waitUntil(what, check, { output: server.output, timeoutMs })
+
+    // The model's key as a secret of the agent; the provider in the agent's config; the model on the agent.
+    const secret = await call("POST", "/v0/secrets", { name: "FAKELLM_API_KEY", value: fake.apiKey })
+    assert.strictEqual(secret.status, 201, JSON.stringify(secret.body))
+    const created = await call("POST", "/v0/agents", { name: "talker" })
+    assert.strictEqual(created.status, 201, JSON.stringify(created.body))
+    const agentId = created.body.agent.agentId as string
+    const running = () => waitFor("the agent runs", async () => (await call("GET", `/v0/agents/${agentId}`)).body?.agent?.status === "running" ? true : undefined)
+    await running()
+    const attached = await call("POST", `/v0/agents/${agentId}/secrets`, { secretIds: [secret.body.secret.id] })
+    assert.strictEqual(attached.status, 200, JSON.stringify(attached.body))
+    const read = await call("GET", `/v0/agents/${agentId}/config`)
+    const provider = FakeModelServer.providerConfig(fake)
+    const written = await call("PUT", `/v0/agents/${agentId}/config`, {
+      config: { ...read.body.config, models: provider.models },
+      baseHash: read.body.hash
+    })
+    assert.strictEqual(written.status, 200, JSON.stringify(written.body))
+    const patched = await call("PATCH", `/v0/agents/${agentId}`, { model: "fakellm/fake-1" })
+    assert.strictEqual(patched.status, 200, JSON.stringify(patched.body))
+    assert.strictEqual(patched.body.agent.model, "fakellm/fake-1")
+    // The secret reaches the gateway's environment at its next start.
+    assert.strictEqual((await call("POST", `/v0/agents/${agentId}/restart`, {})).status, 200)
+    await running()
+
+    const models = await call("GET", `/v0/agents/${agentId}/models`)
+    assert.strictEqual(models.status, 200, JSON.stringify(models.body))
+    assert.strictEqual(models.body.defaultModel, "fakellm/fake-1")
+    assert.isTrue(models.body.models.some((model: { id: string; available: boolean }) => model.id === "fakellm/fake-1" && model.available), JSON.stringify(models.body))
+
+    const first = await waitFor("the agent answers", async () => {
+      const reply = await call("POST", `/v0/agents/${agentId}/chat`, { message: "ping 42" })
+      return reply.status === 200 ? reply : undefined
+    }, 120_000)
+    assert.include(first.body.reply, FakeModelServer.fakeReply(""))
+    assert.include(first.body.reply, "ping 42")
+    assert.strictEqual(first.body.model, "fakellm/fake-1")
+    const sessionKey = first.body.sessionKey as string
+    assert.isTrue(fake.requests.some((request) => request.lastUserText.includes("ping 42")), "the model was asked")
+
+    // Streamed, in the same session.
+    const streamed = await fetch(`${server.url}/v0/agents/${agentId}/chat`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ message: "pong 43", sessionKey, stream: true })
+    })
+    assert.strictEqual(streamed.status, 200)
+    assert.include(streamed.headers.get("content-type") ?? "", "text/event-stream")
+    const events = parseEvents(await streamed.text())
+    const deltas = events.filter((event) => event.event === "delta").map((event) => event.data.text as string)
+    const done = events.find((event) => event.event === "done")
+    assert.isAbove(deltas.length, 0, JSON.stringify(events))
+    assert.strictEqual(deltas.join(""), done?.data.reply)
+    assert.include(done?.data.reply, "pong 43")
+    assert.strictEqual(done?.data.sessionKey, sessionKey)
+
+    const sessions = await call("GET", `/v0/agents/${agentId}/chat/sessions`)
+    assert.strictEqual(sessions.status, 200, JSON.stringify(sessions.body))
+    assert.isTrue(sessions.body.sessions.some((session: { sessionKey: string }) => session.sessionKey === sessionKey))
+    const history = await call("GET", `/v0/agents/${agentId}/chat/sessions/${encodeURIComponent(sessionKey)}`)
+    assert.strictEqual(history.status, 200, JSON.stringify(history.body))
+    const lines = history.body.messages.map((message: { role: string; text: string }) => `${message.role}: ${message.text}`)
+    assert.isTrue(lines.some((line: string) => line.startsWith("user: ") && line.includes("ping 42")), lines.join("\n"))
+    assert.isTrue(lines.some((line: string) => line.startsWith("assistant: ") && line.includes("pong 43")), lines.join("\n"))
+
+    // The chats are on the agent's trail, with no word of them.
+    const trail = JSON.stringify((await call("GET", `/v0/agents/${agentId}/events`)).body)
+    assert.include(trail, sessionKey)
+    assert.notInclude(trail, "ping 42")
+    assert.notInclude(trail, "Fake reply")
+
+    // A session the agent does not have.
+    assert.strictEqual((await call("GET", `/v0/agents/${agentId}/chat/sessions/api-nothing-here`)).status, 404)
+  }, 600_000)
+})
