@@ -7,7 +7,8 @@
  * skills under `skills/<name>/`, listed as OpenClaw lists them (see `listSkills`). Console commands run in a tiny
  * shell over its files (simulated/MiniShell.ts); the runtime config is a JSON document checked
  * by an imitation of OpenClaw's validator (simulated/ConfigStore.ts, ConfigValidator.ts); scheduled tasks live in a
- * store of the gateway's that outlives restarts and answers only while the gateway runs (simulated/CronStore.ts). The
+ * store of the gateway's that outlives restarts and answers only while the gateway runs (simulated/CronStore.ts), and
+ * so do chat sessions: a running gateway answers a chat `Echo: <message>`, word by word (simulated/ChatStore.ts). The
  * layer also provides SimulatedEngineControl, built on the same state, to script failures and to look inside.
  */
 import { Clock, Context, Deferred, Duration, Effect, Fiber, Layer, Redacted, Semaphore, Stream } from "effect"
@@ -39,8 +40,9 @@ import * as EngineEnvironment from "./EngineEnvironment.ts"
 import * as GatewayLogs from "./GatewayLogs.ts"
 import { SimulatedEngineControl, type ConfigOperation } from "./SimulatedEngineControl.ts"
 import { ChannelsUnavailable } from "./Channels.ts"
-import { ChatUnavailable } from "./Chat.ts"
+import { ChatFailed, type ChatEvent, ChatSessionNotFound, ChatTimedOut, ChatUnavailable } from "./Chat.ts"
 import * as ChannelStore from "./simulated/Channels.ts"
+import * as ChatStore from "./simulated/ChatStore.ts"
 import * as ConfigStore from "./simulated/ConfigStore.ts"
 import * as ConfigValidator from "./simulated/ConfigValidator.ts"
 import * as CronStore from "./simulated/CronStore.ts"
@@ -145,6 +147,8 @@ interface Agent {
   readonly channels: ChannelStore.ChannelStore
   /** Its gateway's log, as OpenClaw writes it (JSON lines), oldest first. */
   readonly log: Array<string>
+  /** Its chat sessions: kept by the gateway's store, so they outlive restarts (simulated/ChatStore.ts). */
+  readonly chats: ChatStore.ChatStore
 }
 
 /** A line as OpenClaw's file logger (tslog) writes it. */
@@ -177,6 +181,8 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
   const configFailures = new Map<string, Map<ConfigOperation, string>>()
   const taskFailures = new Map<string, string>()
   const channelFailures = new Map<string, string>()
+  /** What the next chat turn of an agent does instead of answering (SimulatedEngineControl's `failNextChat`, `hangNextChat`). */
+  const nextChats = new Map<string, { readonly _tag: "fail"; readonly detail: string } | { readonly _tag: "hang" }>()
   let nextPort = firstPort
   let taskIds = 0
   /** UUID-shaped task ids, unique across the engine's agents. */
@@ -371,6 +377,15 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
     return { cron: agent.cron, now: yield* Clock.currentTimeMillis }
   })
 
+  /** A chat operation's agent: its gateway must be running to answer. */
+  const chatting = (agentId: string) =>
+    Effect.flatMap(find(agentId), (agent) =>
+      agent.state === "running"
+        ? Effect.succeed(agent)
+        : Effect.fail(new ChatUnavailable({ agentId, detail: `the gateway is not running (${agent.state})` })))
+
+  const isoNow = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis).toISOString())
+
   /** Adds a provisioned agent, stopped (under the lock); one provisioned meanwhile is left as it is. */
   const addAgent = (agentId: string, spec: ProvisionSpec) =>
     Effect.gen(function*() {
@@ -394,7 +409,8 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
         cron: CronStore.make(newTaskId, now),
         execLog: [],
         channels: ChannelStore.empty(),
-        log: []
+        log: [],
+        chats: new ChatStore.ChatStore()
       })
     })
 
@@ -699,11 +715,35 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
         return Effect.succeed(ChannelStore.status(agent.channels, agent.state === "running"))
       }),
 
-    // TEMPORARY (being written): chat, sessions, history and models.
-    chat: (agentId) => Stream.fail(new ChatUnavailable({ agentId, detail: "not yet" })),
-    chatSessions: (agentId) => Effect.fail(new ChatUnavailable({ agentId, detail: "not yet" })),
-    chatHistory: (agentId) => Effect.fail(new ChatUnavailable({ agentId, detail: "not yet" })),
-    listModels: (agentId) => Effect.fail(new ChatUnavailable({ agentId, detail: "not yet" })),
+    // A turn is answered at once (unless the control holds or fails it), under the request's timeout on the Clock.
+    chat: (agentId, request) =>
+      Stream.unwrap(Effect.gen(function*() {
+        const agent = yield* chatting(agentId)
+        const scripted = nextChats.get(agentId)
+        nextChats.delete(agentId)
+        const sessionKey = request.sessionKey ?? agent.chats.newKey()
+        const model = agent.chats.modelFor(sessionKey, request.model, ChatStore.configuredModel(agent.config.config) ?? ChatStore.defaultModel)
+        agent.chats.userSaid(sessionKey, model, request.message, yield* isoNow)
+        const turn = Effect.gen(function*() {
+          if (scripted?._tag === "hang") return yield* Effect.never
+          if (scripted?._tag === "fail") return yield* new ChatFailed({ agentId, detail: scripted.detail })
+          const { reply, deltas } = ChatStore.answer(request.message)
+          const done = agent.chats.agentSaid(sessionKey, request.message, reply, yield* isoNow)
+          return [...deltas.map((text): ChatEvent => ({ type: "delta", text })), { type: "done", reply: done }]
+        })
+        const events = yield* Effect.timeoutOrElse(turn, {
+          duration: Duration.millis(request.timeoutMs),
+          orElse: () => Effect.fail(new ChatTimedOut({ agentId, timeoutMs: request.timeoutMs }))
+        })
+        return Stream.fromIterable(events)
+      })),
+    chatSessions: (agentId) => Effect.map(chatting(agentId), (agent) => agent.chats.list()),
+    chatHistory: (agentId, sessionKey, limit) =>
+      Effect.flatMap(chatting(agentId), (agent) => {
+        const messages = agent.chats.history(sessionKey, limit)
+        return messages === undefined ? Effect.fail(new ChatSessionNotFound({ agentId, sessionKey })) : Effect.succeed(messages)
+      }),
+    listModels: (agentId) => Effect.map(chatting(agentId), (agent) => ChatStore.modelsOf(agent.config.config)),
     destroy: (agentId) =>
       Effect.suspend(() => {
         const agent = agents.get(agentId)
@@ -731,9 +771,12 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
         configFailures.delete(agentId)
         taskFailures.delete(agentId)
         channelFailures.delete(agentId)
+        nextChats.delete(agentId)
       }),
     failExec: (agentId, detail) => Effect.sync(() => void execFailures.set(agentId, detail)),
     failChannels: (agentId, detail) => Effect.sync(() => void channelFailures.set(agentId, detail)),
+    failNextChat: (agentId, detail) => Effect.sync(() => void nextChats.set(agentId, { _tag: "fail", detail })),
+    hangNextChat: (agentId) => Effect.sync(() => void nextChats.set(agentId, { _tag: "hang" })),
     execLog: (agentId) => Effect.map(find(agentId), (agent) => agent.execLog.map((request) => ({ ...request }))),
     failConfig: (agentId, operation, detail) =>
       Effect.sync(() => {

@@ -44,7 +44,11 @@ export class SimulatedEngineControl extends Context.Service<SimulatedEngineContr
   readonly failTasks: (agentId: string, detail: string) => Effect.Effect<void>
   /** Makes `setChannels` and `channelStatus` of `agentId` fail with ChannelsUnavailable until `clearFailures`. */
   readonly failChannels: (agentId: string, detail: string) => Effect.Effect<void>
-  /** Drops every failure scripted for `agentId`: queued start failures, CLI, script, exec, config and task failures. */
+  /** Makes the agent's next chat turn fail with ChatFailed carrying `detail` (its message is still recorded). */
+  readonly failNextChat: (agentId: string, detail: string) => Effect.Effect<void>
+  /** Makes the agent's next chat turn never answer: it ends with ChatTimedOut once its timeout passes on the Clock. */
+  readonly hangNextChat: (agentId: string) => Effect.Effect<void>
+  /** Drops every failure scripted for `agentId`: queued start failures, CLI, script, exec, config, task and chat failures. */
   readonly clearFailures: (agentId: string) => Effect.Effect<void>
   /**
    * Makes the engine itself unavailable until `restoreEngine`: `listVersions`, `provision`, and the operations on
