@@ -729,7 +729,9 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
           if (scripted?._tag === "fail") return yield* new ChatFailed({ agentId, detail: scripted.detail })
           const { reply, deltas } = ChatStore.answer(request.message)
           const done = agent.chats.agentSaid(sessionKey, request.message, reply, yield* isoNow)
-          return [...deltas.map((text): ChatEvent => ({ type: "delta", text })), { type: "done", reply: done }]
+          const events: Array<ChatEvent> = deltas.map((text) => ({ type: "delta", text }))
+          events.push({ type: "done", reply: done })
+          return events
         })
         const events = yield* Effect.timeoutOrElse(turn, {
           duration: Duration.millis(request.timeoutMs),

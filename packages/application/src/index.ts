@@ -1,6 +1,15 @@
 /** Application services: each command is loaded, decided and appended by the CommandHandler; queries read the read models. */
 export * from "./Access.ts"
 export * from "./agents/Agents.ts"
+export {
+  AgentChat,
+  type AgentChatStream,
+  ChatTimeout,
+  type ChatInput,
+  defaultHistoryLimit,
+  maxHistoryLimit,
+  maxMessageLength
+} from "./agents/AgentChat.ts"
 export * from "./gateway/Gateway.ts"
 export * from "./workspaces/ApiKeys.ts"
 export * from "./channels/Channels.ts"

@@ -111,10 +111,15 @@ export const make = (entries: ReadonlyArray<Entry>, info: { readonly title: stri
     const responses: Record<string, Record<string, unknown>> = {}
     for (const success of [entry.response ?? {}, ...(entry.otherResponses ?? [])]) {
       const status = success.status ?? 200
+      // Another response of the same status is another content type of it (a chat's JSON or its event stream).
+      const earlier = responses[String(status)] as { description: string; content?: Record<string, unknown> } | undefined
       responses[String(status)] = {
-        description: success.description ?? entry.summary,
+        description: earlier === undefined ? success.description ?? entry.summary : `${earlier.description}; ${success.description ?? entry.summary}`,
         ...(status === 204 || success.empty === true ? {} : {
-          content: { [success.contentType ?? "application/json"]: success.schema === undefined ? {} : { schema: jsonSchema(success.schema, true) } }
+          content: {
+            ...earlier?.content,
+            [success.contentType ?? "application/json"]: success.schema === undefined ? {} : { schema: jsonSchema(success.schema, true) }
+          }
         })
       }
     }

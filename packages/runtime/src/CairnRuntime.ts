@@ -11,7 +11,7 @@ import { AllowLocalGit, Templates } from "@cairn/application"
 import { defaultWorkspaceLimits, WorkspaceLimits } from "@cairn/application"
 import { defaultSnapshotSettings, Snapshots, SnapshotSettings } from "@cairn/application"
 import { defaultDomainSettings, Domains, DomainSettings } from "@cairn/application"
-import { DiskReserveBytes } from "@cairn/application"
+import { ChatTimeout, DiskReserveBytes } from "@cairn/application"
 import { defaultPinSettings, PinJobs, PinSettings } from "@cairn/application"
 import { PinSources, trustlessGateways } from "@cairn/content-store"
 import { NodeDns } from "@cairn/dns/node"
@@ -388,6 +388,13 @@ const layerPins = Layer.unwrap(Effect.gen(function*() {
   )
 }))
 
+/** How long a chat turn with an agent may take before it is answered 504 (`CHAT_TIMEOUT`, 120 seconds). */
+const layerChat = Layer.unwrap(Effect.gen(function*() {
+  const timeout = yield* Config.Duration("CHAT_TIMEOUT").pipe(Config.withDefault(Duration.seconds(120)))
+  if (Duration.toMillis(timeout) <= 0) return yield* Effect.die(new Error("CHAT_TIMEOUT must be longer than 0"))
+  return Layer.succeed(ChatTimeout, timeout)
+}))
+
 /** The skill hub: a ClawHub-compatible registry at `CLAWHUB_URL`, else the offline catalog in `<DATA_DIR>/hub`. */
 const layerSkillHub = Layer.unwrap(Effect.map(dataDir, (dir) => SkillHubConfig.layer({ dataDir: dir })))
 
@@ -396,7 +403,7 @@ export const layerApplication = (database: DatabaseLayer) =>
   Services.layer.pipe(
     Layer.provideMerge(layerTemplates),
     Layer.provideMerge(Layer.mergeAll(layerContentStore, layerSignatureVerifier, layerCredentials, layerAgentEngine, layerNode, layerSkillHub,
-      layerWorkspaceLimits, layerSnapshotStore, layerSnapshotSettings, layerDomains, layerCluster, layerDiskReserve, layerPins)),
+      layerWorkspaceLimits, layerSnapshotStore, layerSnapshotSettings, layerDomains, layerCluster, layerDiskReserve, layerPins, layerChat)),
     Layer.provideMerge(layerStore(database))
   )
 

@@ -1,12 +1,13 @@
 /**
  * The streams that make up an agent's audit trail (`GET /v0/agents/:agentId/events`), defined here and nowhere
  * else. The agent's own stream holds its lifecycle; what is done inside the agent (console runs, uploads, config
- * writes, task changes, snapshots and resets) is recorded in streams of its own, one per agent and resource, so that a busy console never
- * makes the agent's stream long. The trail reads every stream listed here and merges them by log position.
+ * writes, task changes, snapshots and resets, device pairings, chat turns) is recorded in streams of its own, one per
+ * agent and resource, so that a busy console never makes the agent's stream long. The trail reads every stream listed here and merges them by log position.
  *
  * A resource that records actions on an agent adds its stream builder to `auditStreams` (one line), nothing else.
  */
 import * as Channel from "../channels/index.ts"
+import * as AgentChats from "../chats/index.ts"
 import * as AgentConsole from "../console/index.ts"
 import * as AgentDevices from "../devices/index.ts"
 import * as Domain from "../domains/index.ts"
@@ -26,5 +27,6 @@ export const auditStreams = (agentId: string): ReadonlyArray<string> => [
   Snapshot.stream(agentId),
   Channel.stream(agentId),
   Domain.stream(agentId),
-  AgentDevices.stream(agentId)
+  AgentDevices.stream(agentId),
+  AgentChats.stream(agentId)
 ]

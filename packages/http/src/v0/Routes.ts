@@ -2,6 +2,7 @@
 import { Layer } from "effect"
 import * as AgentsRoutes from "./AgentsRoutes.ts"
 import * as ChannelsRoutes from "./ChannelsRoutes.ts"
+import * as ChatRoutes from "./ChatRoutes.ts"
 import * as ConfigRoutes from "./ConfigRoutes.ts"
 import * as ConsoleRoutes from "./ConsoleRoutes.ts"
 import * as DomainsRoutes from "./DomainsRoutes.ts"
@@ -16,4 +17,4 @@ import * as TemplatesRoutes from "./TemplatesRoutes.ts"
 
 export const layer = Layer.mergeAll(AgentsRoutes.layer, SecretsRoutes.layer, SkillsRoutes.layer, IssuesRoutes.layer,
   TemplatesRoutes.layer, ConsoleRoutes.layer, FilesRoutes.layer, ConfigRoutes.layer,
-  TasksRoutes.layer, SnapshotsRoutes.layer, ChannelsRoutes.layer, DomainsRoutes.layer, LogsRoutes.layer)
+  TasksRoutes.layer, SnapshotsRoutes.layer, ChannelsRoutes.layer, DomainsRoutes.layer, LogsRoutes.layer, ChatRoutes.layer)

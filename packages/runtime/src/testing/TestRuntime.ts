@@ -5,7 +5,7 @@
  * make workspaces and keys. `@cairn/runtime/testing`.
  */
 import { SimulatedAgentEngine, SimulatedEngineControl } from "@cairn/agent-engine"
-import { ReadyWait, Services } from "@cairn/application"
+import { ChatTimeout, ReadyWait, Services } from "@cairn/application"
 import { AllowLocalGit } from "@cairn/application"
 import { defaultWorkspaceLimits, type WorkspaceLimitValues, WorkspaceLimits } from "@cairn/application"
 import { defaultSnapshotSettings, type SnapshotSettingValues, SnapshotSettings } from "@cairn/application"
@@ -59,6 +59,8 @@ export interface TestRuntimeOptions {
   readonly domains?: Partial<DomainSettingValues>
   /** How long a request that needs a gateway waits for one that is starting (ReadyWait; 20 seconds). */
   readonly readyWait?: Duration.Input
+  /** How long a chat turn may take before it is answered 504 (ChatTimeout; 120 seconds). */
+  readonly chatTimeout?: Duration.Input
   /** The data directory's free space (plenty by default; `FreeSpace.layerTest` makes a disk that runs low). */
   readonly freeSpace?: Layer.Layer<FreeSpace, unknown>
   /** The disk reserve in bytes (DISK_RESERVE; 1 GiB by default, 0 for none). */
@@ -99,6 +101,7 @@ export const layerTest = (options: TestRuntimeOptions = {}) =>
       options.dns ?? NodeDns.layer(),
       Layer.succeed(DomainSettings, { ...defaultDomainSettings, checkIntervalMs: 0, ...options.domains }),
       options.readyWait === undefined ? Layer.empty : Layer.succeed(ReadyWait, options.readyWait),
+      options.chatTimeout === undefined ? Layer.empty : Layer.succeed(ChatTimeout, options.chatTimeout),
       options.freeSpace ?? FreeSpace.layerTest(() => plentyFree),
       options.diskReserveBytes === undefined ? Layer.empty : Layer.succeed(DiskReserveBytes, options.diskReserveBytes)
     )),
