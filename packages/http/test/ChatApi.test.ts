@@ -179,3 +179,70 @@ describe("chatting with an agent", () => {
     expectError(await request("GET", `/v0/agents/${other}/models`, owner), 409, "Agent is not running")
   })
 })
+
+describe("an agent's model", () => {
+  const primary = async (id: string) => {
+    const config = (await request("GET", `/v0/agents/${id}/config`, owner)).body!["config"] as { agents?: { defaults?: { model?: { primary?: string } } } }
+    return config.agents?.defaults?.model?.primary
+  }
+  const shown = async (id: string) => (await request("GET", `/v0/agents/${id}`, owner)).body!["agent"]["model"] as string | null
+
+  it("is set at creation: shown with the agent, recorded, in the runtime config before the first start, and answering", async () => {
+    const created = await kit.createAgent(owner, { name: "modelled", model: "fakellm/fake-1" })
+    assert.strictEqual(created.status, 201, JSON.stringify(created.body))
+    const id = created.body!["agent"].agentId as string
+    assert.strictEqual(created.body!["agent"]["model"], "fakellm/fake-1")
+    await kit.waitForStatus(owner, id, "running")
+    assert.strictEqual(await shown(id), "fakellm/fake-1")
+    assert.strictEqual(await primary(id), "fakellm/fake-1")
+    const listed = ((await request("GET", "/v0/agents", owner)).body!["agents"] as Array<{ agentId: string; model: string | null }>).find((a) => a.agentId === id)
+    assert.strictEqual(listed?.model, "fakellm/fake-1")
+    const events = (await request("GET", `/v0/agents/${id}/events`, owner)).body!["events"] as Array<{ type: string; data: Record<string, unknown> }>
+    assert.strictEqual(events.find((e) => e.type === "AgentCreated")?.data["model"], "fakellm/fake-1")
+    assert.strictEqual((await request("POST", `/v0/agents/${id}/chat`, owner, { message: "hi" })).body!["model"], "fakellm/fake-1")
+    assert.strictEqual((await request("GET", `/v0/agents/${id}/models`, owner)).body!["defaultModel"], "fakellm/fake-1")
+    // An agent made without one has none.
+    assert.isNull(await shown(agentId))
+  })
+
+  it("is changed by PATCH, applied to the running gateway's config at once with its credentials kept, and cleared by null", async () => {
+    const read = (await request("GET", `/v0/agents/${agentId}/config`, owner)).body!
+    const written = await request("PUT", `/v0/agents/${agentId}/config`, owner, {
+      config: { ...read["config"], models: { providers: { openai: { apiKey: "sk-kept-secret" } } } },
+      baseHash: read["hash"]
+    })
+    assert.strictEqual(written.status, 200, JSON.stringify(written.body))
+
+    const patched = await request("PATCH", `/v0/agents/${agentId}`, owner, { model: "openai/gpt-5" })
+    assert.strictEqual(patched.status, 200, JSON.stringify(patched.body))
+    assert.strictEqual(patched.body!["agent"]["model"], "openai/gpt-5")
+    assert.strictEqual(await shown(agentId), "openai/gpt-5")
+    assert.strictEqual(await primary(agentId), "openai/gpt-5")
+    const stored = await control((c) => c.storedConfig(agentId)) as { models: { providers: { openai: { apiKey: string } } } }
+    assert.strictEqual(stored.models.providers.openai.apiKey, "sk-kept-secret", "the credential survives the write")
+    const models = (await request("GET", `/v0/agents/${agentId}/models`, owner)).body!
+    assert.strictEqual(models["defaultModel"], "openai/gpt-5")
+    assert.deepInclude(models["models"], { id: "openai/gpt-5", name: "GPT-5", provider: "openai", available: true })
+    assert.strictEqual((await chat({ message: "new session" })).body!["model"], "openai/gpt-5")
+    const changes = ((await trail()).filter((e) => e.type === "AgentProfileChanged")).map((e) => e.data["model"])
+    assert.deepStrictEqual(changes, ["openai/gpt-5"])
+
+    expectError(await request("PATCH", `/v0/agents/${agentId}`, owner, { model: "gpt-5" }), 400, "Validation failed: model must be provider/model (e.g. openai/gpt-5)")
+    expectError(await request("PATCH", `/v0/agents/${agentId}`, owner, { model: 5 }), 400, "Validation failed: model must be provider/model (e.g. openai/gpt-5)")
+    expectError(await kit.createAgent(owner, { name: "bad", model: "nope" }), 400, "Validation failed: model must be provider/model (e.g. openai/gpt-5)")
+
+    const cleared = await request("PATCH", `/v0/agents/${agentId}`, owner, { model: null })
+    assert.isNull(cleared.body!["agent"]["model"])
+    assert.isUndefined(await primary(agentId))
+    assert.strictEqual((await request("GET", `/v0/agents/${agentId}/models`, owner)).body!["defaultModel"], "simulated/echo-1")
+  })
+
+  it("is applied to a stopped gateway's config too", async () => {
+    const id = (await kit.createAgent(owner, { name: "stopped-model" })).body!["agent"].agentId as string
+    await kit.waitForStatus(owner, id, "running")
+    await control((c) => c.crash(id))
+    assert.strictEqual((await request("PATCH", `/v0/agents/${id}`, owner, { model: "anthropic/claude-sonnet-4-5" })).status, 200)
+    const stored = await control((c) => c.storedConfig(id)) as { agents: { defaults: { model: { primary: string } } } }
+    assert.strictEqual(stored.agents.defaults.model.primary, "anthropic/claude-sonnet-4-5")
+  })
+})

@@ -15,6 +15,7 @@ import { CommandHandler } from "../CommandHandler.ts"
 import { Gateway } from "../gateway/Gateway.ts"
 import { now } from "../Now.ts"
 import { Agents } from "./Agents.ts"
+import { validateModel } from "./AgentModel.ts"
 
 /** How long a chat turn may take before it is answered 504 (CHAT_TIMEOUT; 120 seconds). */
 export const ChatTimeout = Context.Reference<Duration.Input>("cairn/AgentChat/ChatTimeout", { defaultValue: () => "120 seconds" })
@@ -36,12 +37,6 @@ export interface ValidChat {
   readonly sessionKey?: string
   readonly model?: string
 }
-
-/** A model as `provider/model` (EngineChat.modelPattern), or 400. */
-export const validateModel = (value: unknown): Result.Result<string, ValidationFailed> =>
-  typeof value === "string" && EngineChat.modelPattern.test(value)
-    ? Result.succeed(value)
-    : Result.fail(new ValidationFailed({ detail: "model must be provider/model (e.g. openai/gpt-5)" }))
 
 /** The rules of a chat request: a non-empty message of at most 100,000 characters, a session key and model as the engine takes them. */
 export const validateChat = (input: ChatInput): Result.Result<ValidChat, ValidationFailed> => {

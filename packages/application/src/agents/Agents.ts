@@ -19,6 +19,7 @@ import { Domains } from "../domains/Domains.ts"
 import { Gateway } from "../gateway/Gateway.ts"
 import { CommandHandler, decision, type TooMuchContention } from "../CommandHandler.ts"
 import { now } from "../Now.ts"
+import * as AgentModel from "./AgentModel.ts"
 import * as AgentsTable from "../readmodels/AgentsTable.ts"
 import { Secrets } from "../secrets/Secrets.ts"
 import { Snapshots } from "../snapshots/Snapshots.ts"
@@ -84,6 +85,7 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
         readonly description?: unknown
         readonly vibe?: unknown
         readonly emoji?: unknown
+        readonly model?: unknown
       }
     ) {
       const template = input.templateId === undefined ? undefined : yield* fromTemplate(principal, input.templateId)
@@ -91,6 +93,7 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
       const profile = yield* Effect.fromResult(Agent.validateProfile(input))
       // At creation, a cleared field is one not given.
       const given = Object.fromEntries(Object.entries(profile).filter(([, value]) => value !== null)) as { description?: string; vibe?: string; emoji?: string }
+      const model = input.model === undefined || input.model === null ? undefined : yield* Effect.fromResult(AgentModel.validateModel(input.model))
       const versions = yield* engine.listVersions
       const engineVersion = versions[versions.length - 1]!
       const agentId = newAgentId()
@@ -109,6 +112,7 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
         decision(Workspace.decider, Workspace.stream(workspaceId), new Workspace.TakeAgentSlot({ workspaceId, agentId, at })),
         decision(Agent.decider, Agent.stream(agentId), new Agent.CreateAgent({
           agentId, workspaceId, userId, name, engineVersion, node: gateway.node, secrets: attaching.secrets, ...given,
+          ...(model === undefined ? {} : { model }),
           ...(template === undefined ? {} : {
             skills: withSkills.skills,
             template: { templateId: template.template.templateId, slug: template.template.slug, snapshotCid: template.template.snapshotCid }
@@ -127,17 +131,37 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
 
     const list = (principal: Principal) => agents.inWorkspace(principal.workspaceId)
 
-    /** Changes the agent's name or profile; fields absent stay as they are, `null` clears one. The agent as it is then. */
+    /**
+     * Changes the agent's name, profile or model; fields absent stay as they are, `null` clears one. A model changed
+     * is applied to the gateway's runtime config at once (AgentModel.ts); should that fail, its next start applies
+     * it. The agent as it is then.
+     */
     const changeProfile = Effect.fn("Agents.changeProfile")(function*(
       principal: Principal,
       agentId: string,
-      input: { readonly name?: unknown; readonly description?: unknown; readonly vibe?: unknown; readonly emoji?: unknown }
+      input: { readonly name?: unknown; readonly description?: unknown; readonly vibe?: unknown; readonly emoji?: unknown; readonly model?: unknown }
     ) {
       yield* get(principal.workspaceId, agentId)
       const name = input.name === undefined ? undefined : yield* Effect.fromResult(Agent.validateName(input.name))
       const profile = yield* Effect.fromResult(Agent.validateProfile(input))
-      const command = new Agent.ChangeAgentProfile({ agentId, workspaceId: principal.workspaceId, ...(name === undefined ? {} : { name }), ...profile, at: yield* now })
-      yield* commands.execute(Agent.decider, Agent.stream(agentId), command, { actor: principal.userId })
+      const model = input.model === undefined || input.model === null ? input.model : yield* Effect.fromResult(AgentModel.validateModel(input.model))
+      const command = new Agent.ChangeAgentProfile({
+        agentId,
+        workspaceId: principal.workspaceId,
+        ...(name === undefined ? {} : { name }),
+        ...profile,
+        ...(model === undefined ? {} : { model }),
+        at: yield* now
+      })
+      const { events } = yield* commands.execute(Agent.decider, Agent.stream(agentId), command, { actor: principal.userId })
+      // A model given is applied even when it is the recorded one (the config may have been edited since); a model
+      // cleared only when it was set.
+      const cleared = model === null && events.some((event) => event._tag === "AgentProfileChanged" && event.model === null)
+      if (typeof model === "string" || cleared) {
+        yield* AgentModel.apply(engine, agentId, model).pipe(
+          Effect.catch((error) => Effect.logWarning(`Agent ${agentId}: model ${model} not applied to its runtime config yet`, error))
+        )
+      }
       return yield* get(principal.workspaceId, agentId)
     })
 

@@ -23,6 +23,7 @@ import type { Principal } from "../Access.ts"
 import { CommandHandler, type Loaded } from "../CommandHandler.ts"
 import { AgentsNode, NodeLeases } from "../cluster/NodeLeases.ts"
 import { now } from "../Now.ts"
+import * as AgentModel from "../agents/AgentModel.ts"
 import * as AgentsTable from "../readmodels/AgentsTable.ts"
 import { Secrets } from "../secrets/Secrets.ts"
 import { SecretVault } from "../secrets/SecretVault.ts"
@@ -123,12 +124,22 @@ export class Gateway extends Context.Service<Gateway>()("cairn/Gateway", {
         Effect.catch((error) => Effect.logWarning(`Agent ${agent.agentId}: attached skills could not all be installed`, error))
       )
 
-    /** The environment and skills for a start of the agent as `loaded` has it. */
+    /**
+     * The agent's model setting in its runtime config (AgentModel.ts), before its gateway starts. A config that cannot
+     * be written is logged and the gateway starts with the model it has rather than not at all.
+     */
+    const applyModel = (agent: Agent.Agent) =>
+      agent.model === null ? Effect.void : AgentModel.apply(engine, agent.agentId, agent.model).pipe(
+        Effect.catch((error) => Effect.logWarning(`Agent ${agent.agentId}: model ${agent.model} not applied to its runtime config`, error))
+      )
+
+    /** The environment, skills and model for a start of the agent as `loaded` has it. */
     const prepareStart = (agentId: string, loaded: AgentLoaded) =>
       Effect.gen(function*() {
         if (loaded.state._tag !== "Live") return yield* new Agent.AgentNotFound({ agentId })
         const delivered = yield* deliverEnvironment(loaded.state.agent)
         yield* restoreSkills(loaded.state.agent)
+        yield* applyModel(loaded.state.agent)
         return delivered
       })
 

@@ -24,14 +24,16 @@ export const projection = ReadModel.make({
       // Added with the agent's profile (PATCH /v0/agents/{id}).
       Effect.andThen(sql`ALTER TABLE cairn_agents ADD COLUMN IF NOT EXISTS description text`),
       Effect.andThen(sql`ALTER TABLE cairn_agents ADD COLUMN IF NOT EXISTS vibe text`),
-      Effect.andThen(sql`ALTER TABLE cairn_agents ADD COLUMN IF NOT EXISTS emoji text`)
+      Effect.andThen(sql`ALTER TABLE cairn_agents ADD COLUMN IF NOT EXISTS emoji text`),
+      // Added with chat through the API: the model the agent answers with (null for agents that never set one).
+      Effect.andThen(sql`ALTER TABLE cairn_agents ADD COLUMN IF NOT EXISTS model text`)
     ),
   on: {
     AgentCreated: (sql, e) =>
       sql`INSERT INTO cairn_agents (id, workspace_id, user_id, name, engine_version, status, token_generation, node, created_at,
-          description, vibe, emoji)
+          description, vibe, emoji, model)
         VALUES (${e.agentId}, ${e.workspaceId}, ${e.userId}, ${e.name}, ${e.engineVersion}, 'starting', 0, ${e.node ?? null}, ${e.at},
-          ${e.description ?? null}, ${e.vibe ?? null}, ${e.emoji ?? null})
+          ${e.description ?? null}, ${e.vibe ?? null}, ${e.emoji ?? null}, ${e.model ?? null})
         ON CONFLICT (id) DO NOTHING`,
     // Each field as the event has it: absent, unchanged.
     AgentProfileChanged: (sql, e) =>
@@ -39,7 +41,8 @@ export const projection = ReadModel.make({
         name = ${e.name === undefined ? sql`name` : e.name},
         description = ${e.description === undefined ? sql`description` : e.description},
         vibe = ${e.vibe === undefined ? sql`vibe` : e.vibe},
-        emoji = ${e.emoji === undefined ? sql`emoji` : e.emoji}
+        emoji = ${e.emoji === undefined ? sql`emoji` : e.emoji},
+        model = ${e.model === undefined ? sql`model` : e.model}
         WHERE id = ${e.agentId}`,
     AgentStarted: (sql, e) =>
       sql`UPDATE cairn_agents SET status = 'running', engine_version = ${e.engineVersion}, recovering = false,
@@ -63,6 +66,7 @@ interface Row {
   readonly description?: string | null
   readonly vibe?: string | null
   readonly emoji?: string | null
+  readonly model?: string | null
   readonly engine_version: string
   readonly status: Agent.AgentStatus
   readonly token_generation: number
@@ -87,6 +91,7 @@ const toAgent = (row: Row): AgentView => ({
   description: row.description ?? null,
   vibe: row.vibe ?? null,
   emoji: row.emoji ?? null,
+  model: row.model ?? null,
   engineVersion: row.engine_version,
   status: row.status,
   tokenGeneration: row.token_generation,

@@ -23,10 +23,12 @@ export class CreateAgent extends Schema.TaggedClass<CreateAgent>()("CreateAgent"
   description: AgentCreated.fields.description,
   vibe: AgentCreated.fields.vibe,
   emoji: AgentCreated.fields.emoji,
+  /** Already checked as `provider/model`. */
+  model: AgentCreated.fields.model,
   at: Schema.String
 }) {}
 
-/** Changes the agent's name or profile (each already checked); a field absent stays as it is, `null` clears it. */
+/** Changes the agent's name, profile or model (each already checked); a field absent stays as it is, `null` clears it. */
 export class ChangeAgentProfile extends Schema.TaggedClass<ChangeAgentProfile>()("ChangeAgentProfile", {
   agentId: Schema.String,
   workspaceId: Schema.String,
@@ -34,6 +36,7 @@ export class ChangeAgentProfile extends Schema.TaggedClass<ChangeAgentProfile>()
   description: Schema.optionalKey(Schema.NullOr(Schema.String)),
   vibe: Schema.optionalKey(Schema.NullOr(Schema.String)),
   emoji: Schema.optionalKey(Schema.NullOr(Schema.String)),
+  model: Schema.optionalKey(Schema.NullOr(Schema.String)),
   at: Schema.String
 }) {}
 

@@ -25,16 +25,20 @@ export class AgentCreated extends Schema.TaggedClass<AgentCreated>()("AgentCreat
   description: Schema.optionalKey(Schema.String),
   vibe: Schema.optionalKey(Schema.String),
   emoji: Schema.optionalKey(Schema.String),
+  /** The model it answers with (`provider/model`, its runtime config's `agents.defaults.model.primary`); absent: the engine's default. */
+  model: Schema.optionalKey(Schema.String),
   at: Schema.String
 }) {}
 
-/** Its name or what it shows of itself changed: a field absent is unchanged, `null` cleared. */
+/** Its name, what it shows of itself or its model changed: a field absent is unchanged, `null` cleared. */
 export class AgentProfileChanged extends Schema.TaggedClass<AgentProfileChanged>()("AgentProfileChanged", {
   agentId: Schema.String,
   name: Schema.optionalKey(Schema.String),
   description: Schema.optionalKey(Schema.NullOr(Schema.String)),
   vibe: Schema.optionalKey(Schema.NullOr(Schema.String)),
   emoji: Schema.optionalKey(Schema.NullOr(Schema.String)),
+  /** `null`: Cairn no longer sets the model (the config's own, or the engine's default, applies). */
+  model: Schema.optionalKey(Schema.NullOr(Schema.String)),
   at: Schema.String
 }) {}
 

@@ -18,6 +18,7 @@ export const evolve = (state: AgentState, event: AgentEvent): AgentState =>
         description: e.description ?? null,
         vibe: e.vibe ?? null,
         emoji: e.emoji ?? null,
+        model: e.model ?? null,
         engineVersion: e.engineVersion,
         status: "starting",
         tokenGeneration: 0,

@@ -15,6 +15,8 @@ export interface Agent {
   readonly description: string | null
   readonly vibe: string | null
   readonly emoji: string | null
+  /** The model it answers with (`provider/model`), applied to its runtime config; null: Cairn does not set one. */
+  readonly model: string | null
   readonly engineVersion: string
   readonly status: AgentStatus
   readonly tokenGeneration: number

@@ -29,6 +29,8 @@ export const AgentWire = Schema.Struct({
   description: Schema.NullOr(Schema.String),
   vibe: Schema.NullOr(Schema.String),
   emoji: Schema.NullOr(Schema.String),
+  /** The model it answers with (`provider/model`), set in its runtime config; null: not set by Cairn. */
+  model: Schema.NullOr(Schema.String),
   engine: Schema.String,
   engineVersion: Schema.String,
   createdAt: Schema.String,
@@ -43,6 +45,7 @@ export const toWire = (agent: AgentView, engine: string): typeof AgentWire.Type 
   description: agent.description,
   vibe: agent.vibe,
   emoji: agent.emoji,
+  model: agent.model,
   engine,
   engineVersion: agent.engineVersion,
   createdAt: agent.createdAt,
@@ -179,14 +182,16 @@ const CreateAgent = Schema.Struct({
   templateId: Schema.optional(Schema.String),
   description: Schema.optional(Schema.Unknown),
   vibe: Schema.optional(Schema.Unknown),
-  emoji: Schema.optional(Schema.Unknown)
+  emoji: Schema.optional(Schema.Unknown),
+  model: Schema.optional(Schema.Unknown)
 })
 /** A change of name or profile: each field optional; `null` clears a profile field (checked by the domain). */
 const ChangeProfile = Schema.Struct({
   name: Schema.optional(Schema.Unknown),
   description: Schema.optional(Schema.Unknown),
   vibe: Schema.optional(Schema.Unknown),
-  emoji: Schema.optional(Schema.Unknown)
+  emoji: Schema.optional(Schema.Unknown),
+  model: Schema.optional(Schema.Unknown)
 })
 const Restart = Schema.Struct({ version: Schema.optional(Schema.String) })
 
@@ -202,6 +207,7 @@ export const layer = HttpRouter.use((router) =>
 
     yield* route("POST", "/v0/agents", {
       summary: "Create an agent",
+      description: "`model` (`provider/model`, optional): the model it answers with, set in its runtime config (`agents.defaults.model.primary`) before its gateway first starts.",
       body: { schema: CreateAgent },
       response: { status: 201, schema: Schema.Struct({ success: Schema.Boolean, agent: AgentWire }) },
       errors: [
@@ -219,7 +225,8 @@ export const layer = HttpRouter.use((router) =>
           ...(input.templateId === undefined ? {} : { templateId: input.templateId }),
           ...(input.description === undefined ? {} : { description: input.description }),
           ...(input.vibe === undefined ? {} : { vibe: input.vibe }),
-          ...(input.emoji === undefined ? {} : { emoji: input.emoji })
+          ...(input.emoji === undefined ? {} : { emoji: input.emoji }),
+          ...(input.model === undefined ? {} : { model: input.model })
         })
         if (failed) return yield* new Agent.GatewayFailedToStart({ agentId: agent.agentId, agent: wire(agent) })
         return Kit.created({ success: true, agent: wire(agent) })
@@ -251,8 +258,9 @@ export const layer = HttpRouter.use((router) =>
       }))
 
     yield* agentRoute("PATCH", "/v0/agents/:agentId", {
-      summary: "Change an agent's name, description, vibe or emoji",
-      description: "Each field optional; a profile field set to `null` (or an empty string) is cleared. Recorded as `AgentProfileChanged` when anything differs.",
+      summary: "Change an agent's name, description, vibe, emoji or model",
+      description: "Each field optional; a profile field set to `null` (or an empty string) is cleared. Recorded as `AgentProfileChanged` when anything differs. " +
+        "`model` (`provider/model`) is applied to the agent's runtime config (`agents.defaults.model.primary`) at once; `null` removes it from there.",
       body: { schema: ChangeProfile },
       response: { schema: Schema.Struct({ success: Schema.Boolean, agent: AgentWire }) },
       errors: [new Agent.AgentNotFound({ agentId: "" })]
