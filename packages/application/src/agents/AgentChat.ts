@@ -15,7 +15,7 @@ import { CommandHandler } from "../CommandHandler.ts"
 import { Gateway } from "../gateway/Gateway.ts"
 import { now } from "../Now.ts"
 import { Agents } from "./Agents.ts"
-import { validateModel } from "./AgentModel.ts"
+import { validateModel } from "../gateway/AgentModel.ts"
 
 /** How long a chat turn may take before it is answered 504 (CHAT_TIMEOUT; 120 seconds). */
 export const ChatTimeout = Context.Reference<Duration.Input>("cairn/AgentChat/ChatTimeout", { defaultValue: () => "120 seconds" })
@@ -83,14 +83,11 @@ export class AgentChat extends Context.Service<AgentChat>()("cairn/AgentChat", {
     const gateway = yield* Gateway
     const timeoutMs = Duration.toMillis(Duration.fromInputUnsafe(yield* ChatTimeout))
 
-    const notRunning = (agentId: string) => () => new AgentChats.AgentNotRunning({ agentId })
-
     /** The agent's gateway, ready to talk: one on its way up waited for (503 if it is not up in time), then running (409). */
     const running = (agentId: string): Effect.Effect<void, Agent.GatewayStarting | AgentChats.AgentNotRunning> =>
       Effect.gen(function*() {
         yield* gateway.ready(agentId)
-        const status = yield* engine.status(agentId).pipe(Effect.mapError(notRunning(agentId)))
-        if (status.state !== "running") return yield* new AgentChats.AgentNotRunning({ agentId })
+        if (!(yield* gateway.isRunning(agentId))) return yield* new AgentChats.AgentNotRunning({ agentId })
       })
 
     /** The agent in the caller's workspace (404 otherwise), with its gateway ready to talk. */

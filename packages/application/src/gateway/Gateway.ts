@@ -23,7 +23,7 @@ import type { Principal } from "../Access.ts"
 import { CommandHandler, type Loaded } from "../CommandHandler.ts"
 import { AgentsNode, NodeLeases } from "../cluster/NodeLeases.ts"
 import { now } from "../Now.ts"
-import * as AgentModel from "../agents/AgentModel.ts"
+import * as AgentModel from "./AgentModel.ts"
 import * as AgentsTable from "../readmodels/AgentsTable.ts"
 import { Secrets } from "../secrets/Secrets.ts"
 import { SecretVault } from "../secrets/SecretVault.ts"
@@ -509,9 +509,13 @@ export class Gateway extends Context.Service<Gateway>()("cairn/Gateway", {
         }
       })
 
+    /** Whether the agent's gateway runs on this node's engine now (false for one stopped, crashed, starting or not held here). */
+    const isRunning = (agentId: string) =>
+      engine.status(agentId).pipe(Effect.map((status) => status.state === "running"), Effect.orElseSucceed(() => false))
+
     return {
       node,
-      launch, restart, whileStopped, applyChannels, rotateToken, adopt, remove, ready,
+      launch, restart, whileStopped, applyChannels, rotateToken, adopt, remove, ready, isRunning,
       recover, resume, checkRunning, releaseForeign, watch
     }
   })
