@@ -26,6 +26,9 @@ export const maxMessageLength = 100_000
 export const maxHistoryLimit = 1000
 export const defaultHistoryLimit = 100
 
+/** How long past its timeout a turn the engine did not end is given before the request ends anyway. */
+const backstopMs = 5_000
+
 export interface ChatInput {
   readonly message: unknown
   readonly sessionKey?: unknown
@@ -131,12 +134,22 @@ export class AgentChat extends Context.Service<AgentChat>()("cairn/AgentChat", {
       return turn
     })
 
-    /** A turn's whole reply, once its gateway finished it. */
+    /**
+     * A turn's whole reply, once its gateway finished it. The engine ends a turn at its timeout; should it not, the
+     * request still ends a moment later.
+     */
     const reply = (principal: Principal, agentId: string, input: ChatInput) =>
       Effect.flatMap(chat(principal, agentId, input), (turn) =>
         Stream.runFold(turn, (): EngineChat.ChatReply | undefined => undefined, (last, event) => event.type === "done" ? event.reply : last).pipe(
+          Effect.timeoutOrElse({
+            duration: Duration.millis(timeoutMs + backstopMs),
+            orElse: () => Effect.fail(new AgentChats.AgentDidNotAnswer({ agentId }))
+          }),
           // A turn that ended without its `done` is one the gateway did not finish.
-          Effect.flatMap((done) => done === undefined ? Effect.fail(new AgentChats.AgentChatFailed({ agentId, reason: "the turn ended without a reply" })) : Effect.succeed(done))
+          Effect.flatMap((done) =>
+            done === undefined
+              ? Effect.fail(new AgentChats.AgentChatFailed({ agentId, reason: "the turn ended without a reply" }))
+              : Effect.succeed(done))
         ))
 
     const engineFailure = (agentId: string) => (error: { readonly _tag: string; readonly detail?: string }) =>

@@ -6,7 +6,7 @@
  */
 import { AgentChat, type AgentChatStream, defaultHistoryLimit, maxHistoryLimit, maxMessageLength } from "@cairn/application"
 import type { ChatMessage, ChatReply, ChatSession, EngineModels } from "@cairn/agent-engine"
-import { Agent, AgentChats } from "@cairn/domain"
+import { Agent, AgentChats, isDocumentedError, isUnavailable } from "@cairn/domain"
 import { Cause, Effect, Schema, Stream } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
 import * as Kit from "./Kit.ts"
@@ -89,13 +89,14 @@ const modelsWire = (models: EngineModels): typeof ModelsWire.Type => ({
 
 const sse = (event: string, data: unknown) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`
 
-/** A failure once the stream began, as its last event: the documented string (and `reason`), never a cause. */
-const errorEvent = (error: unknown) => {
-  const documented = error as { readonly status?: unknown; readonly message?: unknown; readonly details?: object }
-  return typeof documented.status === "number" && typeof documented.message === "string"
-    ? sse("error", { error: documented.message, ...documented.details })
-    : sse("error", { error: "Internal server error" })
-}
+/**
+ * A failure once the stream began, as its last event: the documented string (and `reason`), as ErrorResponse.ts
+ * would answer it; never a cause.
+ */
+const errorEvent = (error: unknown) =>
+  isDocumentedError(error)
+    ? sse("error", { error: error.message, ...error.details })
+    : sse("error", { error: isUnavailable(error) ? "Service unavailable" : "Internal server error" })
 
 /** The turn as server-sent events: each delta, then `done` with the whole reply; a failure ends it with `error`. */
 const eventStream = (turn: AgentChatStream) =>
@@ -103,7 +104,11 @@ const eventStream = (turn: AgentChatStream) =>
     Stream.map((event) => event.type === "delta" ? sse("delta", { text: event.text }) : sse("done", replyWire(event.reply))),
     Stream.catchCause((cause) => {
       const failure = Cause.findErrorOption(cause)
-      return Stream.succeed(errorEvent(failure._tag === "Some" ? failure.value : undefined))
+      return Stream.fromEffect(
+        (failure._tag === "Some" && isDocumentedError(failure.value) ? Effect.void : Effect.logError("Chat stream failed", cause)).pipe(
+          Effect.as(errorEvent(failure._tag === "Some" ? failure.value : undefined))
+        )
+      )
     }),
     Stream.encodeText
   )
