@@ -8,12 +8,14 @@ import { TestClock } from "effect/testing"
 const environmentOf = (agentId: string) => SimulatedEngineControl.use((control) => control.environmentOf(agentId))
 
 agentEngineContract("SimulatedAgentEngine without a start delay", SimulatedAgentEngine.layer({ startDelay: 0 }), {
-  environmentOf
+  environmentOf,
+  chat: {}
 })
 
 agentEngineContract("SimulatedAgentEngine with a start delay on the TestClock", SimulatedAgentEngine.layer(), {
   driveTime: advanceTestClock("1 second"),
-  environmentOf
+  environmentOf,
+  chat: {}
 })
 
 // How a real adapter runs the suite: on the wall clock, with time passing by itself.

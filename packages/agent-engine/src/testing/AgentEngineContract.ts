@@ -15,6 +15,7 @@ import { consoleContract } from "./ConsoleContract.ts"
 import { filesContract } from "./FilesContract.ts"
 import { appsContract } from "./AppsContract.ts"
 import { channelsContract } from "./ChannelsContract.ts"
+import { chatContract, type ChatContractOptions } from "./ChatContract.ts"
 import { loggedBy } from "./LoggedBy.ts"
 import { provisioningContract } from "./ProvisioningContract.ts"
 import { snapshotsContract } from "./SnapshotsContract.ts"
@@ -57,6 +58,11 @@ export interface ContractOptions<R = never> {
    * gateways) runs the halves from two test files, which run side by side; each half starts its own shared agents.
    */
   readonly part?: ContractPart
+  /**
+   * Runs the chat section (ChatContract.ts, in the `workspace` half): chat turns, sessions and history, models. Opt-in
+   * while adapters are being taught to chat; `prepare` makes a running agent able to answer (a model it can reach).
+   */
+  readonly chat?: ChatContractOptions<R>
 }
 
 /** The halves of the contract (`ContractOptions.part`). */
@@ -572,6 +578,7 @@ export const agentEngineContract = <R = never>(
         })
         channelsContract(section)
         provisioningContract(section)
+        if (options.chat !== undefined) chatContract(section, options.chat)
       }
 
       if (runs.lifecycle) {
