@@ -158,6 +158,9 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
       // cleared only when it was set.
       const cleared = model === null && events.some((event) => event._tag === "AgentProfileChanged" && event.model === null)
       if (typeof model === "string" || cleared) {
+        // A gateway on its way up takes the config from its file as it starts: the write waits for it, as config
+        // writes do; should it still be starting then, the write is tried all the same.
+        yield* gateway.ready(agentId).pipe(Effect.catchTag("GatewayStarting", () => Effect.void))
         yield* AgentModel.apply(engine, agentId, model).pipe(
           Effect.catch((error) => Effect.logWarning(`Agent ${agentId}: model ${model} not applied to its runtime config yet`, error))
         )
