@@ -122,7 +122,7 @@ describe.runIf(realEngine)("chat with a real agent through Cairn", () => {
     const trail = JSON.stringify((await call("GET", `/v0/agents/${agentId}/events`)).body)
     assert.include(trail, sessionKey)
     assert.notInclude(trail, "ping 42")
-    assert.notInclude(trail, "Fake reply")
+    assert.notInclude(trail, "fake model heard")
 
     // A session the agent does not have.
     assert.strictEqual((await call("GET", `/v0/agents/${agentId}/chat/sessions/api-nothing-here`)).status, 404)

@@ -68,7 +68,7 @@ describe.skipIf(!enabled)("chat on a real OpenClaw gateway", () => {
         const done = events.at(-1)
         assert.strictEqual(done?.type, "done", JSON.stringify(events))
         const reply = done?.type === "done" ? done.reply : undefined
-        assert.include(reply?.reply, "Fake reply to:")
+        assert.include(reply?.reply, FakeModelServer.fakeReply(""))
         assert.include(reply?.reply, "ping 42")
         assert.strictEqual(reply?.model, "fakellm/fake-1")
         const streamed = events.flatMap((event) => event.type === "delta" ? [event.text] : []).join("")

@@ -1,6 +1,6 @@
 /**
  * A model provider for tests that talk to real agents offline: an OpenAI-compatible server on loopback
- * (`GET /v1/models`, `POST /v1/chat/completions`, plain and streamed) whose answer is deterministic: `Fake reply to:`
+ * (`GET /v1/models`, `POST /v1/chat/completions`, plain and streamed) whose answer is deterministic: the last user message's words, then `, said the fake model`
  * and the last user message's text. It checks the API key it was given, and records what it was asked, so a test
  * can see the agent's request really reached it. An agent reaches it through the operator's allowance
  * (`AGENT_EGRESS_ALLOW=127.0.0.1:<port>`), configured as the provider `fakellm` (see `providerConfig`).
@@ -32,7 +32,7 @@ export interface FakeModelServer {
 export const fakeModelId = "fake-1"
 
 /** The reply to a user message's text. */
-export const fakeReply = (userText: string) => `Fake reply to: ${userText}`
+export const fakeReply = (userText: string) => `${userText}, said the fake model`
 
 const textOf = (content: unknown): string =>
   typeof content === "string"
@@ -50,10 +50,16 @@ const lastUserText = (messages: unknown): string => {
     const message = messages[index] as { role?: unknown; content?: unknown } | null
     if (message?.role !== "user") continue
     const text = textOf(message.content)
-    if (!text.trimStart().startsWith(internalContext)) return text
+    if (!text.trimStart().startsWith(internalContext)) return usersWords(text)
   }
   return ""
 }
+
+/**
+ * The user's words out of OpenClaw's envelope: it puts the time before them (`[Sat 2026-11-28 10:08 UTC] …`) and its
+ * runtime line after (`\n\nRuntime: agent=main | …`).
+ */
+const usersWords = (text: string) => text.replace(/^\s*\[[^\]\n]{1,80}\]\s*/, "").split(/\n\nRuntime: /)[0]!.trim()
 
 /** The reply split into the chunks a stream sends: words with their spaces. */
 const chunks = (reply: string) => reply.match(/\S+\s*/g) ?? [reply]
