@@ -101,6 +101,6 @@ describe.skipIf(!enabled)("chat on a real OpenClaw gateway", () => {
         fake.release()
         assert.strictEqual((timedOut as { _tag: string })._tag, "ChatTimedOut")
         yield* engine.destroy(agentId)
-      }))
+      }), 300_000)
   })
 })
