@@ -4,6 +4,7 @@ export * as OpenClawAgentHome from "./AgentHome.ts"
 /** Installs an engine version ahead of time, without a server (the CLI's `engine install`). */
 export * as OpenClawEngineInstall from "./EngineInstall.ts"
 export * as OpenClawGatewayRpc from "./GatewayRpc.ts"
+export * as OpenClawChat from "./Chat.ts"
 export * as OpenClawSandbox from "./Sandbox.ts"
 /** Per-agent cgroups: memory, CPU and process caps of all an agent's processes together. */
 export * as OpenClawAgentCgroups from "./AgentCgroups.ts"
