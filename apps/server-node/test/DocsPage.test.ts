@@ -53,7 +53,9 @@ describe.runIf(embeddedStorePass && existsSync(chromiumPath))("the docs page in 
       // Rendered: the document's title, a group and an operation of the document are on the page.
       await page.getByRole("heading", { name: "Cairn API" }).first().waitFor({ timeout: 60_000 })
       await page.getByText("Check an API key", { exact: false }).first().waitFor({ timeout: 60_000 })
-      await page.waitForLoadState("networkidle")
+      // Quiet for a moment, so whatever the page asks for late is recorded; a request still pending then (one to an
+      // outside host hangs on this machine's closed network) is judged below instead of failing as a timeout.
+      await page.waitForLoadState("networkidle", { timeout: 60_000 }).catch(() => undefined)
       const text = await page.locator("body").innerText()
       assert.include(text, "gateway")
       assert.include(text, "operations")
