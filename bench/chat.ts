@@ -12,11 +12,12 @@
  */
 import { FakeModelServer } from "@cairn/agent-engine/testing"
 import { OpenClawAgentHome, OpenClawChat, OpenClawGatewayRpc } from "@cairn/agent-engine-openclaw"
-import { newApiUser, startServer, waitUntilServing } from "@cairn/server-node/testing"
+import { startServer, waitUntilServing } from "@cairn/server-node/testing"
 import { Effect, Stream } from "effect"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { homedir, tmpdir } from "node:os"
 import { join } from "node:path"
+import { benchUser } from "./BenchApi.ts"
 import * as Paired from "./Paired.ts"
 
 const rounds = Number(process.env["BENCH_RUNS"] ?? 5)
@@ -39,12 +40,7 @@ const server = await startServer({
 })
 try {
   await waitUntilServing(server)
-  const api = newApiUser({ url: server.url, dataDir }, { workspace: "bench", agentLimit: 1, scopes: "org:agents" })
-  const call = async (method: string, path: string, body?: unknown) => {
-    const response = await api.call(method, path, body)
-    if (response.status >= 300) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(response.body)}`)
-    return response.body
-  }
+  const { call } = benchUser(server, dataDir)
 
   // From the request to the first reply: the start, the provider set up through the API, the first turn.
   const createdAt = performance.now()

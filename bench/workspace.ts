@@ -21,7 +21,8 @@ import { homedir, tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { OpenClawAgentHome, OpenClawGatewayRpc, OpenClawSandbox } from "@cairn/agent-engine-openclaw"
 import { Effect } from "effect"
-import { newApiUser, startServer, waitUntilServing } from "@cairn/server-node/testing"
+import { startServer, waitUntilServing } from "@cairn/server-node/testing"
+import { benchUser } from "./BenchApi.ts"
 import * as Paired from "./Paired.ts"
 
 const runs = Number(process.env["BENCH_RUNS"] ?? 30)
@@ -56,12 +57,7 @@ const paired = async <B extends string>(cairn: () => Promise<unknown>, baselines
 const server = await startServer({ DATA_DIR: dataDir, ENGINE: undefined, OPENCLAW_ENGINES_DIR: enginesDir, OPENCLAW_BASE_PORT: "24000" })
 try {
   await waitUntilServing(server)
-  const api = newApiUser({ url: server.url, dataDir }, { workspace: "bench", agentLimit: 1, scopes: "org:agents" })
-  const call = async (method: string, path: string, body?: unknown) => {
-    const response = await api.call(method, path, body)
-    if (response.status >= 300) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(response.body)}`)
-    return response.body
-  }
+  const { call } = benchUser(server, dataDir)
   const { agent } = await call("POST", "/v0/agents", { name: "bench workspace" })
   const agentPath = `/v0/agents/${agent.agentId}`
   const deadline = Date.now() + 300_000
