@@ -88,6 +88,7 @@ export class Domains extends Context.Service<Domains>()("cairn/Domains", {
     const table = DomainsTable.queries(sql)
     const workspaces = WorkspacesTable.queries(sql)
     const appsDomain = Domain.normalizeAppsDomain(settings.appsDomain)
+    const agentsDomain = Domain.normalizeAppsDomain(settings.agentsDomain)
 
     const loadDomain = (agentId: string, domainId: string) =>
       Effect.gen(function*() {
@@ -110,6 +111,9 @@ export class Domains extends Context.Service<Domains>()("cairn/Domains", {
       const name = yield* Effect.fromResult(
         kind === "subdomain" ? Domain.parseSubdomain(input.subdomain) : Domain.parseCustomDomain(input.customDomain, appsDomain)
       )
+      if (kind === "custom" && agentsDomain !== "" && (name === agentsDomain || name.endsWith(`.${agentsDomain}`))) {
+        return yield* new ValidationFailed({ detail: `customDomain may not be under ${agentsDomain}: its hosts are the agents' own` })
+      }
       const targetPort = yield* Effect.fromResult(Domain.parseTargetPort(input.targetPort))
       const isProtected = input.protected === undefined ? false : yield* Effect.fromResult(Domain.parseProtected(input.protected))
       if (kind === "custom") {
@@ -234,6 +238,22 @@ export class Domains extends Context.Service<Domains>()("cairn/Domains", {
         }))
       })
 
+    /** The agent whose own host (`<agentId>.<AGENTS_DOMAIN>`, decision 0046) `host` names, by its name alone. */
+    const agentOfHost = (host: string): string | undefined => {
+      if (agentsDomain === "" || !host.endsWith(`.${agentsDomain}`)) return undefined
+      const label = host.slice(0, -(agentsDomain.length + 1))
+      return label === "" || label.includes(".") ? undefined : label
+    }
+
+    /** The agent of an agent's own host, for a request's Host (any case, maybe with a port): only a live agent's. */
+    const agentHostFor = (hostHeader: string): Effect.Effect<Option.Option<string>> =>
+      Effect.gen(function*() {
+        const host = Domain.requestHost(hostHeader)
+        const agentId = host === undefined ? undefined : agentOfHost(host)
+        if (agentId === undefined) return Option.none()
+        return Option.map(yield* agents.byId(agentId), (agent) => agent.agentId)
+      })
+
     /**
      * The decisions that remove every domain of an agent being deleted and release their names, for the delete's
      * own append: when it answers, the names are free. Planned again with the delete if the domains change meanwhile.
@@ -303,7 +323,7 @@ export class Domains extends Context.Service<Domains>()("cairn/Domains", {
       )
     })
 
-    return { appsDomain, list, add, update, remove, verify, routeFor, releaseAll, afterAgentDeleted, round, run }
+    return { appsDomain, agentsDomain, agentOfHost, agentHostFor, list, add, update, remove, verify, routeFor, releaseAll, afterAgentDeleted, round, run }
   })
 }) {
   static readonly layer = Layer.effect(this, this.make)
