@@ -277,11 +277,12 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
     if (opened === undefined) listening.set(agent, opened = SimulatedGateway.open(agentId, () => Redacted.value(agent.token)))
     return Effect.promise(() => opened)
   }
+  /** Closes the agent's gateway, not waiting for its connections to end (a stop does not wait on a real process's either). */
   const closeGateway = (agent: Agent) =>
-    Effect.promise(async () => {
+    Effect.sync(() => {
       const opened = listening.get(agent)
       listening.delete(agent)
-      await opened?.then((gateway) => gateway.close(), () => undefined)
+      void opened?.then((gateway) => gateway.close(), () => undefined)
     })
   yield* Effect.addFinalizer(() =>
     Effect.promise(() => Promise.all([...listening.values()].map((opened) => opened.then((gateway) => gateway.close(), () => undefined))))
