@@ -83,6 +83,9 @@ export interface AgentHostRouting {
   readonly gateway: (agentId: string) => Promise<{ readonly endpoint: AppEndpoint } | ({ readonly endpoint?: undefined } & Refusal)>
 }
 
+/** Whether an address is this machine's loopback (127.0.0.0/8, ::1, or either mapped). */
+const isLoopback = (address: string) => /^(?:::ffff:)?127\.\d+\.\d+\.\d+$/i.test(address) || address === "::1"
+
 /** Paths of an agent's host that are Cairn's own: `/v0` and everything under it. */
 export const isApiPath = (url: string | undefined) => /^\/v0(?:[/?#]|$)/.test(url ?? "/")
 
@@ -453,7 +456,15 @@ export const attach = (server: Http.Server, routing: AppRouting, options: ProxyO
     const reach = await hosts.gateway(agentId)
     if (reach.endpoint === undefined) return fail(reach)
     // The gateway's own auth sees its token, never the caller's credential (an API key is Cairn's alone).
-    const sent: Outgoing = { ...out, headers: { ...out.headers, authorization: `Bearer ${admission.gatewayToken}` } }
+    const headers: Http.OutgoingHttpHeaders = { ...out.headers, authorization: `Bearer ${admission.gatewayToken}` }
+    // A client on this machine (every hop loopback) reaches the gateway as a local client does: OpenClaw refuses a
+    // trusted proxy's request for a loopback client ("proxy_attribution_required"), as it cannot tell it from one.
+    if (String(headers["x-forwarded-for"]).split(",").every((hop) => isLoopback(hop.trim()))) {
+      for (const name of Object.keys(headers)) {
+        if (name === "forwarded" || name === "x-real-ip" || name.startsWith("x-forwarded-")) delete headers[name]
+      }
+    }
+    const sent: Outgoing = { ...out, headers }
     const label = `Gateway of agent ${agentId}`
     if (upgrade) forwardUpgrade(request, args[1] as Duplex, args[2] as Buffer, reach.endpoint, sent, label)
     else forward(request, args[1] as Http.ServerResponse, reach.endpoint, sent, label)

@@ -27,6 +27,7 @@ const gateway = Http.createServer((request, response) => {
       url: request.url,
       authorization: request.headers.authorization ?? null,
       cookie: request.headers.cookie ?? null,
+      forwardedFor: request.headers["x-forwarded-for"] ?? null,
       body: Buffer.concat(chunks).toString()
     }))
   })
@@ -120,8 +121,13 @@ describe("an agent's own host", () => {
       url: "/v1/chat/completions?x=1",
       authorization: "Bearer gw_good",
       cookie: "theme=dark",
+      // A client on this machine is a local client to the gateway, with no forwarding headers.
+      forwardedFor: null,
       body: "{\"hi\":1}"
     })
+    // One from elsewhere (Caddy in front says who) is named to the gateway, which trusts loopback proxies.
+    const remote = await send("a1.agents.test", "/", { headers: { authorization: "Bearer api-key", "x-forwarded-for": "203.0.113.5" } })
+    assert.strictEqual(remote.json.forwardedFor, "203.0.113.5, 127.0.0.1")
     const byCookie = await send("a1.agents.test", "/assets/app.js", { headers: { cookie: "gw_token=gw_good; theme=dark" } })
     assert.deepInclude(byCookie.json, { url: "/assets/app.js", authorization: "Bearer gw_good", cookie: "theme=dark" })
     // A POST with ?token= is not redirected (its body would be lost): served, and the cookie set.
