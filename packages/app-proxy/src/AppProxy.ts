@@ -23,6 +23,7 @@
  *   agent's gateway token as `Authorization: Bearer`, never the caller's credential. A token given as `?token=` on a
  *   GET is set as the cookie and the browser sent to the same URL without it (302), so it stays out of history and
  *   logs.
+ * - A domain for the agent's gateway (`gateway`: added without a port) is served as the agent's own host is.
  * - Every request it sends carries this proxy's hop marker (`X-Cairn-Hop`, random per proxy): a request that comes
  *   back with it has gone round through this server (a domain whose `targetPort` is Cairn's own port, or an app
  *   that calls its own domain), and is refused at once, 508 `{"error":"Loop detected"}`, instead of looping until a
@@ -39,6 +40,8 @@ export interface AppRoute {
   readonly agentId: string
   readonly targetPort: number
   readonly protected: boolean
+  /** The domain is for the agent's gateway itself (added without a port): served as the agent's own host is. */
+  readonly gateway?: boolean
 }
 
 /**
@@ -497,6 +500,15 @@ export const attach = (server: Http.Server, routing: AppRouting, options: ProxyO
     }
     const known: Known<AppRoute> = cache.peek(host)
     const serve = (route: AppRoute) => {
+      if (route.gateway === true && hosts !== undefined) {
+        if (isApiPath(request.url)) return originalEmit.call(this, event, ...args)
+        serveAgentHost(hosts, route.agentId, request, args, event === "upgrade").catch((error: unknown) => {
+          onError(`Proxying to the gateway of agent ${route.agentId} failed`, error)
+          if (event === "upgrade") answerSocket(args[1] as Duplex, 502, "Bad gateway")
+          else answer(args[1] as Http.ServerResponse, 502, "Bad gateway")
+        })
+        return true
+      }
       const done = event === "upgrade"
         ? proxyUpgrade(request, args[1] as Duplex, args[2] as Buffer, route)
         : proxyRequest(request, args[1] as Http.ServerResponse, route)

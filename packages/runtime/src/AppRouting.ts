@@ -21,7 +21,7 @@ import type * as Http from "node:http"
 export interface DomainRoutes {
   readonly appsDomain: string
   readonly routeFor: (host: string) => Effect.Effect<
-    Option.Option<{ readonly agentId: string; readonly targetPort: number; readonly protected: boolean }>,
+    Option.Option<{ readonly agentId: string; readonly targetPort: number; readonly protected: boolean; readonly gateway?: boolean }>,
     unknown
   >
   /** The agent whose own host a host is (`<agentId>.<AGENTS_DOMAIN>`), by its name; none without it. */
@@ -115,7 +115,12 @@ export const attachWith = (server: Http.Server, domains: DomainRoutes) =>
         run(Effect.map(domains.routeFor(host), (route) =>
           Option.isNone(route)
             ? undefined
-            : { agentId: route.value.agentId, targetPort: route.value.targetPort, protected: route.value.protected })),
+            : {
+              agentId: route.value.agentId,
+              targetPort: route.value.targetPort,
+              protected: route.value.protected,
+              ...(route.value.gateway === true ? { gateway: true } : {})
+            })),
       authorize: (agentId, token) => run(Effect.map(agents.gatewayPrincipal(agentId, token), Option.isSome)),
       endpoint: (agentId, port) => run(engine.appEndpoint(agentId, port)),
       isAppHost: (host) => apps !== "" && host.endsWith(`.${apps}`),

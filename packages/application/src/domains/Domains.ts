@@ -27,6 +27,8 @@ export interface DomainRoute {
   readonly host: string
   readonly targetPort: number
   readonly protected: boolean
+  /** For the agent's gateway itself (added without a port, `targetPort` is then Domain.gatewayPort), always protected. */
+  readonly gateway: boolean
 }
 
 /** A domain as the API shows it. */
@@ -74,6 +76,8 @@ export interface DomainInput {
 
 const given = (value: unknown) => value !== undefined && value !== null
 
+const gatewayUnprotected = "a domain for the agent's gateway (one without targetPort) is always protected"
+
 /** A random TXT value: 128 bits, hex. */
 const verificationValue = () =>
   `cairn-verify-${Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("")}`
@@ -114,8 +118,11 @@ export class Domains extends Context.Service<Domains>()("cairn/Domains", {
       if (kind === "custom" && agentsDomain !== "" && (name === agentsDomain || name.endsWith(`.${agentsDomain}`))) {
         return yield* new ValidationFailed({ detail: `customDomain may not be under ${agentsDomain}: its hosts are the agents' own` })
       }
-      const targetPort = yield* Effect.fromResult(Domain.parseTargetPort(input.targetPort))
-      const isProtected = input.protected === undefined ? false : yield* Effect.fromResult(Domain.parseProtected(input.protected))
+      // Without a port, the domain is for the agent's gateway (as its own host is), and protected by its token.
+      const forGateway = !given(input.targetPort)
+      const targetPort = forGateway ? Domain.gatewayPort : yield* Effect.fromResult(Domain.parseTargetPort(input.targetPort))
+      const isProtected = input.protected === undefined ? forGateway : yield* Effect.fromResult(Domain.parseProtected(input.protected))
+      if (forGateway && !isProtected) return yield* new ValidationFailed({ detail: gatewayUnprotected })
       if (kind === "custom") {
         const workspace = yield* workspaces.byId(agent.workspaceId)
         if (Option.isSome(workspace) && workspace.value.plan === "free") return yield* new Domain.CustomDomainsNotOnFreePlan()
@@ -156,7 +163,10 @@ export class Domains extends Context.Service<Domains>()("cairn/Domains", {
       }
       const targetPort = input.targetPort === undefined ? undefined : yield* Effect.fromResult(Domain.parseTargetPort(input.targetPort))
       const isProtected = input.protected === undefined ? undefined : yield* Effect.fromResult(Domain.parseProtected(input.protected))
-      const { loaded } = yield* loadDomain(agentId, domainId)
+      const { loaded, domain } = yield* loadDomain(agentId, domainId)
+      if ((targetPort ?? domain.targetPort) === Domain.gatewayPort && !(isProtected ?? domain.protected)) {
+        return yield* new ValidationFailed({ detail: gatewayUnprotected })
+      }
       const command = new Domain.ChangeDomain({
         domainId,
         agentId,
@@ -234,7 +244,8 @@ export class Domains extends Context.Service<Domains>()("cairn/Domains", {
           agentId: domain.agentId,
           host,
           targetPort: domain.targetPort,
-          protected: domain.protected
+          protected: domain.protected,
+          gateway: domain.targetPort === Domain.gatewayPort
         }))
       })
 
