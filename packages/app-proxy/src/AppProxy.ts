@@ -65,6 +65,8 @@ const connectionThrough = (connect: () => Promise<NodeJS.ReadWriteStream>) =>
 export interface AgentHostCredential {
   readonly gatewayToken?: string
   readonly bearer?: string
+  /** Only the `gw_token` cookie came, on a request another origin's page made: not taken. */
+  readonly crossOriginCookie?: boolean
 }
 
 /** A refusal the routing chose: its status, JSON body and headers. */
@@ -84,6 +86,27 @@ export interface AgentHostRouting {
   >
   /** Where the agent's running gateway is reached from this node, or why it cannot be (not running, starting). */
   readonly gateway: (agentId: string) => Promise<{ readonly endpoint: AppEndpoint } | ({ readonly endpoint?: undefined } & Refusal)>
+}
+
+/** A host as an origin names it: lowercase, without the default ports. */
+const originHost = (host: string) => host.toLowerCase().replace(/:(?:80|443)$/, "")
+
+/**
+ * Whether a browser says another page made the request: an `Origin` (sent on every cross-origin request and on
+ * WebSocket upgrades) that is not the request's own host, or a `Sec-Fetch-Site` other than same-origin on anything
+ * but a top-level navigation.
+ */
+const fromElsewhere = (request: Http.IncomingMessage) => {
+  const origin = request.headers.origin
+  if (origin !== undefined) {
+    try {
+      if (originHost(new URL(origin).host) !== originHost(request.headers.host ?? "")) return true
+    } catch {
+      return true
+    }
+  }
+  const site = request.headers["sec-fetch-site"]
+  return (site === "cross-site" || site === "same-site") && request.headers["sec-fetch-mode"] !== "navigate"
 }
 
 /** Whether an address is this machine's loopback (127.0.0.0/8, ::1, or either mapped). */
@@ -437,10 +460,17 @@ export const attach = (server: Http.Server, routing: AppRouting, options: ProxyO
     if (upgrade) (args[1] as Duplex).on("error", () => (args[1] as Duplex).destroy())
     // Gateway tokens are taken out of what goes on whichever way they came (as on a protected app's domain).
     const out = outgoing(request, { agentId, targetPort: 0, protected: true }, upgrade)
-    const bearer = out.token === undefined ? /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? "")?.[1] : undefined
+    // The cookie is an ambient credential: a request another site's page makes (another agent's app on a sibling
+    // domain is same-site) may not use it, as only this host's own pages may (a bearer or `?token=` is explicit).
+    const fromCookie = out.token !== undefined && !out.fromQuery && bearerGatewayToken(request.headers.authorization) === undefined
+    const crossOriginCookie = fromCookie && fromElsewhere(request)
+    const gatewayToken = crossOriginCookie ? undefined : out.token
+    const header = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? "")?.[1]
+    const bearer = gatewayToken === undefined && header !== undefined && !header.startsWith("gw_") ? header : undefined
     const admission = await hosts.admit(agentId, {
-      ...(out.token === undefined ? {} : { gatewayToken: out.token }),
-      ...(bearer === undefined ? {} : { bearer })
+      ...(gatewayToken === undefined ? {} : { gatewayToken }),
+      ...(bearer === undefined ? {} : { bearer }),
+      ...(crossOriginCookie ? { crossOriginCookie: true } : {})
     })
     if (!admission.admitted) return fail(admission)
     if (out.fromQuery && out.token !== undefined && !upgrade && (request.method === "GET" || request.method === "HEAD")) {

@@ -56,6 +56,7 @@ beforeAll(async () => {
       admit: async (agentId, credential) => {
         if (agentId !== "a1") return { admitted: false, status: 404, body: { error: "Agent not found" } }
         if (credential.gatewayToken === "gw_good" || credential.bearer === "api-key") return { admitted: true, gatewayToken: "gw_good" }
+        if (credential.crossOriginCookie === true) return { admitted: false, status: 401, body: { error: "Unauthorized", reason: "cross-origin-cookie" } }
         return { admitted: false, status: 401, body: { error: "Unauthorized", reason: "test" }, headers: { "www-authenticate": "Bearer realm=\"cairn\"" } }
       },
       gateway: async () =>
@@ -134,6 +135,33 @@ describe("an agent's own host", () => {
     const posted = await send("a1.agents.test", "/v1/responses?token=gw_good", { method: "POST", body: "x" })
     assert.deepInclude(posted.json, { url: "/v1/responses", authorization: "Bearer gw_good" })
     assert.match(String(posted.headers["set-cookie"]), /^gw_token=gw_good; Path=\/; HttpOnly; SameSite=Lax$/)
+  })
+
+  it("takes the cookie only from the host's own pages: not on a request another site's page made", async () => {
+    const cookie = "gw_token=gw_good"
+    const own = await send("a1.agents.test:3000", "/v1/chat/completions", { method: "POST", headers: { cookie, origin: "http://a1.agents.test:3000" }, body: "{}" })
+    assert.strictEqual(own.status, 200)
+    const behindTls = await send("a1.agents.test", "/", { headers: { cookie, origin: "https://a1.agents.test", "sec-fetch-site": "same-origin" } })
+    assert.strictEqual(behindTls.status, 200)
+    // Another agent's app on a sibling domain is same-site: its page may not ride on the cookie.
+    for (const headers of [
+      { origin: "https://evil.apps.test" },
+      { origin: "null" },
+      { "sec-fetch-site": "same-site", "sec-fetch-mode": "cors" },
+      { "sec-fetch-site": "cross-site", "sec-fetch-mode": "no-cors" }
+    ]) {
+      const refused = await send("a1.agents.test", "/v1/chat/completions", { method: "POST", headers: { cookie, ...headers }, body: "{}" })
+      assert.deepStrictEqual([refused.status, refused.json], [401, { error: "Unauthorized", reason: "cross-origin-cookie" }], JSON.stringify(headers))
+    }
+    // A link followed from elsewhere opens the page; an explicit bearer is fine from anywhere.
+    assert.strictEqual((await send("a1.agents.test", "/", { headers: { cookie, "sec-fetch-site": "cross-site", "sec-fetch-mode": "navigate" } })).status, 200)
+    assert.strictEqual((await send("a1.agents.test", "/v1/chat/completions", { method: "POST", headers: { authorization: "Bearer gw_good", origin: "https://elsewhere.example" }, body: "{}" })).status, 200)
+    // A cross-origin WebSocket with only the cookie is refused too.
+    const ws = new WebSocket(`ws://127.0.0.1:${cairnPort}/`, { headers: { host: "a1.agents.test", cookie, origin: "https://evil.apps.test" } })
+    ws.on("error", () => undefined)
+    const [, response] = await once(ws, "unexpected-response") as [unknown, Http.IncomingMessage]
+    assert.strictEqual(response.statusCode, 401)
+    ws.terminate()
   })
 
   it("turns ?token= on a GET into the cookie and a redirect to the same URL without it", async () => {

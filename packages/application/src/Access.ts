@@ -33,7 +33,8 @@ export const UnauthorizedReason = Schema.Literals([
   "wrong-admin-token",
   "wrong-agent",
   "other-workspace",
-  "missing-scope"
+  "missing-scope",
+  "cross-origin-cookie"
 ])
 export type UnauthorizedReason = typeof UnauthorizedReason.Type
 
@@ -58,7 +59,8 @@ export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthoriz
     "wrong-admin-token": "Not the admin token",
     "wrong-agent": "A platform token is good for its own agent's routes only",
     "other-workspace": "The API key is of another workspace than the agent's",
-    "missing-scope": "The API key lacks the org:agents scope the agent's host needs"
+    "missing-scope": "The API key lacks the org:agents scope the agent's host needs",
+    "cross-origin-cookie": "The gw_token cookie is not taken on a request another site's page made: send the token as a bearer"
   }
   readonly status = 401
   override readonly message = "Unauthorized"

@@ -80,7 +80,7 @@ export const attachWith = (server: Http.Server, domains: DomainRoutes) =>
           if (principal.principal.workspaceId !== agent.workspaceId) return unauthorized("other-workspace")
           if (!principal.principal.scopes.includes("org:agents")) return unauthorized("missing-scope")
         } else {
-          return unauthorized("missing-credentials")
+          return unauthorized(credential.crossOriginCookie === true ? "cross-origin-cookie" : "missing-credentials")
         }
         return { admitted: true, gatewayToken: Redacted.value(tokens.tokenFor(agentId, agent.tokenGeneration)) } as const
       })
