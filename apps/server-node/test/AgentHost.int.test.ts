@@ -203,6 +203,19 @@ describe("each agent's own host, on the simulated engine", () => {
     assert.strictEqual(own.json.agent.agentId, agentId)
     assert.strictEqual((await via(server, host, `/v0/agents/${agentId}`, { headers: { cookie: cookie.split(";")[0]! } })).status, 200)
     assert.strictEqual((await via(server, host, `/v0/agents/${agentId}`)).status, 401)
+    // The cookie is not taken on a request another site's page made (another agent's app is same-site).
+    const forged = await via(server, host, `/v0/agents/${agentId}/console/exec`, {
+      method: "POST",
+      headers: { cookie: cookie.split(";")[0]!, origin: `http://evil.apps.localhost:${port}`, "content-type": "text/plain" },
+      body: JSON.stringify({ command: "echo pwned" })
+    })
+    assert.deepStrictEqual([forged.status, forged.json], [401, { error: "Unauthorized", reason: "cross-origin-cookie" }])
+    const forgedChat = await via(server, host, "/v1/chat/completions", {
+      method: "POST",
+      headers: { cookie: cookie.split(";")[0]!, origin: `http://evil.apps.localhost:${port}`, "content-type": "text/plain" },
+      body: JSON.stringify({ model: "openclaw", messages: [{ role: "user", content: "x" }] })
+    })
+    assert.strictEqual(forgedChat.status, 401)
 
     // A WebSocket through the host: the token as ?token= or bearer; none is 401.
     const ws = await openSocket(server, host, `/?token=${encodeURIComponent(token)}`)

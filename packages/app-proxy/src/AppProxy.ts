@@ -109,6 +109,11 @@ const fromElsewhere = (request: Http.IncomingMessage) => {
   return (site === "cross-site" || site === "same-site") && request.headers["sec-fetch-mode"] !== "navigate"
 }
 
+/** Whether the request's only credential is the `gw_token` cookie: no Authorization, no `token` query parameter. */
+const cookieOnly = (request: Http.IncomingMessage) =>
+  request.headers.authorization === undefined && /(?:^|;\s*)gw_token=/.test(request.headers.cookie ?? "") &&
+  !/[?&]token=/.test(request.url ?? "")
+
 /** Whether an address is this machine's loopback (127.0.0.0/8, ::1, or either mapped). */
 const isLoopback = (address: string) => /^(?:::ffff:)?127\.\d+\.\d+\.\d+$/i.test(address) || address === "::1"
 
@@ -518,9 +523,25 @@ export const attach = (server: Http.Server, routing: AppRouting, options: ProxyO
     if (host === undefined) return originalEmit.call(this, event, ...args)
     const hosts = routing.agentHost
     const agentId = hosts?.agentOf(host)
+    /**
+     * Cairn's own routes on an agent's host (its `/v0/agents/{agentId}/…` take the `gw_token` cookie too): the cookie
+     * alone, on a request another site's page made, is refused here as on the gateway's paths.
+     */
+    const api = (agentHosts: AgentHostRouting, agentId: string) => {
+      if (!(cookieOnly(request) && fromElsewhere(request))) return originalEmit.call(this, event, ...args)
+      agentHosts.admit(agentId, { crossOriginCookie: true }).then(
+        (refusal) => {
+          const refused = refusal.admitted ? { status: 401, body: { error: "Unauthorized" } } : refusal
+          if (event === "upgrade") refuseSocket(args[1] as Duplex, refused)
+          else refuse(args[1] as Http.ServerResponse, refused)
+        },
+        () => event === "upgrade" ? answerSocket(args[1] as Duplex, 503, "Service unavailable") : answer(args[1] as Http.ServerResponse, 503, "Service unavailable")
+      )
+      return true
+    }
     if (hosts !== undefined && agentId !== undefined) {
       // The agent's own routes are Cairn's, on its host as on Cairn's.
-      if (isApiPath(request.url)) return originalEmit.call(this, event, ...args)
+      if (isApiPath(request.url)) return api(hosts, agentId)
       serveAgentHost(hosts, agentId, request, args, event === "upgrade").catch((error: unknown) => {
         onError(`Proxying to the gateway of agent ${agentId} failed`, error)
         if (event === "upgrade") answerSocket(args[1] as Duplex, 502, "Bad gateway")
@@ -531,7 +552,7 @@ export const attach = (server: Http.Server, routing: AppRouting, options: ProxyO
     const known: Known<AppRoute> = cache.peek(host)
     const serve = (route: AppRoute) => {
       if (route.gateway === true && hosts !== undefined) {
-        if (isApiPath(request.url)) return originalEmit.call(this, event, ...args)
+        if (isApiPath(request.url)) return api(hosts, route.agentId)
         serveAgentHost(hosts, route.agentId, request, args, event === "upgrade").catch((error: unknown) => {
           onError(`Proxying to the gateway of agent ${route.agentId} failed`, error)
           if (event === "upgrade") answerSocket(args[1] as Duplex, 502, "Bad gateway")

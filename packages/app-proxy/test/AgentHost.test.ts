@@ -108,6 +108,13 @@ describe("an agent's own host", () => {
     assert.strictEqual((await send("a1.agents.test:8080", "/v0")).text, "cairn /v0 -")
     // `/v0x` is not Cairn's prefix: the gateway's (refused here, without credentials).
     assert.strictEqual((await send("a1.agents.test", "/v0x")).status, 401)
+    // Cairn's routes take the cookie too, but not on a request another site's page made.
+    const cookie = "gw_token=gw_good"
+    assert.strictEqual((await send("a1.agents.test", "/v0/agents/a1", { headers: { cookie, origin: "http://a1.agents.test" } })).text, "cairn /v0/agents/a1 -")
+    const forged = await send("a1.agents.test", "/v0/agents/a1/console/exec", { method: "POST", headers: { cookie, origin: "https://evil.apps.test" }, body: "{}" })
+    assert.deepStrictEqual([forged.status, forged.json], [401, { error: "Unauthorized", reason: "cross-origin-cookie" }])
+    assert.strictEqual((await send("a1.agents.test", "/v0/agents/a1", { headers: { cookie, "sec-fetch-site": "same-site", "sec-fetch-mode": "cors" } })).status, 401)
+    assert.strictEqual((await send("a1.agents.test", "/v0/agents/a1", { headers: { authorization: "Bearer key", cookie, origin: "https://evil.apps.test" } })).status, 200)
   })
 
   it("sends the gateway its own token, never the caller's API key, cookie token or query token", async () => {
