@@ -4,7 +4,7 @@
  * to. It serves what the real gateway serves there, in miniature:
  *
  * - `GET /`: a tiny HTML page, "Simulated gateway <agentId>" (the Control UI's stand-in);
- * - `GET /healthz`: `{"ok":true}`;
+ * - `GET /healthz` and `/readyz`: `{"ok":true}`;
  * - `POST /v1/chat/completions` (OpenAI's shape, plain or `stream: true` server-sent chunks): the reply is
  *   `Echo: <the last user message>`; it needs `Authorization: Bearer <the agent's gateway token>`, as the real one
  *   does, else 401;
@@ -99,7 +99,9 @@ export const open = async (agentId: string, token: () => string): Promise<Simula
       chat(request, response).catch(() => response.destroy())
       return
     }
-    if ((request.method === "GET" || request.method === "HEAD") && path === "/healthz") return sendJson(response, 200, { ok: true, status: "live" })
+    if ((request.method === "GET" || request.method === "HEAD") && (path === "/healthz" || path === "/readyz")) {
+      return sendJson(response, 200, { ok: true, status: "live" })
+    }
     if ((request.method === "GET" || request.method === "HEAD") && (path === "/" || path === "/index.html")) {
       const html = `<!doctype html><html><head><title>Simulated gateway ${escapeHtml(agentId)}</title></head>` +
         `<body><h1>Simulated gateway ${escapeHtml(agentId)}</h1></body></html>\n`
