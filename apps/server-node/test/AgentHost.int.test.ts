@@ -1,7 +1,8 @@
 /**
  * Each agent's own host (decision 0046), end to end: a real server process and `<agentId>.agents.localhost` as the
  * Host. On the simulated engine (always; both stores) the agent's gateway is the engine's loopback stand-in
- * (simulated/Gateway.ts: a page, `/v1/chat/completions`, a WebSocket echo, all behind the gateway token): the
+ * (simulated/Gateway.ts: a page, `/v1/chat/completions`, `/v1/responses`, a WebSocket echo, all behind the gateway
+ * token): the
  * token's three ways in (bearer, `?token=` turned into a cookie and a redirect, the cookie), an API key of the
  * agent's workspace, the refusals, the official `openai` client pointed at the host, Cairn's own `/v0` routes on
  * it, and a WebSocket through it. On the real engine (ENGINE_IT=openclaw, slow) the Control UI's page and
@@ -185,6 +186,8 @@ describe("each agent's own host, on the simulated engine", () => {
     }
     assert.strictEqual(streamed, "Echo: hello there, agent")
     assert.isAbove(chunks, 2, "streamed in pieces")
+    const answered = await client.responses.create({ model: "openclaw", input: "what now?" })
+    assert.strictEqual(answered.output_text, "Echo: what now?")
     // An API key of the workspace works as the client's key: the gateway gets its own token, never the key.
     const withKey = new OpenAI({ apiKey: owner.token, baseURL: `http://${agentId}.agents.localhost:${port}/v1`, fetch: fetchThrough(server), maxRetries: 0 })
     assert.strictEqual((await withKey.chat.completions.create({ model: "openclaw", messages: [{ role: "user", content: "by key" }] })).choices[0]?.message.content, "Echo: by key")

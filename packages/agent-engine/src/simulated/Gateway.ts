@@ -8,6 +8,7 @@
  * - `POST /v1/chat/completions` (OpenAI's shape, plain or `stream: true` server-sent chunks): the reply is
  *   `Echo: <the last user message>`; it needs `Authorization: Bearer <the agent's gateway token>`, as the real one
  *   does, else 401;
+ * - `POST /v1/responses` (OpenAI's Responses shape, not streamed): the same reply to the last user input;
  * - a WebSocket at `/` (same token) echoing every message back.
  */
 import * as Http from "node:http"
@@ -55,6 +56,10 @@ export const replyTo = (messages: unknown): string => {
   return "Echo: "
 }
 
+/** The deterministic reply to a Responses input: a string, or a list of messages (the last user one answered). */
+const replyToInput = (input: unknown): string =>
+  typeof input === "string" ? `Echo: ${input}` : replyTo(input)
+
 /** Opens the agent's gateway on a free loopback port; `token` gives its current gateway token at each request. */
 export const open = async (agentId: string, token: () => string): Promise<SimulatedGateway> => {
   const authorized = (request: Http.IncomingMessage) => request.headers.authorization === `Bearer ${token()}`
@@ -93,10 +98,42 @@ export const open = async (agentId: string, token: () => string): Promise<Simula
     response.end("data: [DONE]\n\n")
   }
 
+  const responses = async (request: Http.IncomingMessage, response: Http.ServerResponse) => {
+    if (!authorized(request)) return sendJson(response, 401, { error: { message: "Unauthorized", type: "unauthorized" } })
+    let body: { model?: unknown; input?: unknown }
+    try {
+      body = JSON.parse(await readBody(request)) as typeof body
+    } catch {
+      return sendJson(response, 400, { error: { message: "invalid JSON body", type: "invalid_request_error" } })
+    }
+    const text = replyToInput(body.input)
+    const n = ++completions
+    const words = text.split(" ").length
+    sendJson(response, 200, {
+      id: `resp_sim_${n}`,
+      object: "response",
+      created_at: Math.floor(Date.now() / 1000),
+      status: "completed",
+      model: typeof body.model === "string" ? body.model : "openclaw",
+      output: [{
+        type: "message",
+        id: `msg_sim_${n}`,
+        status: "completed",
+        role: "assistant",
+        content: [{ type: "output_text", text, annotations: [] }]
+      }],
+      usage: { input_tokens: 1, output_tokens: words, total_tokens: 1 + words }
+    })
+  }
+
   const server = Http.createServer((request, response) => {
     const path = (request.url ?? "/").split("?")[0]
     if (request.method === "POST" && path === "/v1/chat/completions") {
       chat(request, response).catch(() => response.destroy())
+      return
+    }
+    if (request.method === "POST" && path === "/v1/responses") {
+      responses(request, response).catch(() => response.destroy())
       return
     }
     if ((request.method === "GET" || request.method === "HEAD") && (path === "/healthz" || path === "/readyz")) {
