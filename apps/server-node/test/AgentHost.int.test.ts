@@ -124,7 +124,7 @@ const waitForRunning = (server: ServerProcess, call: ApiUser["call"], agentId: s
 
 describe("each agent's own host, on the simulated engine", () => {
   it("reaches the agent's gateway with its gateway token or an API key of its workspace: the page with the token cookie, chat completions through the openai client, a WebSocket, Cairn's /v0 routes; refusals say why", async () => {
-    const { server, ops } = await started({ ENGINE: "simulated", SIMULATED_START_DELAY: "2 seconds" }, "cairn-agent-host-")
+    const { server, ops } = await started({ ENGINE: "simulated", SIMULATED_START_DELAY: "5 seconds" }, "cairn-agent-host-")
     const port = new URL(server.url).port
     const owner = newApiUser(ops, { workspace: "Agent hosts", agentLimit: 2, scopes: "org:agents" })
     const stranger = newApiUser(ops, { workspace: "Someone else", agentLimit: 1, scopes: "org:agents" })
@@ -136,7 +136,7 @@ describe("each agent's own host, on the simulated engine", () => {
     assert.match(token, /^gw_/)
     const bearer = { authorization: `Bearer ${token}` }
 
-    // Still starting: 503 with Retry-After, not a failure.
+    // Still starting (its gateway takes 5 s here, ample on a loaded machine): 503 with Retry-After, not a failure.
     const starting = await via(server, host, "/", { headers: bearer })
     assert.strictEqual(starting.status, 503, starting.text)
     assert.strictEqual(starting.json.status, "starting")
