@@ -36,10 +36,10 @@ const waitFor = <A>(what: string, servers: ReadonlyArray<ServerProcess>, check: 
 const startTwoNodes = (extra: Record<string, string> = {}) => Cluster.startTwoNodes(databaseUrl!, cleanups, extra)
 
 /** A request to `server` with a Host of our choosing (fetch cannot set one). */
-const viaHost = (server: ServerProcess, host: string, path: string, body?: string) =>
+const viaHost = (server: ServerProcess, host: string, path: string, body?: string, headers: Http.OutgoingHttpHeaders = {}) =>
   new Promise<{ status: number; text: string }>((resolve, reject) => {
     const url = new URL(server.url)
-    const request = Http.request({ host: url.hostname, port: url.port, path, method: body === undefined ? "GET" : "POST", headers: { host }, agent: false }, (response) => {
+    const request = Http.request({ host: url.hostname, port: url.port, path, method: body === undefined ? "GET" : "POST", headers: { host, ...headers }, agent: false }, (response) => {
       let text = ""
       response.on("data", (chunk) => (text += chunk))
       response.on("end", () => resolve({ status: response.statusCode!, text }))
@@ -145,6 +145,12 @@ describe.runIf(databaseUrl !== undefined)("two nodes on one Postgres act as one"
     ws.send("hello through B")
     assert.strictEqual(String((await echoed)[0]), "echo: hello through B")
     ws.close()
+
+    // The agent's own host (decision 0046), landing on B: its gateway is A's.
+    const gatewayToken = (await json(b.server, "GET", `/v0/agents/${agentId}/gateway-token`)).body.gatewayToken as string
+    const ownHost = await viaHost(b.server, `${agentId}.agents.localhost`, "/", undefined, { authorization: `Bearer ${gatewayToken}` })
+    assert.strictEqual(ownHost.status, 200, ownHost.text)
+    assert.include(ownHost.text, `Simulated gateway ${agentId}`)
 
     // A snapshot of the kept agent (asked of B, taken on A into the shared blockstore); the bare one has none.
     const synced = await json(b.server, "POST", `/v0/agents/${agentId}/snapshots/sync`)

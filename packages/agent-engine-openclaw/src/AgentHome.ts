@@ -57,15 +57,31 @@ const metaPath = (metaDir: string) => Path.join(metaDir, "engine.json")
 /** An engine version read from an old home: a plain name (it becomes a folder name under the engines). */
 const isPlainVersion = (version: string) => /^[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}$/.test(version) && !version.includes("..")
 
-/** The minimal offline config of §2.1; the token is a reference to the environment, never the secret itself. */
-export const offlineConfig = (home: string, port: number) => ({
-  gateway: { mode: "local", port, bind: "loopback", auth: { mode: "token", token: "${OPENCLAW_GATEWAY_TOKEN}" } },
-  update: { checkOnStart: false },
-  telemetry: { enabled: false },
-  discovery: { mdns: { mode: "off" } },
-  models: { catalogRefresh: { enabled: false } },
-  logging: { file: logPath(home) }
-})
+/**
+ * The minimal offline config of §2.1, with the settings Cairn owns; the token is a reference to the environment,
+ * never the secret itself.
+ */
+export const offlineConfig = (home: string, port: number, origins: ReadonlyArray<string> = []) =>
+  withOwnedSettings({
+    gateway: { mode: "local", port, bind: "loopback", auth: { mode: "token", token: "${OPENCLAW_GATEWAY_TOKEN}" } },
+    update: { checkOnStart: false },
+    telemetry: { enabled: false },
+    discovery: { mdns: { mode: "off" } },
+    models: { catalogRefresh: { enabled: false } },
+    logging: { file: logPath(home) }
+  }, home, port, origins)
+
+/**
+ * The browser origins of an agent's own host (`<agentId>.<agentsDomain>`, decision 0046), which its gateway's
+ * Control UI is opened from through Cairn: https and http, without a port and with each of `ports` (the ports Cairn
+ * is reached on directly, such as its own in development).
+ */
+export const agentHostOrigins = (agentId: string, agentsDomain: string | undefined, ports: ReadonlyArray<number> = []) => {
+  const domain = agentsDomain?.trim().toLowerCase().replace(/\.$/, "")
+  if (domain === undefined || domain === "") return []
+  const host = `${agentId.toLowerCase()}.${domain}`
+  return [`https://${host}`, `http://${host}`, ...ports.flatMap((port) => [`https://${host}:${port}`, `http://${host}:${port}`])]
+}
 
 /**
  * The settings Cairn owns in an agent's config, which users cannot change through the config operations and which
@@ -74,12 +90,23 @@ export const offlineConfig = (home: string, port: number) => ({
  * is what its sandbox lets it write). The offline switches of `offlineConfig` are defaults of a new home only:
  * a user may change them.
  */
-export const ownedSettings = (home: string, port: number): ReadonlyArray<{ readonly path: ReadonlyArray<string>; readonly value: unknown }> => [
+export const ownedSettings = (
+  home: string,
+  port: number,
+  origins: ReadonlyArray<string> = []
+): ReadonlyArray<{ readonly path: ReadonlyArray<string>; readonly value: unknown }> => [
   { path: ["gateway", "mode"], value: "local" },
   { path: ["gateway", "port"], value: port },
   { path: ["gateway", "bind"], value: "loopback" },
   { path: ["gateway", "auth", "mode"], value: "token" },
   { path: ["gateway", "auth", "token"], value: "${OPENCLAW_GATEWAY_TOKEN}" },
+  // The agent's own host (decision 0046): the OpenAI-compatible endpoints on, Cairn's proxy (on loopback, or the
+  // connector into the agent's network) trusted for the client's address, and the host's origins allowed to open
+  // the Control UI's WebSocket.
+  { path: ["gateway", "http", "endpoints", "chatCompletions", "enabled"], value: true },
+  { path: ["gateway", "http", "endpoints", "responses", "enabled"], value: true },
+  { path: ["gateway", "trustedProxies"], value: ["127.0.0.1", "::1"] },
+  ...(origins.length === 0 ? [] : [{ path: ["gateway", "controlUi", "allowedOrigins"], value: [...origins] }]),
   { path: ["logging", "file"], value: logPath(home) }
 ]
 
@@ -87,9 +114,14 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
 
 /** `config` with every owned setting set to Cairn's value (objects on the way created or replaced as needed). */
-export const withOwnedSettings = (config: Record<string, unknown>, home: string, port: number): Record<string, unknown> => {
+export const withOwnedSettings = (
+  config: Record<string, unknown>,
+  home: string,
+  port: number,
+  origins: ReadonlyArray<string> = []
+): Record<string, unknown> => {
   const result = structuredClone(config)
-  for (const { path, value } of ownedSettings(home, port)) {
+  for (const { path, value } of ownedSettings(home, port, origins)) {
     let node = result
     for (const key of path.slice(0, -1)) {
       const next = node[key]
@@ -120,14 +152,14 @@ const writeFileAtomically = async (path: string, text: string) => {
  * A symlink (or other non-plain entry) on the way fails the write (HomeTampered as the cause): nothing is written
  * through it.
  */
-export const write = (home: string, metaDir: string, meta: AgentMeta, port: number) =>
+export const write = (home: string, metaDir: string, meta: AgentMeta, port: number, origins: ReadonlyArray<string> = []) =>
   Effect.tryPromise({
     try: async () => {
       // The home is Cairn's path (the agent cannot replace it); what is under it is the agent's.
       await Fs.mkdir(home, { recursive: true, mode: 0o755 })
       await HomeFiles.withDir(home, logsRelative, true, async () => undefined)
       const existing = await HomeFiles.readText(home, configRelative)
-      let config: Record<string, unknown> = offlineConfig(home, port)
+      let config: Record<string, unknown> = offlineConfig(home, port, origins)
       if (existing !== undefined) {
         let parsed: unknown
         try {
@@ -135,7 +167,7 @@ export const write = (home: string, metaDir: string, meta: AgentMeta, port: numb
         } catch {
           parsed = undefined
         }
-        if (isRecord(parsed)) config = withOwnedSettings(parsed, home, port)
+        if (isRecord(parsed)) config = withOwnedSettings(parsed, home, port, origins)
         else await HomeFiles.renameIn(home, ".openclaw", "openclaw.json", `openclaw.json.cairn-unreadable-${Date.now()}`)
       }
       const text = JSON.stringify(config, null, 2) + "\n"

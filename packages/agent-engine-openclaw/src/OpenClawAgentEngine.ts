@@ -122,6 +122,12 @@ export interface Options {
    * tools agents should find, or a stand-in engine's sources in tests.
    */
   readonly sandboxReadOnly?: ReadonlyArray<string>
+  /**
+   * The domain each agent's own host is under (`<agentId>.<agentsDomain>`, AGENTS_DOMAIN; decision 0046), and the
+   * ports Cairn is reached on there besides 80 and 443: their origins are the ones each gateway's Control UI allows.
+   */
+  readonly agentsDomain?: string
+  readonly agentHostPorts?: ReadonlyArray<number>
 }
 
 interface Agent {
@@ -187,6 +193,8 @@ export const make = Effect.fnUntraced(function*(options: Options) {
   /** A gateway with channels running gets the shorter grace: an unreachable channel would hold its exit for minutes. */
   const graceOf = (agent: Agent) => agent.launchedWithChannels || Channels.anyEnabled(agent.channels) ? channelStopGraceMs : stopGraceMs
   const basePort = options.basePort ?? 18789
+  /** The browser origins of the agent's own host, which its gateway's config allows. */
+  const originsOf = (agentId: string) => AgentHome.agentHostOrigins(agentId, options.agentsDomain, options.agentHostPorts)
   const livenessMs = millis(options.liveness?.interval ?? "10 seconds")
   const livenessMisses = options.liveness?.misses ?? 3
   const { nodePath, path, baseEnv } = HostEnvironment.make(options.nodePath)
@@ -577,6 +585,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     agentId,
     home: agent.home,
     port: portOf(agent),
+    origins: originsOf(agentId),
     isRunning: () => agent.state === "running" && agent.gateway !== undefined,
     rpc: (method, params) => rpc(agentId, agent, method, params),
     // As the agent, in its sandbox (the candidate lies in its home); `env` points the CLI at the candidate.
@@ -729,7 +738,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
         if (disks !== undefined) {
           yield* Effect.tryPromise({ try: () => disks.attach(home), catch: (cause) => new EngineUnavailable({ cause }) })
         }
-        yield* AgentHome.write(home, metaDir, { version, slot }, basePort + AgentHome.portSpacing * slot)
+        yield* AgentHome.write(home, metaDir, { version, slot }, basePort + AgentHome.portSpacing * slot, originsOf(agentId))
         agents.set(agentId, {
           home,
           metaDir,
@@ -900,6 +909,16 @@ export const make = Effect.fnUntraced(function*(options: Options) {
           },
           catch: () => new AppNotRunning({ agentId, port })
         })
+      }),
+
+    // The gateway's own port, reached as an app's is (the same endpoint object per network and port), while it runs.
+    gatewayEndpoint: (agentId) =>
+      Effect.flatMap(find(agentId), (agent): Effect.Effect<AppEndpoint, AppNotRunning> => {
+        const gateway = agent.gateway
+        const port = portOf(agent)
+        if (agent.state !== "running" || gateway === undefined) return Effect.fail(new AppNotRunning({ agentId, port }))
+        const network = gateway.network
+        return Effect.succeed(network === undefined ? { host: "127.0.0.1", port } : appEndpointIn(network, port))
       }),
 
     setChannels: (agentId, specs) => Effect.flatMap(find(agentId), (agent) => writeChannels(agentId, agent, specs)),

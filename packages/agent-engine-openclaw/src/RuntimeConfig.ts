@@ -18,8 +18,9 @@
  * write while running checks Cairn's hash first and then hands the engine its own base hash (read just before).
  *
  * Settings Cairn owns (AgentHome.ownedSettings: the gateway's mode, port, bind address, auth mode and token, the log
- * file) cannot be changed: a candidate that leaves one out gets Cairn's value back, one that sets another value is
- * refused (ConfigSettingOwned).
+ * file, and what the agent's own host needs: the OpenAI-compatible endpoints, trusted proxies, allowed origins)
+ * cannot be changed: a candidate that leaves one out gets Cairn's value back, one that sets another value is refused
+ * (ConfigSettingOwned).
  *
  * Validation is the engine's own: `openclaw config validate --json` on a temporary file (1.4–3.4 s, a cold CLI), or,
  * for writes while running, `config.set` itself, which validates with the same validator before writing and answers
@@ -51,6 +52,8 @@ export interface ConfigTarget {
   readonly agentId: string
   readonly home: string
   readonly port: number
+  /** The browser origins of the agent's own host, which its owned settings allow (AgentHome.agentHostOrigins). */
+  readonly origins?: ReadonlyArray<string>
   /** Whether the gateway is running (and its RPC to be used) right now. */
   readonly isRunning: () => boolean
   /** One RPC call on the agent's gateway (the adapter's kept-open connection). */
@@ -168,14 +171,19 @@ export const restoreRedacted = (candidate: unknown, stored: unknown): { readonly
  * The candidate with Cairn's owned settings in place: missing ones filled in, and the paths of those it sets to
  * another value (refused).
  */
-export const applyOwnedSettings = (candidate: Json, home: string, port: number): { readonly config: Json; readonly changed: Array<string> } => {
+export const applyOwnedSettings = (
+  candidate: Json,
+  home: string,
+  port: number,
+  origins: ReadonlyArray<string> = []
+): { readonly config: Json; readonly changed: Array<string> } => {
   const changed: Array<string> = []
-  for (const { path, value } of AgentHome.ownedSettings(home, port)) {
+  for (const { path, value } of AgentHome.ownedSettings(home, port, origins)) {
     let node: unknown = candidate
     for (const key of path) node = isRecord(node) ? node[key] : undefined
     if (node !== undefined && !isDeepStrictEqual(node, value)) changed.push(path.join("."))
   }
-  return { config: AgentHome.withOwnedSettings(candidate, home, port), changed }
+  return { config: AgentHome.withOwnedSettings(candidate, home, port, origins), changed }
 }
 
 /** The validator's `--json` answer as a ConfigValidation, or undefined when it printed none. */
@@ -336,7 +344,7 @@ export const write = (
     if (request.baseHash !== undefined && request.baseHash !== current.stored.hash) return yield* new ConfigChanged({ agentId })
 
     const restored = restoreRedacted(request.config, current.stored.config)
-    const owned = applyOwnedSettings(restored.config as Json, target.home, target.port)
+    const owned = applyOwnedSettings(restored.config as Json, target.home, target.port, target.origins ?? [])
     if (owned.changed.length > 0) return yield* new ConfigSettingOwned({ agentId, paths: owned.changed })
     if (restored.missing.length > 0) {
       return yield* new ConfigRejected({

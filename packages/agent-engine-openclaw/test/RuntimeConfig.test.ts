@@ -25,6 +25,15 @@ const newHome = () => {
   return home
 }
 
+/** The gateway settings Cairn owns (AgentHome.ownedSettings), without an agent host's origins. */
+const ownedGateway = {
+  mode: "local",
+  bind: "loopback",
+  auth: { mode: "token", token: "${OPENCLAW_GATEWAY_TOKEN}" },
+  http: { endpoints: { chatCompletions: { enabled: true }, responses: { enabled: true } } },
+  trustedProxies: ["127.0.0.1", "::1"]
+}
+
 describe("RuntimeConfig", () => {
   it("hashes the file's text: equal texts, equal hashes", () => {
     assert.strictEqual(RuntimeConfig.hashText("{}\n"), RuntimeConfig.hashText("{}\n"))
@@ -75,7 +84,7 @@ describe("RuntimeConfig", () => {
     assert.deepStrictEqual(kept.changed, [])
     assert.deepStrictEqual(kept.config, {
       logging: { level: "debug", file: AgentHome.logPath(home) },
-      gateway: { mode: "local", port: 18909, bind: "loopback", auth: { mode: "token", token: "${OPENCLAW_GATEWAY_TOKEN}" } }
+      gateway: { ...ownedGateway, port: 18909 }
     })
     const changed = RuntimeConfig.applyOwnedSettings(
       { gateway: { port: 1, bind: "lan", mode: "local", auth: { token: "mine" } }, logging: { file: "/tmp/elsewhere.log" } },
@@ -83,6 +92,28 @@ describe("RuntimeConfig", () => {
       18909
     )
     assert.deepStrictEqual(changed.changed, ["gateway.port", "gateway.bind", "gateway.auth.token", "logging.file"])
+  })
+
+  it("owns the agent's host settings: the OpenAI-compatible endpoints, loopback proxies, the host's origins", () => {
+    const home = "/data/agents/a"
+    const origins = AgentHome.agentHostOrigins("Ab12", "Agents.Example.com.", [3000])
+    assert.deepStrictEqual(origins, [
+      "https://ab12.agents.example.com",
+      "http://ab12.agents.example.com",
+      "https://ab12.agents.example.com:3000",
+      "http://ab12.agents.example.com:3000"
+    ])
+    assert.deepStrictEqual(AgentHome.agentHostOrigins("ab12", undefined), [])
+    const applied = RuntimeConfig.applyOwnedSettings({ gateway: { controlUi: { basePath: "/ui" } } }, home, 18909, origins)
+    assert.deepStrictEqual(applied.changed, [])
+    assert.deepStrictEqual((applied.config as any).gateway.controlUi, { basePath: "/ui", allowedOrigins: origins })
+    const widened = RuntimeConfig.applyOwnedSettings(
+      { gateway: { controlUi: { allowedOrigins: ["*"] }, http: { endpoints: { chatCompletions: { enabled: false } } } } },
+      home,
+      18909,
+      origins
+    )
+    assert.deepStrictEqual(widened.changed, ["gateway.http.endpoints.chatCompletions.enabled", "gateway.controlUi.allowedOrigins"])
   })
 
   it("reads the validator's answers as OpenClaw prints them (reference features §3)", () => {
@@ -234,10 +265,7 @@ describe("AgentHome.write", () => {
       }
       Fs.writeFileSync(path, `// a comment\n${JSON.stringify(users)}`)
       yield* AgentHome.write(home, AgentHome.metaDirOf(home), { ...meta, slot: 1 }, 18909)
-      assert.deepStrictEqual(JSON.parse(Fs.readFileSync(path, "utf8")), {
-        ...users,
-        gateway: { mode: "local", port: 18909, bind: "loopback", auth: { mode: "token", token: "${OPENCLAW_GATEWAY_TOKEN}" } }
-      })
+      assert.deepStrictEqual(JSON.parse(Fs.readFileSync(path, "utf8")), { ...users, gateway: { ...ownedGateway, port: 18909 } })
     }))
 
   it.effect("keeps an unreadable config aside and starts over with the offline config", () =>

@@ -380,6 +380,12 @@ export class AgentEngine extends Context.Service<AgentEngine, {
     port: number
   ) => Effect.Effect<AppEndpoint, AppPortReserved | AppNotRunning | AgentNotProvisioned>
   /**
+   * Where the agent's running gateway itself is reached from this node (its own port: the Control UI, its WebSocket,
+   * the OpenAI-compatible endpoints), as an app's endpoint is: the agent's host (`<agentId>.<AGENTS_DOMAIN>`) is
+   * proxied there. A gateway that is not running (stopped, starting, crashed) is AppNotRunning.
+   */
+  readonly gatewayEndpoint: (agentId: string) => Effect.Effect<AppEndpoint, AppNotRunning | AgentNotProvisioned>
+  /**
    * Makes the agent's messaging channels exactly `channels` from the gateway's next start on (channels not listed
    * are removed, with their plugins' settings); a running gateway is not restarted. Tokens are expected in the
    * gateway's environment (`setEnvironment`) under `EngineChannels.tokenVariable`: nothing secret is written.

@@ -1,7 +1,8 @@
 /**
  * The AgentEngine port simulated in memory, deterministically, for tests and `ENGINE=simulated`. No process runs:
  * a start puts the agent in `starting`, waits `startDelay` on Effect's Clock (so `TestClock.adjust` drives it) and
- * then marks it `running`. Each launch takes a copy of the agent's environment, as a real process would, and a
+ * then marks it `running`. What listens is a small loopback HTTP server per running gateway (simulated/Gateway.ts:
+ * a page, `/v1/chat/completions`, a WebSocket echo), for the agent's own host to proxy to. Each launch takes a copy of the agent's environment, as a real process would, and a
  * token rotation relaunches a live gateway, as the real engine must to hand it the token. Each agent's workspace is
  * held in memory as a disk would hold it: files with their modes, folders and symlinks (simulated/WorkspaceStore.ts),
  * skills under `skills/<name>/`, listed as OpenClaw lists them (see `listSkills`). Console commands run in a tiny
@@ -15,6 +16,7 @@ import { Clock, Context, Deferred, Duration, Effect, Fiber, Layer, Redacted, Sem
 import { AgentEngine, type AgentLimits, type AgentState, type Device, type EngineSkill, type Provisioning, type ProvisionSpec, type WorkspaceFile } from "./AgentEngine.ts"
 import {
   AgentNotProvisioned,
+  AppNotRunning,
   DowngradeRefused,
   EngineCliError,
   EngineUnavailable,
@@ -46,6 +48,7 @@ import * as ChatStore from "./simulated/ChatStore.ts"
 import * as ConfigStore from "./simulated/ConfigStore.ts"
 import * as ConfigValidator from "./simulated/ConfigValidator.ts"
 import * as CronStore from "./simulated/CronStore.ts"
+import * as SimulatedGateway from "./simulated/Gateway.ts"
 import * as MiniShell from "./simulated/MiniShell.ts"
 import * as WorkspaceStore from "./simulated/WorkspaceStore.ts"
 import type { ExecRequest } from "./WorkspaceOperations.ts"
@@ -269,11 +272,34 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
   const writeLog = (agent: Agent, level: "INFO" | "WARN" | "ERROR", message: string) =>
     Effect.map(Clock.currentTimeMillis, (at) => void agent.log.push(logLine(level, message, at)))
 
+  /**
+   * The gateways that listen (simulated/Gateway.ts): one per agent whose gateway is up, opened when it comes up and
+   * closed when it goes down (a stop, a crash, a destroy, the engine's end).
+   */
+  const listening = new Map<Agent, Promise<SimulatedGateway.SimulatedGateway>>()
+  /** Opens the agent's gateway (at once: a stop right after finds it to close), and waits until it listens. */
+  const openGateway = (agentId: string, agent: Agent) => {
+    let opened = listening.get(agent)
+    if (opened === undefined) listening.set(agent, opened = SimulatedGateway.open(agentId, () => Redacted.value(agent.token)))
+    return Effect.promise(() => opened)
+  }
+  /** Closes the agent's gateway, not waiting for its connections to end (a stop does not wait on a real process's either). */
+  const closeGateway = (agent: Agent) =>
+    Effect.sync(() => {
+      const opened = listening.get(agent)
+      listening.delete(agent)
+      void opened?.then((gateway) => gateway.close(), () => undefined)
+    })
+  yield* Effect.addFinalizer(() =>
+    Effect.promise(() => Promise.all([...listening.values()].map((opened) => opened.then((gateway) => gateway.close(), () => undefined))))
+  )
+
   const halt = (agentId: string, agent: Agent) =>
     Effect.suspend(() => {
       const wasRunning = agent.state === "running"
       agent.state = "stopped"
       return (wasRunning ? writeLog(agent, "INFO", "received SIGTERM; shutting down") : Effect.void).pipe(
+        Effect.andThen(closeGateway(agent)),
         Effect.andThen(abandonLaunch(agentId, agent, "the gateway was stopped before it was ready"))
       )
     })
@@ -309,7 +335,8 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
         agent.launch = undefined
         agent.state = "running"
         bringingUp.delete(agentId)
-        return writeLog(agent, "INFO", `listening on ws://127.0.0.1:${agent.port} (PID ${agent.starts})`).pipe(
+        return openGateway(agentId, agent).pipe(
+          Effect.andThen(writeLog(agent, "INFO", `listening on ws://127.0.0.1:${agent.port} (PID ${agent.starts})`)),
           Effect.andThen(Deferred.succeed(current.ready, undefined))
         )
       })),
@@ -700,6 +727,14 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
     // Its gateways listen nowhere, so no port is the engine's own; an app runs on this machine's loopback.
     appEndpoint: (agentId, port) => Effect.as(find(agentId), { host: "127.0.0.1", port }),
 
+    // The gateway that listens while the agent runs (simulated/Gateway.ts).
+    gatewayEndpoint: (agentId) =>
+      Effect.flatMap(find(agentId), (agent): Effect.Effect<{ readonly host: string; readonly port: number }, AppNotRunning> => {
+        const opened = listening.get(agent)
+        if (agent.state !== "running" || opened === undefined) return Effect.fail(new AppNotRunning({ agentId, port: agent.port }))
+        return Effect.map(Effect.promise(() => opened), (gateway) => ({ host: "127.0.0.1", port: gateway.port }))
+      }),
+
     // Held for the next launch, which takes them with its environment (simulated/Channels.ts).
     setChannels: (agentId, channels) =>
       Effect.flatMap(find(agentId), (agent) => {
@@ -820,6 +855,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       if (agent.state === "running") yield* writeLog(agent, "ERROR", reason === "oom" ? "killed (out of memory)" : "exited unexpectedly")
       agent.state = "crashed"
       agent.crashReason = reason
+      yield* closeGateway(agent)
       yield* abandonLaunch(agentId, agent, "the gateway process exited before it was ready")
     }, withLock),
     addDevice: Effect.fnUntraced(function*(agentId, device, list) {

@@ -16,6 +16,14 @@
  * - The app not listening (or not reachable from this node): 502 `{"error":"Bad gateway"}`.
  * - The app gets the request's own Host, and `X-Forwarded-For` (the client's address appended), `X-Forwarded-Proto`
  *   and `X-Forwarded-Host`.
+ * - Each agent's own host (`agentHost`, decision 0046: `<agentId>.<AGENTS_DOMAIN>`) is the agent's gateway: paths under
+ *   `/v0/` go on to Cairn's own routes (the agent's `/v0/agents/{agentId}/…`, as on Pinata's per-agent host), and
+ *   everything else is proxied to the gateway itself (its Control UI, WebSocket, OpenAI-compatible endpoints) once
+ *   the caller is admitted (`admit`: the gateway token as above, or an API key). What goes to the gateway carries the
+ *   agent's gateway token as `Authorization: Bearer`, never the caller's credential. A token given as `?token=` on a
+ *   GET is set as the cookie and the browser sent to the same URL without it (302), so it stays out of history and
+ *   logs.
+ * - A domain for the agent's gateway (`gateway`: added without a port) is served as the agent's own host is.
  * - Every request it sends carries this proxy's hop marker (`X-Cairn-Hop`, random per proxy): a request that comes
  *   back with it has gone round through this server (a domain whose `targetPort` is Cairn's own port, or an app
  *   that calls its own domain), and is refused at once, 508 `{"error":"Loop detected"}`, instead of looping until a
@@ -32,6 +40,8 @@ export interface AppRoute {
   readonly agentId: string
   readonly targetPort: number
   readonly protected: boolean
+  /** The domain is for the agent's gateway itself (added without a port): served as the agent's own host is. */
+  readonly gateway?: boolean
 }
 
 /**
@@ -51,6 +61,65 @@ const connectionThrough = (connect: () => Promise<NodeJS.ReadWriteStream>) =>
     return undefined
   }
 
+/** What a caller presented on an agent's host: a gateway token (bearer, `?token=`, cookie), or another bearer token. */
+export interface AgentHostCredential {
+  readonly gatewayToken?: string
+  readonly bearer?: string
+  /** Only the `gw_token` cookie came, on a request another origin's page made: not taken. */
+  readonly crossOriginCookie?: boolean
+}
+
+/** A refusal the routing chose: its status, JSON body and headers. */
+export interface Refusal {
+  readonly status: number
+  readonly body: Readonly<Record<string, unknown>>
+  readonly headers?: Readonly<Record<string, string>>
+}
+
+/** Each agent's own host (decision 0046). */
+export interface AgentHostRouting {
+  /** The agent whose own host `host` is (lowercase, without port), or undefined: synchronous, a test of the name. */
+  readonly agentOf: (host: string) => string | undefined
+  /** Whether the caller may reach the agent's gateway: if so, the token to present to the gateway. */
+  readonly admit: (agentId: string, credential: AgentHostCredential) => Promise<
+    { readonly admitted: true; readonly gatewayToken: string } | ({ readonly admitted: false } & Refusal)
+  >
+  /** Where the agent's running gateway is reached from this node, or why it cannot be (not running, starting). */
+  readonly gateway: (agentId: string) => Promise<{ readonly endpoint: AppEndpoint } | ({ readonly endpoint?: undefined } & Refusal)>
+}
+
+/** A host as an origin names it: lowercase, without the default ports. */
+const originHost = (host: string) => host.toLowerCase().replace(/:(?:80|443)$/, "")
+
+/**
+ * Whether a browser says another page made the request: an `Origin` (sent on every cross-origin request and on
+ * WebSocket upgrades) that is not the request's own host, or a `Sec-Fetch-Site` other than same-origin on anything
+ * but a top-level navigation.
+ */
+const fromElsewhere = (request: Http.IncomingMessage) => {
+  const origin = request.headers.origin
+  if (origin !== undefined) {
+    try {
+      if (originHost(new URL(origin).host) !== originHost(request.headers.host ?? "")) return true
+    } catch {
+      return true
+    }
+  }
+  const site = request.headers["sec-fetch-site"]
+  return (site === "cross-site" || site === "same-site") && request.headers["sec-fetch-mode"] !== "navigate"
+}
+
+/** Whether the request's only credential is the `gw_token` cookie: no Authorization, no `token` query parameter. */
+const cookieOnly = (request: Http.IncomingMessage) =>
+  request.headers.authorization === undefined && /(?:^|;\s*)gw_token=/.test(request.headers.cookie ?? "") &&
+  !/[?&]token=/.test(request.url ?? "")
+
+/** Whether an address is this machine's loopback (127.0.0.0/8, ::1, or either mapped). */
+const isLoopback = (address: string) => /^(?:::ffff:)?127\.\d+\.\d+\.\d+$/i.test(address) || address === "::1"
+
+/** Paths of an agent's host that are Cairn's own: `/v0` and everything under it. */
+export const isApiPath = (url: string | undefined) => /^\/v0(?:[/?#]|$)/.test(url ?? "/")
+
 export interface AppRouting {
   /** The route of an active domain for `host` (lowercase, without port or trailing dot), or undefined. */
   readonly route: (host: string) => Promise<AppRoute | undefined>
@@ -60,6 +129,8 @@ export interface AppRouting {
   readonly endpoint: (agentId: string, port: number) => Promise<AppEndpoint>
   /** Hosts only apps have (the apps domain's subdomains): without an active domain, 404 rather than Cairn's API. */
   readonly isAppHost?: (host: string) => boolean
+  /** Each agent's own host, proxied to its gateway; none without it. */
+  readonly agentHost?: AgentHostRouting
 }
 
 export interface ProxyOptions {
@@ -222,8 +293,6 @@ const outgoing = (request: Http.IncomingMessage, route: AppRoute, upgrade: boole
 const tokenCookie = (token: string, request: Http.IncomingMessage) =>
   `gw_token=${encodeURIComponent(token)}; Path=/; HttpOnly; SameSite=Lax${protoOf(request) === "https" ? "; Secure" : ""}`
 
-const errorBody = (error: string) => JSON.stringify({ error })
-
 /** The header a proxied request carries, naming the proxy that sent it. */
 export const hopHeader = "x-cairn-hop"
 
@@ -233,23 +302,35 @@ const hasHop = (request: Http.IncomingMessage, marker: string) => {
   return value !== undefined && (Array.isArray(value) ? value.join(",") : value).split(",").some((hop) => hop.trim() === marker)
 }
 
-export const answer = (response: Http.ServerResponse, status: number, error: string) => {
+export const answer = (response: Http.ServerResponse, status: number, error: string) =>
+  refuse(response, { status, body: { error } })
+
+/** An error answer written straight to an upgrade's socket (no ServerResponse there). */
+export const answerSocket = (socket: Duplex, status: number, error: string) => refuseSocket(socket, { status, body: { error } })
+
+/** A refusal as a JSON response. */
+export const refuse = (response: Http.ServerResponse, refusal: Refusal) => {
   if (response.headersSent) {
     response.destroy()
     return
   }
-  const body = errorBody(error)
-  response.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(body) })
+  const body = JSON.stringify(refusal.body)
+  response.writeHead(refusal.status, {
+    ...refusal.headers,
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(body)
+  })
   response.end(body)
 }
 
-/** An error answer written straight to an upgrade's socket (no ServerResponse there). */
-export const answerSocket = (socket: Duplex, status: number, error: string) => {
+/** A refusal written straight to an upgrade's socket. */
+export const refuseSocket = (socket: Duplex, refusal: Refusal) => {
   if (socket.destroyed) return
-  const body = errorBody(error)
+  const body = JSON.stringify(refusal.body)
+  const headers = Object.entries(refusal.headers ?? {}).map(([name, value]) => `${name}: ${value}\r\n`).join("")
   socket.end(
-    `HTTP/1.1 ${status} ${Http.STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
-      `connection: close\r\n\r\n${body}`
+    `HTTP/1.1 ${refusal.status} ${Http.STATUS_CODES[refusal.status]}\r\n${headers}content-type: application/json\r\n` +
+      `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`
   )
 }
 
@@ -317,6 +398,11 @@ export const attach = (server: Http.Server, routing: AppRouting, options: ProxyO
     if (!(await admitted(route, out.token))) return answer(response, 401, "Unauthorized")
     const target = await endpointOf(route)
     if (target === undefined) return answer(response, 502, "Bad gateway")
+    forward(request, response, target, out, `App of agent ${route.agentId}`)
+  }
+
+  /** Sends the request on to `target` as `out` says and relays the answer (`label` names the target in logs). */
+  const forward = (request: Http.IncomingMessage, response: Http.ServerResponse, target: AppEndpoint, out: Outgoing, label: string) => {
     if (response.destroyed) return
     const upstream = requestTo(target, request, out, agent)
     upstream.on("socket", (socket) => socket.setNoDelay(true))
@@ -338,7 +424,7 @@ export const attach = (server: Http.Server, routing: AppRouting, options: ProxyO
     })
     upstream.on("error", (error) => {
       if (!response.headersSent) {
-        onError(`App of agent ${route.agentId} on ${describe(target)} did not answer`, error)
+        onError(`${label} on ${describe(target)} did not answer`, error)
         answer(response, 502, "Bad gateway")
       } else response.destroy()
     })
@@ -355,15 +441,71 @@ export const attach = (server: Http.Server, routing: AppRouting, options: ProxyO
     if (!(await admitted(route, out.token))) return answerSocket(socket, 401, "Unauthorized")
     const target = await endpointOf(route)
     if (target === undefined) return answerSocket(socket, 502, "Bad gateway")
+    forwardUpgrade(request, socket, head, target, out, `App of agent ${route.agentId}`)
+  }
+
+  const forwardUpgrade = (request: Http.IncomingMessage, socket: Duplex, head: Buffer, target: AppEndpoint, out: Outgoing, label: string) => {
     if (socket.destroyed) return
     // An upgraded connection is the client's alone: never from, nor back into, the kept-open pool.
     relayUpgrade(socket, head, requestTo(target, request, out, false), {
       switchHeaders: out.fromQuery && out.token !== undefined ? [`Set-Cookie: ${tokenCookie(out.token, request)}`] : [],
       onNoAnswer: (error) => {
-        onError(`App of agent ${route.agentId} on ${describe(target)} did not answer`, error)
+        onError(`${label} on ${describe(target)} did not answer`, error)
         answerSocket(socket, 502, "Bad gateway")
       }
     })
+  }
+
+  /**
+   * A request (or upgrade) for an agent's own host, not for Cairn's API: the caller admitted, a `?token=` on a GET
+   * turned into the cookie and a redirect, then the request sent to the agent's gateway with the gateway's token.
+   */
+  const serveAgentHost = async (hosts: AgentHostRouting, agentId: string, request: Http.IncomingMessage, args: Array<any>, upgrade: boolean) => {
+    const fail = (refusal: Refusal) => upgrade ? refuseSocket(args[1] as Duplex, refusal) : refuse(args[1] as Http.ServerResponse, refusal)
+    if (upgrade) (args[1] as Duplex).on("error", () => (args[1] as Duplex).destroy())
+    // Gateway tokens are taken out of what goes on whichever way they came (as on a protected app's domain).
+    const out = outgoing(request, { agentId, targetPort: 0, protected: true }, upgrade)
+    // The cookie is an ambient credential: a request another site's page makes (another agent's app on a sibling
+    // domain is same-site) may not use it, as only this host's own pages may (a bearer or `?token=` is explicit).
+    const fromCookie = out.token !== undefined && !out.fromQuery && bearerGatewayToken(request.headers.authorization) === undefined
+    const crossOriginCookie = fromCookie && fromElsewhere(request)
+    const gatewayToken = crossOriginCookie ? undefined : out.token
+    const header = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? "")?.[1]
+    const bearer = gatewayToken === undefined && header !== undefined && !header.startsWith("gw_") ? header : undefined
+    const admission = await hosts.admit(agentId, {
+      ...(gatewayToken === undefined ? {} : { gatewayToken }),
+      ...(bearer === undefined ? {} : { bearer }),
+      ...(crossOriginCookie ? { crossOriginCookie: true } : {})
+    })
+    if (!admission.admitted) return fail(admission)
+    if (out.fromQuery && out.token !== undefined && !upgrade && (request.method === "GET" || request.method === "HEAD")) {
+      const response = args[1] as Http.ServerResponse
+      response.writeHead(302, {
+        location: out.path,
+        "set-cookie": tokenCookie(out.token, request),
+        "cache-control": "no-store",
+        "referrer-policy": "no-referrer",
+        "content-length": 0
+      })
+      response.end()
+      request.resume()
+      return
+    }
+    const reach = await hosts.gateway(agentId)
+    if (reach.endpoint === undefined) return fail(reach)
+    // The gateway's own auth sees its token, never the caller's credential (an API key is Cairn's alone).
+    const headers: Http.OutgoingHttpHeaders = { ...out.headers, authorization: `Bearer ${admission.gatewayToken}` }
+    // A client on this machine (every hop loopback) reaches the gateway as a local client does: OpenClaw refuses a
+    // trusted proxy's request for a loopback client ("proxy_attribution_required"), as it cannot tell it from one.
+    if (String(headers["x-forwarded-for"]).split(",").every((hop) => isLoopback(hop.trim()))) {
+      for (const name of Object.keys(headers)) {
+        if (name === "forwarded" || name === "x-real-ip" || name.startsWith("x-forwarded-")) delete headers[name]
+      }
+    }
+    const sent: Outgoing = { ...out, headers }
+    const label = `Gateway of agent ${agentId}`
+    if (upgrade) forwardUpgrade(request, args[1] as Duplex, args[2] as Buffer, reach.endpoint, sent, label)
+    else forward(request, args[1] as Http.ServerResponse, reach.endpoint, sent, label)
   }
 
   const failed = (host: string, error: unknown) => onError(`Route lookup for ${host} failed`, error)
@@ -379,8 +521,45 @@ export const attach = (server: Http.Server, routing: AppRouting, options: ProxyO
     }
     const host = hostOf(request)
     if (host === undefined) return originalEmit.call(this, event, ...args)
+    const hosts = routing.agentHost
+    const agentId = hosts?.agentOf(host)
+    /**
+     * Cairn's own routes on an agent's host (its `/v0/agents/{agentId}/…` take the `gw_token` cookie too): the cookie
+     * alone, on a request another site's page made, is refused here as on the gateway's paths.
+     */
+    const api = (agentHosts: AgentHostRouting, agentId: string) => {
+      if (!(cookieOnly(request) && fromElsewhere(request))) return originalEmit.call(this, event, ...args)
+      agentHosts.admit(agentId, { crossOriginCookie: true }).then(
+        (refusal) => {
+          const refused = refusal.admitted ? { status: 401, body: { error: "Unauthorized" } } : refusal
+          if (event === "upgrade") refuseSocket(args[1] as Duplex, refused)
+          else refuse(args[1] as Http.ServerResponse, refused)
+        },
+        () => event === "upgrade" ? answerSocket(args[1] as Duplex, 503, "Service unavailable") : answer(args[1] as Http.ServerResponse, 503, "Service unavailable")
+      )
+      return true
+    }
+    if (hosts !== undefined && agentId !== undefined) {
+      // The agent's own routes are Cairn's, on its host as on Cairn's.
+      if (isApiPath(request.url)) return api(hosts, agentId)
+      serveAgentHost(hosts, agentId, request, args, event === "upgrade").catch((error: unknown) => {
+        onError(`Proxying to the gateway of agent ${agentId} failed`, error)
+        if (event === "upgrade") answerSocket(args[1] as Duplex, 502, "Bad gateway")
+        else answer(args[1] as Http.ServerResponse, 502, "Bad gateway")
+      })
+      return true
+    }
     const known: Known<AppRoute> = cache.peek(host)
     const serve = (route: AppRoute) => {
+      if (route.gateway === true && hosts !== undefined) {
+        if (isApiPath(request.url)) return api(hosts, route.agentId)
+        serveAgentHost(hosts, route.agentId, request, args, event === "upgrade").catch((error: unknown) => {
+          onError(`Proxying to the gateway of agent ${route.agentId} failed`, error)
+          if (event === "upgrade") answerSocket(args[1] as Duplex, 502, "Bad gateway")
+          else answer(args[1] as Http.ServerResponse, 502, "Bad gateway")
+        })
+        return true
+      }
       const done = event === "upgrade"
         ? proxyUpgrade(request, args[1] as Duplex, args[2] as Buffer, route)
         : proxyRequest(request, args[1] as Http.ServerResponse, route)

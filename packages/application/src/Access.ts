@@ -31,7 +31,10 @@ export const UnauthorizedReason = Schema.Literals([
   "wrong-workspace",
   "stale-gateway-token",
   "wrong-admin-token",
-  "wrong-agent"
+  "wrong-agent",
+  "other-workspace",
+  "missing-scope",
+  "cross-origin-cookie"
 ])
 export type UnauthorizedReason = typeof UnauthorizedReason.Type
 
@@ -54,7 +57,10 @@ export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthoriz
     "wrong-workspace": "The token is not valid for the workspace it names",
     "stale-gateway-token": "Not this agent's current gateway token (it may have been rotated)",
     "wrong-admin-token": "Not the admin token",
-    "wrong-agent": "A platform token is good for its own agent's routes only"
+    "wrong-agent": "A platform token is good for its own agent's routes only",
+    "other-workspace": "The API key is of another workspace than the agent's",
+    "missing-scope": "The API key lacks the org:agents scope the agent's host needs",
+    "cross-origin-cookie": "The gw_token cookie is not taken on a request another site's page made: send the token as a bearer"
   }
   readonly status = 401
   override readonly message = "Unauthorized"

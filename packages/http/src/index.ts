@@ -1,5 +1,6 @@
 /** Cairn's HTTP surface: routes and the layer that serves them all. */
 export * as HealthRoutes from "./HealthRoutes.ts"
+export * as Authenticate from "./Authenticate.ts"
 export * as CairnHttp from "./CairnHttp.ts"
 export * as OpenApi from "./OpenApi.ts"
 export * as RouteCatalog from "./RouteCatalog.ts"

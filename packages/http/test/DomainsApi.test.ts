@@ -67,7 +67,7 @@ describe("subdomains", () => {
     assert.deepStrictEqual(await list(), [domain])
 
     const route = await routeFor("SHOP.Apps.Test:8443")
-    assert.deepStrictEqual(Option.getOrUndefined(route), { domainId: domain.id, agentId, host: "shop.apps.test", targetPort: 3000, protected: false })
+    assert.deepStrictEqual(Option.getOrUndefined(route), { domainId: domain.id, agentId, host: "shop.apps.test", targetPort: 3000, protected: false, gateway: false })
     assert.isTrue(Option.isNone(await routeFor("nope.apps.test")))
     assert.isTrue(Option.isNone(await routeFor("shop.apps.test.evil.example")))
     assert.strictEqual(await ask("shop.apps.test"), 200)
@@ -104,6 +104,23 @@ describe("subdomains", () => {
   })
 })
 
+describe("a domain without targetPort", () => {
+  it("is for the agent's gateway, protected by its token, as the agent's own host is (decision 0046)", async () => {
+    const created = await add({ subdomain: "front" })
+    assert.strictEqual(created.status, 201, JSON.stringify(created.body))
+    assert.include(created.body!["domain"], { subdomain: "front", targetPort: 18789, protected: true, status: "active" })
+    const id = created.body!["domain"].id as string
+    assert.include(Option.getOrUndefined(await routeFor("front.apps.test")), { agentId, targetPort: 18789, protected: true, gateway: true })
+    expectError(await request("PUT", `/v0/agents/${agentId}/domains/${id}`, owner, { protected: false }), 400,
+      "Validation failed: a domain for the agent's gateway (one without targetPort) is always protected")
+    // Given a port, it is an app's domain again, and may be open.
+    const moved = await request("PUT", `/v0/agents/${agentId}/domains/${id}`, owner, { targetPort: 3000, protected: false })
+    assert.strictEqual(moved.status, 200, JSON.stringify(moved.body))
+    assert.include(Option.getOrUndefined(await routeFor("front.apps.test")), { targetPort: 3000, protected: false, gateway: false })
+    assert.strictEqual((await request("DELETE", `/v0/agents/${agentId}/domains/${id}`, owner, undefined)).status, 200)
+  })
+})
+
 describe("refusals", () => {
   it("400 Validation failed for both or neither name, the brand, malformed names, IPs, bad ports and a custom domain under APPS_DOMAIN", async () => {
     const cases: Array<[unknown, string]> = [
@@ -121,7 +138,8 @@ describe("refusals", () => {
       [{ subdomain: "p", targetPort: 80 }, "targetPort must be a whole number from 1025 to 65535"],
       [{ subdomain: "p", targetPort: 65536 }, "targetPort must be a whole number from 1025 to 65535"],
       [{ subdomain: "p", targetPort: "3000" }, "targetPort must be a whole number from 1025 to 65535"],
-      [{ subdomain: "p" }, "targetPort must be a whole number from 1025 to 65535"],
+      [{ subdomain: "p", targetPort: null, protected: false }, "a domain for the agent's gateway (one without targetPort) is always protected"],
+      [{ customDomain: "x.agents.localhost", targetPort: 3000 }, "customDomain may not be under agents.localhost: its hosts are the agents' own"],
       [{ subdomain: "p", targetPort: 18789 }, "targetPort 18789 is the agent gateway's port"],
       [{ subdomain: "p", targetPort: 3000, protected: "yes" }, "protected must be true or false"]
     ]
@@ -223,7 +241,7 @@ describe("custom domains", () => {
     assert.strictEqual(verified.body!["domain"].status, "active")
     assert.strictEqual((await list())[0]!["status"], "active")
     assert.deepStrictEqual(Option.getOrUndefined(await routeFor("SHOP.example.com.")),
-      { domainId: domain.id, agentId, host: "shop.example.com", targetPort: 8080, protected: true })
+      { domainId: domain.id, agentId, host: "shop.example.com", targetPort: 8080, protected: true, gateway: false })
     assert.strictEqual(await ask("shop.example.com"), 200)
     assert.include((await verify(domain.id)).body!, { verified: true, message: "Domain is active" })
 

@@ -121,6 +121,7 @@ const layerSnapshotSettings = Layer.effect(SnapshotSettings, Effect.gen(function
 
 /**
  * Domains (docs/operations.md, "Domains, DNS and TLS"): `APPS_DOMAIN` that subdomains live under (apps.localhost),
+ * `AGENTS_DOMAIN` that each agent's own host is under (agents.localhost: `<agentId>.agents.localhost`, decision 0046),
  * `DOMAIN_VERIFY_TIMEOUT` after which an unverified custom domain expires (7 days), `DOMAIN_CHECK_INTERVAL` between
  * background re-checks of pending ones (60 s, doubling per domain up to an hour; 0 for none), and `DNS_SERVERS`
  * (comma-separated `ip[:port]`) that TXT records are looked up on (the system's resolvers by default).
@@ -139,18 +140,23 @@ const layerDomains = Layer.unwrap(Effect.gen(function*() {
       Config.withDefault(fallbackMs)
     )
   const appsDomain = yield* Config.String("APPS_DOMAIN").pipe(Config.withDefault(defaultDomainSettings.appsDomain))
+  const agentsDomain = yield* agentsDomainConfig
   const servers = NodeDns.parseServers(yield* Config.String("DNS_SERVERS").pipe(Config.withDefault("")))
-  yield* Effect.logInfo(`Domains: subdomains under ${appsDomain}; DNS ${servers.length === 0 ? "from the system" : servers.join(", ")}`)
+  yield* Effect.logInfo(`Domains: subdomains under ${appsDomain}, agents' own hosts under ${agentsDomain}; DNS ${servers.length === 0 ? "from the system" : servers.join(", ")}`)
   return Layer.merge(
     Layer.succeed(DomainSettings, {
       ...defaultDomainSettings,
       appsDomain,
+      agentsDomain,
       verifyTimeoutMs: yield* duration("DOMAIN_VERIFY_TIMEOUT", defaultDomainSettings.verifyTimeoutMs, false),
       checkIntervalMs: yield* duration("DOMAIN_CHECK_INTERVAL", defaultDomainSettings.checkIntervalMs, true)
     }),
     NodeDns.layer({ servers })
   )
 }))
+
+/** `AGENTS_DOMAIN`: each agent's own host is `<agentId>.<AGENTS_DOMAIN>` (decision 0046). */
+const agentsDomainConfig = Config.String("AGENTS_DOMAIN").pipe(Config.withDefault(defaultDomainSettings.agentsDomain))
 
 /** EOA signatures by default; `SIGNATURE_RPC_URL` also accepts contract wallets (ERC-1271) through that node. */
 const layerSignatureVerifier = Layer.unwrap(Effect.map(
@@ -235,6 +241,8 @@ const layerAgentEngine = Layer.unwrap(Effect.gen(function*() {
     const sandbox = yield* Config.Literals(["auto", "required", "off"], "SANDBOX").pipe(Config.withDefault("auto" as const))
     const agentLimits = yield* agentLimitsConfig
     const agentDiskBytes = yield* agentDiskConfig
+    const agentsDomain = yield* agentsDomainConfig
+    const port = yield* Config.Port("PORT").pipe(Config.withDefault(3000))
     const egressAllow = OpenClawAgentNetwork.parseEgressAllow(yield* Config.String("AGENT_EGRESS_ALLOW").pipe(Config.withDefault("")))
     if (typeof egressAllow === "string") return yield* Effect.die(new Error(egressAllow))
     yield* Effect.logInfo(`Agent engine: OpenClaw gateways in ${Path.join(dir, "agents")}, engines in ${enginesDir}, SANDBOX=${sandbox}`)
@@ -243,6 +251,9 @@ const layerAgentEngine = Layer.unwrap(Effect.gen(function*() {
       agentLimits,
       agentDiskBytes,
       egressAllow,
+      // The Control UI is opened from the agent's host: through Caddy (80, 443) or on Cairn's own port.
+      agentsDomain,
+      agentHostPorts: [port],
       enginesDir,
       maxConcurrentStarts,
       basePort,

@@ -1,9 +1,10 @@
 /**
  * Requests for an agent that another node runs, forwarded there (@cairn/app-proxy NodeForwarding.ts; decision 0028),
  * wired into Cairn's Node server in front of everything else, so it is the one place every agent-scoped request
- * passes: `/v0/agents/{agentId}` and everything under it, and the agent's apps' domains. The agent's node comes from
- * its lease (NodeLeases); the credential of a forwarded request is an HMAC, under a key derived from the gateway key
- * every node shares, of its method, target and time. Attached only when this node is one of several.
+ * passes: `/v0/agents/{agentId}` and everything under it, the agent's apps' domains, and the agent's own host
+ * (`<agentId>.<AGENTS_DOMAIN>`, decision 0046). The agent's node comes from its lease (NodeLeases); the credential
+ * of a forwarded request is an HMAC, under a key derived from the gateway key every node shares, of its method,
+ * target and time. Attached only when this node is one of several.
  */
 import { AppProxy, NodeForwarding, RouteCache } from "@cairn/app-proxy"
 import { ClusterSettings, Domains, NodeLeases } from "@cairn/application"
@@ -37,6 +38,8 @@ export const attach = (server: Http.Server) =>
         if (fromPath !== undefined) return fromPath
         const host = AppProxy.hostOf(request)
         if (host === undefined) return undefined
+        const own = domains.agentOfHost(host)
+        if (own !== undefined) return own
         const known = routes.peek(host)
         return known === null ? undefined : known ?? routes.load(host)
       },

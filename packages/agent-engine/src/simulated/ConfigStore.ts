@@ -33,7 +33,14 @@ export interface InitialOptions {
 /** The config an agent starts with: the real adapter's offline config, the token held as a value. */
 export const initial = (options: InitialOptions): StoredConfig =>
   store({
-    gateway: { mode: "local", port: options.port, bind: "loopback", auth: { mode: "token", token: options.token } },
+    gateway: {
+      mode: "local",
+      port: options.port,
+      bind: "loopback",
+      auth: { mode: "token", token: options.token },
+      http: { endpoints: { chatCompletions: { enabled: true }, responses: { enabled: true } } },
+      trustedProxies: ["127.0.0.1", "::1"]
+    },
     update: { checkOnStart: false },
     telemetry: { enabled: false },
     discovery: { mdns: { mode: "off" } },
@@ -51,6 +58,9 @@ export const ownedPaths: ReadonlyArray<string> = [
   "gateway.bind",
   "gateway.auth.mode",
   "gateway.auth.token",
+  "gateway.http.endpoints.chatCompletions.enabled",
+  "gateway.http.endpoints.responses.enabled",
+  "gateway.trustedProxies",
   "logging.file"
 ]
 

@@ -3,7 +3,8 @@
  * on a port is reached from this node, and a server listening there answers through it. The "app" is a real HTTP
  * server: by default one on this machine's loopback, started by the test (an engine whose agents share this
  * machine's network); an adapter whose agents have networks of their own starts one inside the agent (`serveApp`).
- * A port the engine itself uses is refused, when the adapter's test names one (`ownedPort`).
+ * A port the engine itself uses is refused, when the adapter's test names one (`ownedPort`). `gatewayEndpoint` says
+ * where a running agent's gateway itself is reached (the agent's own host proxies there, decision 0046).
  */
 import { assert } from "@effect/vitest"
 import { Effect, type Scope } from "effect"
@@ -36,6 +37,20 @@ const anApp = Effect.acquireRelease(
     server.close(() => resolve())
   }))
 )
+
+/** The status of a GET through the endpoint. */
+const statusOf = (endpoint: AppEndpoint, path: string) =>
+  Effect.promise(() =>
+    new Promise<number>((resolve, reject) => {
+      const address = "connect" in endpoint
+        ? { createConnection: connectionThrough(endpoint.connect as () => Promise<Duplex>) }
+        : { host: endpoint.host, port: endpoint.port, agent: false }
+      Http.get({ ...address, path }, (response) => {
+        response.resume()
+        response.on("end", () => resolve(response.statusCode ?? 0))
+      }).on("error", reject)
+    })
+  )
 
 const get = (endpoint: AppEndpoint, path: string) =>
   Effect.promise(() =>
@@ -97,5 +112,21 @@ export const appsContract = <R>(
       const engine = yield* AgentEngine
       const agentId = `never-provisioned-app-${Date.now().toString(36)}`
       assert.deepInclude(yield* Effect.flip(engine.appEndpoint(agentId, 4321)), { _tag: "AgentNotProvisioned", agentId })
+      assert.deepInclude(yield* Effect.flip(engine.gatewayEndpoint(agentId)), { _tag: "AgentNotProvisioned", agentId })
+    }), timeout)
+
+  it.effect("gives the endpoint of a running agent's gateway, where the gateway answers HTTP", () =>
+    Effect.gen(function*() {
+      const engine = yield* AgentEngine
+      const agentId = yield* aRunningAgent
+      const endpoint = yield* engine.gatewayEndpoint(agentId)
+      assert.strictEqual(yield* statusOf(endpoint, "/readyz"), 200)
+    }), timeout)
+
+  it.effect("has no gateway endpoint while the agent's gateway is not running", () =>
+    Effect.gen(function*() {
+      const engine = yield* AgentEngine
+      const agentId = yield* sharedAgent
+      assert.deepInclude(yield* Effect.flip(engine.gatewayEndpoint(agentId)), { _tag: "AppNotRunning", agentId })
     }), timeout)
 }

@@ -4,10 +4,19 @@ import * as _ from "../../src/simulated/ConfigStore.ts"
 
 const initial = _.initial({ home: "/simulated/agents/a", port: 19001, token: "the-token" })
 
+/** The gateway settings Cairn owns, as the real adapter writes them (decision 0046 added the agent host's). */
+const ownedGateway = {
+  mode: "local",
+  bind: "loopback",
+  auth: { mode: "token", token: "the-token" },
+  http: { endpoints: { chatCompletions: { enabled: true }, responses: { enabled: true } } },
+  trustedProxies: ["127.0.0.1", "::1"]
+}
+
 describe("ConfigStore", () => {
   it("starts as the real adapter's offline config, with the token held as a value", () => {
     assert.deepStrictEqual(initial.config, {
-      gateway: { mode: "local", port: 19001, bind: "loopback", auth: { mode: "token", token: "the-token" } },
+      gateway: { ...ownedGateway, port: 19001 },
       update: { checkOnStart: false },
       telemetry: { enabled: false },
       discovery: { mdns: { mode: "off" } },
@@ -55,7 +64,7 @@ describe("ConfigStore", () => {
     assert.deepStrictEqual(left.changed, [])
     assert.deepStrictEqual(left.config, {
       logging: { level: "debug", file: "/simulated/agents/a/.openclaw/logs/gateway.log" },
-      gateway: { mode: "local", port: 19001, bind: "loopback", auth: { mode: "token", token: "the-token" } }
+      gateway: { ...ownedGateway, port: 19001 }
     })
     const changed = _.keepOwned(
       { gateway: { port: 1, bind: "lan", mode: "remote", auth: { mode: "none", token: "mine" } }, logging: { file: "/tmp/x" } },

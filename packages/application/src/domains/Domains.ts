@@ -27,6 +27,8 @@ export interface DomainRoute {
   readonly host: string
   readonly targetPort: number
   readonly protected: boolean
+  /** For the agent's gateway itself (added without a port, `targetPort` is then Domain.gatewayPort), always protected. */
+  readonly gateway: boolean
 }
 
 /** A domain as the API shows it. */
@@ -74,6 +76,8 @@ export interface DomainInput {
 
 const given = (value: unknown) => value !== undefined && value !== null
 
+const gatewayUnprotected = "a domain for the agent's gateway (one without targetPort) is always protected"
+
 /** A random TXT value: 128 bits, hex. */
 const verificationValue = () =>
   `cairn-verify-${Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("")}`
@@ -88,6 +92,7 @@ export class Domains extends Context.Service<Domains>()("cairn/Domains", {
     const table = DomainsTable.queries(sql)
     const workspaces = WorkspacesTable.queries(sql)
     const appsDomain = Domain.normalizeAppsDomain(settings.appsDomain)
+    const agentsDomain = Domain.normalizeAppsDomain(settings.agentsDomain)
 
     const loadDomain = (agentId: string, domainId: string) =>
       Effect.gen(function*() {
@@ -110,8 +115,14 @@ export class Domains extends Context.Service<Domains>()("cairn/Domains", {
       const name = yield* Effect.fromResult(
         kind === "subdomain" ? Domain.parseSubdomain(input.subdomain) : Domain.parseCustomDomain(input.customDomain, appsDomain)
       )
-      const targetPort = yield* Effect.fromResult(Domain.parseTargetPort(input.targetPort))
-      const isProtected = input.protected === undefined ? false : yield* Effect.fromResult(Domain.parseProtected(input.protected))
+      if (kind === "custom" && agentsDomain !== "" && (name === agentsDomain || name.endsWith(`.${agentsDomain}`))) {
+        return yield* new ValidationFailed({ detail: `customDomain may not be under ${agentsDomain}: its hosts are the agents' own` })
+      }
+      // Without a port, the domain is for the agent's gateway (as its own host is), and protected by its token.
+      const forGateway = !given(input.targetPort)
+      const targetPort = forGateway ? Domain.gatewayPort : yield* Effect.fromResult(Domain.parseTargetPort(input.targetPort))
+      const isProtected = input.protected === undefined ? forGateway : yield* Effect.fromResult(Domain.parseProtected(input.protected))
+      if (forGateway && !isProtected) return yield* new ValidationFailed({ detail: gatewayUnprotected })
       if (kind === "custom") {
         const workspace = yield* workspaces.byId(agent.workspaceId)
         if (Option.isSome(workspace) && workspace.value.plan === "free") return yield* new Domain.CustomDomainsNotOnFreePlan()
@@ -152,7 +163,10 @@ export class Domains extends Context.Service<Domains>()("cairn/Domains", {
       }
       const targetPort = input.targetPort === undefined ? undefined : yield* Effect.fromResult(Domain.parseTargetPort(input.targetPort))
       const isProtected = input.protected === undefined ? undefined : yield* Effect.fromResult(Domain.parseProtected(input.protected))
-      const { loaded } = yield* loadDomain(agentId, domainId)
+      const { loaded, domain } = yield* loadDomain(agentId, domainId)
+      if ((targetPort ?? domain.targetPort) === Domain.gatewayPort && !(isProtected ?? domain.protected)) {
+        return yield* new ValidationFailed({ detail: gatewayUnprotected })
+      }
       const command = new Domain.ChangeDomain({
         domainId,
         agentId,
@@ -230,8 +244,25 @@ export class Domains extends Context.Service<Domains>()("cairn/Domains", {
           agentId: domain.agentId,
           host,
           targetPort: domain.targetPort,
-          protected: domain.protected
+          protected: domain.protected,
+          gateway: domain.targetPort === Domain.gatewayPort
         }))
+      })
+
+    /** The agent whose own host (`<agentId>.<AGENTS_DOMAIN>`, decision 0046) `host` names, by its name alone. */
+    const agentOfHost = (host: string): string | undefined => {
+      if (agentsDomain === "" || !host.endsWith(`.${agentsDomain}`)) return undefined
+      const label = host.slice(0, -(agentsDomain.length + 1))
+      return label === "" || label.includes(".") ? undefined : label
+    }
+
+    /** The agent of an agent's own host, for a request's Host (any case, maybe with a port): only a live agent's. */
+    const agentHostFor = (hostHeader: string): Effect.Effect<Option.Option<string>> =>
+      Effect.gen(function*() {
+        const host = Domain.requestHost(hostHeader)
+        const agentId = host === undefined ? undefined : agentOfHost(host)
+        if (agentId === undefined) return Option.none()
+        return Option.map(yield* agents.byId(agentId), (agent) => agent.agentId)
       })
 
     /**
@@ -303,7 +334,7 @@ export class Domains extends Context.Service<Domains>()("cairn/Domains", {
       )
     })
 
-    return { appsDomain, list, add, update, remove, verify, routeFor, releaseAll, afterAgentDeleted, round, run }
+    return { appsDomain, agentsDomain, agentOfHost, agentHostFor, list, add, update, remove, verify, routeFor, releaseAll, afterAgentDeleted, round, run }
   })
 }) {
   static readonly layer = Layer.effect(this, this.make)
