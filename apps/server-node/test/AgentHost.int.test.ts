@@ -4,21 +4,20 @@
  * (simulated/Gateway.ts: a page, `/v1/chat/completions`, `/v1/responses`, a WebSocket echo, all behind the gateway
  * token): the token's three ways in (bearer, `?token=` turned into a cookie and a redirect, the cookie), an API key
  * of the agent's workspace, the refusals (a cross-origin cookie among them), the official `openai` client pointed at
- * the host, Cairn's own `/v0` routes on it, a WebSocket through it, and a domain without a port. On the real engine
- * (ENGINE_IT=openclaw, slow) the Control UI's page, its WebSocket and `/v1/chat/completions` reach the OpenClaw
- * gateway itself.
+ * the host, Cairn's own `/v0` routes on it, a WebSocket through it, and a domain without a port. On the real engine,
+ * ChatServer.int.test.ts takes the same paths to an OpenClaw gateway with a model (the Control UI in a browser, the
+ * `openai` client, the RPC over the host's WebSocket), with one gateway start for both.
  */
-import { removeDataDir, reserveGatewayPorts } from "@cairn/agent-engine-openclaw/testing"
+import { removeDataDir } from "@cairn/agent-engine-openclaw/testing"
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import { once } from "node:events"
 import { mkdtempSync } from "node:fs"
 import * as Http from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Readable } from "node:stream"
 import OpenAI from "openai"
 import { WebSocket } from "ws"
-import { type ApiUser, newApiUser, type ServerProcess, startServer, waitUntil, waitUntilServing } from "../src/testing/index.ts"
+import { type ApiUser, fetchThrough, newApiUser, type ServerProcess, startServer, waitUntil, waitUntilServing } from "../src/testing/index.ts"
 
 const servers: Array<{ server: ServerProcess; dataDir: string }> = []
 
@@ -68,31 +67,6 @@ const via = (server: ServerProcess, host: string, path: string, options: { metho
     request.on("error", reject)
     request.end(options.body)
   })
-
-/**
- * A `fetch` for the openai client that sends every request to the server, whatever host its URL names, with that
- * host as the Host header: what DNS for `*.agents.localhost` would do (glibc does not resolve it here).
- */
-const fetchThrough = (server: ServerProcess) =>
-  async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-    const request = new Request(input, init)
-    const url = new URL(request.url)
-    const target = new URL(server.url)
-    const body = request.body === null ? undefined : Buffer.from(await request.arrayBuffer())
-    const headers: Http.OutgoingHttpHeaders = Object.fromEntries(request.headers)
-    headers["host"] = url.host
-    return new Promise<Response>((resolve, reject) => {
-      const outgoing = Http.request({ host: target.hostname, port: target.port, method: request.method, path: `${url.pathname}${url.search}`, headers, agent: false }, (response) => {
-        const answer = new Headers()
-        for (const [name, value] of Object.entries(response.headers)) {
-          if (value !== undefined) answer.set(name, Array.isArray(value) ? value.join(", ") : value)
-        }
-        resolve(new Response(Readable.toWeb(response) as ReadableStream, { status: response.statusCode!, headers: answer }))
-      })
-      outgoing.on("error", reject)
-      outgoing.end(body)
-    })
-  }
 
 /** A WebSocket to the server for `host`: resolves once open; rejects with the status it was refused with. */
 const openSocket = (server: ServerProcess, host: string, path: string, headers: Record<string, string> = {}) =>
@@ -256,53 +230,4 @@ describe("each agent's own host, on the simulated engine", () => {
     await waitUntil("the new token opens the host", async () =>
       (await via(server, host, "/", { headers: { authorization: `Bearer ${fresh}` } })).status === 200 ? true : undefined, { output: server.output, timeoutMs: 30_000 })
   }, 120_000)
-})
-
-// Once per CI run, on the embedded store.
-const realEngine = process.env["ENGINE_IT"] === "openclaw" && process.env["DATABASE_URL"] === undefined
-
-describe.runIf(realEngine)("each agent's own host, on the real engine", () => {
-  it("serves the gateway's Control UI and its OpenAI-compatible chat completions through the agent's host", async () => {
-    const { server, ops } = await started({
-      ENGINE: undefined,
-      OPENCLAW_VERSIONS: "2026.9.6",
-      OPENCLAW_BASE_PORT: String(reserveGatewayPorts()),
-      SECRETS_MASTER_KEY: btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32)))),
-      ...(process.env["OPENCLAW_ENGINES_DIR"] === undefined ? {} : { OPENCLAW_ENGINES_DIR: process.env["OPENCLAW_ENGINES_DIR"] })
-    }, "cairn-agent-host-openclaw-")
-    const port = new URL(server.url).port
-    const { call } = newApiUser(ops, { workspace: "Agent host on OpenClaw", agentLimit: 1, scopes: "org:agents" })
-    const created = await call("POST", "/v0/agents", { name: "hosted" })
-    assert.strictEqual(created.status, 201, JSON.stringify(created.body))
-    const agentId = created.body.agent.agentId as string
-    await waitForRunning(server, call, agentId, 300_000)
-    const token = (await call("GET", `/v0/agents/${agentId}/gateway-token`)).body.gatewayToken as string
-    const host = `${agentId}.agents.localhost:${port}`
-
-    const page = await via(server, host, "/", { headers: { authorization: `Bearer ${token}` } })
-    assert.strictEqual(page.status, 200, page.text.slice(0, 500))
-    assert.match(page.text, /<html/i)
-
-    // No model provider is configured: the gateway answers (it took Cairn's token for its own), with its own
-    // OpenAI-shaped error about the model's credentials (seen: 401 "No route-compatible authentication source is
-    // configured for openai."), not a refusal of the gateway token, nor Cairn's.
-    const completion = await via(server, host, "/v1/chat/completions", {
-      method: "POST",
-      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-      body: JSON.stringify({ model: "openclaw", messages: [{ role: "user", content: "hello" }] })
-    })
-    assert.notInclude([404, 502, 503], completion.status, completion.text)
-    assert.isObject(completion.json?.error, completion.text)
-    assert.isUndefined(completion.json?.reason, completion.text)
-    assert.notMatch(String(completion.json.error.message), /gateway token|token mismatch|unauthori[sz]ed/i, completion.text)
-    // The Control UI's WebSocket opens through the host (its origin allowed); the gateway speaks first.
-    const ws = await openSocket(server, host, "/", { authorization: `Bearer ${token}`, origin: `http://${host}` })
-    const [first] = await once(ws, "message")
-    assert.strictEqual(JSON.parse(String(first)).type, "event", String(first))
-    ws.close()
-
-    // Cairn's own refusal without the token: the gateway never sees it.
-    const refused = await via(server, host, "/v1/chat/completions", { method: "POST", body: "{}" })
-    assert.deepStrictEqual([refused.status, refused.json], [401, { error: "Unauthorized", reason: "missing-credentials" }])
-  }, 400_000)
 })

@@ -3,16 +3,25 @@
  * server and OpenClaw gateway, offline, the agent's model a loopback OpenAI-compatible fake (FakeModelServer) that
  * the operator lets agents reach (`AGENT_EGRESS_ALLOW`), set up through the API only: a secret for its key, the
  * provider in the runtime config, the model on the agent. Then a chat (plain and streamed), the session continued,
- * its history, the sessions and models lists, and the audit trail (never the text). A chat with an agent that is not running (409) is the simulated engine's test.
+ * its history, the sessions and models lists, and the audit trail (never the text); then the agent's own host: the
+ * `openai` client, the gateway's RPC over its WebSocket, and the Control UI in a browser. A chat with an agent that is not running (409) is the simulated engine's test.
  */
 import { FakeModelServer } from "@cairn/agent-engine/testing"
+import { OpenClawChat, OpenClawGatewayRpc } from "@cairn/agent-engine-openclaw"
 import { removeDataDir, reserveGatewayPorts } from "@cairn/agent-engine-openclaw/testing"
 import { afterAll, assert, describe, it } from "@effect/vitest"
-import { mkdtempSync } from "node:fs"
+import { Effect, Stream } from "effect"
+import { existsSync, mkdtempSync, writeFileSync } from "node:fs"
+import * as Net from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { newApiUser, type ServerProcess, startServer, waitUntil, waitUntilServing } from "../src/testing/index.ts"
+import { fileURLToPath } from "node:url"
+import OpenAI from "openai"
+import { chromium } from "playwright-core"
+import { type ApiUser, fetchThrough, newApiUser, type ServerProcess, startServer, waitUntil, waitUntilServing } from "../src/testing/index.ts"
 
+const chromiumPath = "/usr/bin/chromium"
+const screenshot = fileURLToPath(new URL("../../../docs/images/control-ui.png", import.meta.url))
 const realEngine = process.env["ENGINE_IT"] === "openclaw" && process.env["DATABASE_URL"] === undefined
 const cleanups: Array<() => Promise<void> | void> = []
 afterAll(async () => {
@@ -26,6 +35,89 @@ const parseEvents = (body: string) =>
     const data = block.split("\n").filter((line) => line.startsWith("data: ")).map((line) => line.slice(6)).join("\n")
     return event === undefined || data === "" ? [] : [{ event, data: JSON.parse(data) }]
   })
+
+/**
+ * The agent's own host (`<agentId>.agents.localhost`) with the gateway token, as clients of OpenClaw use it: the
+ * official `openai` client on its OpenAI-compatible endpoint (plain and streamed), and the gateway's RPC over the
+ * host's WebSocket (`chat.send` and its events, as the Control UI and Pinata's CLI chat). Cairn's own refusal comes
+ * before the gateway: no token, 401.
+ */
+const chatThroughTheHost = async (server: ServerProcess, call: ApiUser["call"], agentId: string) => {
+  const { gatewayToken } = (await call("GET", `/v0/agents/${agentId}/gateway-token`)).body
+  const host = `${agentId}.agents.localhost:${new URL(server.url).port}`
+  const openai = new OpenAI({ apiKey: gatewayToken, baseURL: `http://${host}/v1`, fetch: fetchThrough(server), maxRetries: 0 })
+  const completion = await openai.chat.completions.create({ model: "openclaw", messages: [{ role: "user", content: "ping from openai" }] })
+  assert.include(completion.choices[0]?.message.content, FakeModelServer.fakeReply("ping from openai"))
+  const stream = await openai.chat.completions.create({ model: "openclaw", stream: true, messages: [{ role: "user", content: "streamed from openai" }] })
+  let streamed = ""
+  for await (const chunk of stream) streamed += chunk.choices[0]?.delta.content ?? ""
+  assert.include(streamed, FakeModelServer.fakeReply("streamed from openai"))
+  const refused = await fetchThrough(server)(`http://${host}/v1/chat/completions`, { method: "POST", body: "{}" })
+  assert.deepStrictEqual([refused.status, await refused.json()], [401, { error: "Unauthorized", reason: "missing-credentials" }])
+
+  // The gateway's RPC over the host's WebSocket: the TCP connection goes to Cairn, the Host names the agent.
+  const target = new URL(server.url)
+  const rpc = await OpenClawGatewayRpc.connect({
+    url: `ws://${host}/?token=${encodeURIComponent(gatewayToken)}`,
+    connect: () => new Promise((resolve, reject) => {
+      const socket = Net.connect(Number(target.port), target.hostname, () => resolve(socket))
+      socket.once("error", reject)
+    }),
+    token: gatewayToken
+  })
+  try {
+    const events = await Effect.runPromise(Stream.runCollect(OpenClawChat.turn(rpc, agentId, { message: "ping over the socket", timeoutMs: 120_000 }, async () => undefined)))
+    const done = [...events].at(-1)
+    assert.include(done?.type === "done" ? done.reply.reply : "", FakeModelServer.fakeReply("ping over the socket"))
+  } finally {
+    rpc.close()
+  }
+}
+
+/**
+ * The Control UI in a real browser (Debian's Chromium, headless), through the agent's own host: opened with the
+ * gateway token once (`?token=` for Cairn's cookie, `#token=` for the Control UI itself), the browser pairs with the gateway if it asks to (approved through the devices
+ * route), a message typed in the composer gets the agent's model's reply on the page. The screenshot is the one
+ * docs/api.md shows (docs/images/control-ui.png, rewritten with `UPDATE_SCREENSHOTS=1`).
+ */
+const chatInControlUi = async (server: ServerProcess, call: ApiUser["call"], agentId: string) => {
+  if (!existsSync(chromiumPath)) return
+  const { gatewayToken } = (await call("GET", `/v0/agents/${agentId}/gateway-token`)).body
+  const origin = `http://${agentId}.agents.localhost:${new URL(server.url).port}`
+  const browser = await chromium.launch({
+    executablePath: chromiumPath,
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"]
+  })
+  try {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
+    page.setDefaultTimeout(120_000)
+    // The query gives Cairn's proxy its cookie (and is redirected away), the fragment gives the Control UI the token.
+    const token = encodeURIComponent(gatewayToken)
+    await page.goto(`${origin}/?token=${token}#token=${token}`, { waitUntil: "domcontentloaded" })
+    assert.notInclude(page.url(), gatewayToken, "the token does not stay in the address bar")
+    const composer = page.getByLabel("Chat composer")
+    let approvedDevices = 0
+    // The browser is a new device of the gateway: approve its request through the API when it makes one.
+    await waitUntil("the Control UI connects (its pairing approved)", async () => {
+      if (await composer.isVisible()) return true
+      const { pending } = (await call("GET", `/v0/agents/${agentId}/devices`)).body ?? {}
+      for (const device of pending ?? []) {
+        approvedDevices++
+        const approved = await call("POST", `/v0/agents/${agentId}/devices/${encodeURIComponent(device.id)}/approve`, {})
+        assert.strictEqual(approved.status, 200, JSON.stringify(approved.body))
+      }
+      return undefined
+    }, { output: server.output, timeoutMs: 180_000 })
+    console.log(`[control-ui] browser devices approved through the API: ${approvedDevices}`)
+    await composer.fill("hello from a browser")
+    await composer.press("Enter")
+    await page.getByText(FakeModelServer.fakeReply("hello from a browser")).first().waitFor()
+    const png = await page.screenshot({ fullPage: false })
+    writeFileSync(process.env["UPDATE_SCREENSHOTS"] === "1" ? screenshot : join(tmpdir(), `cairn-control-ui-${agentId}.png`), png)
+  } finally {
+    await browser.close()
+  }
+}
 
 describe.runIf(realEngine)("chat with a real agent through Cairn", () => {
   it("answers through the agent's own model: plain and streamed, a session continued and listed, its history, models, and an audit trail without the text", async () => {
@@ -126,5 +218,8 @@ describe.runIf(realEngine)("chat with a real agent through Cairn", () => {
 
     // A session the agent does not have.
     assert.strictEqual((await call("GET", `/v0/agents/${agentId}/chat/sessions/api-nothing-here`)).status, 404)
+
+    await chatThroughTheHost(server, call, agentId)
+    await chatInControlUi(server, call, agentId)
   }, 600_000)
 })

@@ -1,4 +1,6 @@
 /** A user of a running server: a workspace and a key made with the admin CLI, and JSON calls with that key. */
+import * as Http from "node:http"
+import { Readable } from "node:stream"
 import { cli } from "./Cli.ts"
 
 export interface ApiResponse {
@@ -59,3 +61,28 @@ export const newApiUser = (
   }
   return { workspaceId, token, call }
 }
+
+/**
+ * A `fetch` for the openai client that sends every request to the server, whatever host its URL names, with that
+ * host as the Host header: what DNS for `*.agents.localhost` would do (glibc does not resolve it here).
+ */
+export const fetchThrough = (server: { readonly url: string }) =>
+  async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const request = new Request(input, init)
+    const url = new URL(request.url)
+    const target = new URL(server.url)
+    const body = request.body === null ? undefined : Buffer.from(await request.arrayBuffer())
+    const headers: Http.OutgoingHttpHeaders = Object.fromEntries(request.headers)
+    headers["host"] = url.host
+    return new Promise<Response>((resolve, reject) => {
+      const outgoing = Http.request({ host: target.hostname, port: target.port, method: request.method, path: `${url.pathname}${url.search}`, headers, agent: false }, (response) => {
+        const answer = new Headers()
+        for (const [name, value] of Object.entries(response.headers)) {
+          if (value !== undefined) answer.set(name, Array.isArray(value) ? value.join(", ") : value)
+        }
+        resolve(new Response(Readable.toWeb(response) as ReadableStream, { status: response.statusCode!, headers: answer }))
+      })
+      outgoing.on("error", reject)
+      outgoing.end(body)
+    })
+  }
