@@ -12,6 +12,7 @@ import { removeDataDir, reserveGatewayPorts } from "@cairn/agent-engine-openclaw
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import { Effect, Stream } from "effect"
 import { existsSync, mkdtempSync, writeFileSync } from "node:fs"
+import * as Http from "node:http"
 import * as Net from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -75,15 +76,54 @@ const chatThroughTheHost = async (server: ServerProcess, call: ApiUser["call"], 
 }
 
 /**
- * The Control UI in a real browser (Debian's Chromium, headless), through the agent's own host: opened with the
- * gateway token once (`?token=` for Cairn's cookie, `#token=` for the Control UI itself), the browser pairs with the gateway if it asks to (approved through the devices
- * route), a message typed in the composer gets the agent's model's reply on the page. The screenshot is the one
- * docs/api.md shows (docs/images/control-ui.png, rewritten with `UPDATE_SCREENSHOTS=1`).
+ * What Caddy is in front of Cairn in production, for the browser: a reverse proxy on port 80 (so the page's origin
+ * is `http://<agentId>.agents.localhost`, an origin the gateway allows) that names the client in `X-Forwarded-For`.
+ * The client it names is not on this machine, so the gateway treats the browser as a remote device that must pair.
+ * Undefined when port 80 is taken.
+ */
+const frontProxy = async (server: ServerProcess, client: string) => {
+  const target = new URL(server.url)
+  const forwarded = (request: Http.IncomingMessage) => ({ ...request.headers, "x-forwarded-for": client, "x-forwarded-proto": "http" })
+  const proxy = Http.createServer((request, response) => {
+    const out = Http.request({ host: target.hostname, port: target.port, method: request.method, path: request.url, headers: forwarded(request) }, (answer) => {
+      response.writeHead(answer.statusCode!, answer.headers)
+      answer.pipe(response)
+    })
+    out.on("error", () => response.destroy())
+    request.pipe(out)
+  })
+  proxy.on("upgrade", (request: Http.IncomingMessage, socket: Net.Socket, head: Buffer) => {
+    const upstream = Net.connect(Number(target.port), target.hostname, () => {
+      const lines = Object.entries(forwarded(request)).flatMap(([name, value]) =>
+        value === undefined ? [] : (Array.isArray(value) ? value : [value]).map((one) => `${name}: ${one}`))
+      upstream.write(`${request.method} ${request.url} HTTP/1.1\r\n${lines.join("\r\n")}\r\n\r\n`)
+      upstream.write(head)
+      socket.pipe(upstream).pipe(socket)
+    })
+    upstream.on("error", () => socket.destroy())
+    socket.on("error", () => upstream.destroy())
+  })
+  const listening = await new Promise<boolean>((resolve) => {
+    proxy.once("error", () => resolve(false))
+    proxy.listen(80, "127.0.0.1", () => resolve(true))
+  })
+  if (!listening) return undefined
+  return { close: () => new Promise<void>((resolve) => { proxy.closeAllConnections(); proxy.close(() => resolve()) }) }
+}
+
+/**
+ * The Control UI in a real browser (Debian's Chromium, headless), through the agent's own host behind a front proxy
+ * (frontProxy): opened with the gateway token once (`?token=` for Cairn's cookie, `#token=` for the Control UI
+ * itself), the browser asks the gateway to pair as a new device, which is approved through the devices route; then
+ * a message typed in the composer gets the agent's model's reply on the page. The screenshot is the one docs/api.md
+ * shows (docs/images/control-ui.png, rewritten with `UPDATE_SCREENSHOTS=1`).
  */
 const chatInControlUi = async (server: ServerProcess, call: ApiUser["call"], agentId: string) => {
   if (!existsSync(chromiumPath)) return
+  const front = await frontProxy(server, "203.0.113.7")
+  assert.isDefined(front, "port 80 is free for the front proxy")
   const { gatewayToken } = (await call("GET", `/v0/agents/${agentId}/gateway-token`)).body
-  const origin = `http://${agentId}.agents.localhost:${new URL(server.url).port}`
+  const origin = `http://${agentId}.agents.localhost`
   const browser = await chromium.launch({
     executablePath: chromiumPath,
     args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"]
@@ -96,19 +136,21 @@ const chatInControlUi = async (server: ServerProcess, call: ApiUser["call"], age
     await page.goto(`${origin}/?token=${token}#token=${token}`, { waitUntil: "domcontentloaded" })
     assert.notInclude(page.url(), gatewayToken, "the token does not stay in the address bar")
     const composer = page.getByLabel("Chat composer")
-    let approvedDevices = 0
-    // The browser is a new device of the gateway: approve its request through the API when it makes one.
-    await waitUntil("the Control UI connects (its pairing approved)", async () => {
+    // The browser is a new device of the gateway: its request to pair is approved through the API.
+    let approved = 0
+    await waitUntil("the Control UI connects, its pairing approved", async () => {
       if (await composer.isVisible()) return true
       const { pending } = (await call("GET", `/v0/agents/${agentId}/devices`)).body ?? {}
       for (const device of pending ?? []) {
-        approvedDevices++
-        const approved = await call("POST", `/v0/agents/${agentId}/devices/${encodeURIComponent(device.id)}/approve`, {})
-        assert.strictEqual(approved.status, 200, JSON.stringify(approved.body))
+        const answer = await call("POST", `/v0/agents/${agentId}/devices/${encodeURIComponent(device.id)}/approve`, {})
+        assert.strictEqual(answer.status, 200, JSON.stringify(answer.body))
+        approved++
       }
       return undefined
     }, { output: server.output, timeoutMs: 180_000 })
-    console.log(`[control-ui] browser devices approved through the API: ${approvedDevices}`)
+    assert.isAbove(approved, 0, "the browser had to pair, and was approved through the API")
+    const { paired } = (await call("GET", `/v0/agents/${agentId}/devices`)).body
+    assert.isAbove(paired.length, 0, JSON.stringify(paired))
     await composer.fill("hello from a browser")
     await composer.press("Enter")
     await page.getByText(FakeModelServer.fakeReply("hello from a browser")).first().waitFor()
@@ -116,6 +158,7 @@ const chatInControlUi = async (server: ServerProcess, call: ApiUser["call"], age
     writeFileSync(process.env["UPDATE_SCREENSHOTS"] === "1" ? screenshot : join(tmpdir(), `cairn-control-ui-${agentId}.png`), png)
   } finally {
     await browser.close()
+    await front?.close()
   }
 }
 

@@ -16,8 +16,12 @@ const RawDevice = Schema.Struct({
 const DeviceList = Schema.Struct({ pending: Schema.Array(RawDevice), paired: Schema.Array(RawDevice) })
 const decodeDeviceList = Schema.decodeUnknownEffect(Schema.fromJsonString(DeviceList))
 
-const toDevice = (raw: typeof RawDevice.Type): Device => {
-  const id = raw.deviceId ?? raw.requestId ?? raw.id ?? "unknown"
+/**
+ * A pending request is answered by its request id (`device.pair.approve {requestId}`), a paired device removed by
+ * its device id: each list gives the id its next step takes.
+ */
+const toDevice = (raw: typeof RawDevice.Type, list: "pending" | "paired"): Device => {
+  const id = (list === "pending" ? raw.requestId ?? raw.deviceId : raw.deviceId ?? raw.requestId) ?? raw.id ?? "unknown"
   const at = raw.ts ?? raw.createdAtMs
   return {
     id,
@@ -30,7 +34,10 @@ const toDevice = (raw: typeof RawDevice.Type): Device => {
 export const parseDeviceList = (stdout: string): Effect.Effect<Devices, string> => {
   const json = stdout.slice(Math.max(0, stdout.search(/^\{/m)))
   return decodeDeviceList(json).pipe(
-    Effect.map((list) => ({ pending: list.pending.map(toDevice), paired: list.paired.map(toDevice) })),
+    Effect.map((list) => ({
+      pending: list.pending.map((raw) => toDevice(raw, "pending")),
+      paired: list.paired.map((raw) => toDevice(raw, "paired"))
+    })),
     Effect.mapError((issue) => `unexpected output (${issue}): ${stdout.slice(0, 1_000)}`)
   )
 }
