@@ -1,7 +1,7 @@
 /**
  * Each agent's own host (decision 0046), end to end: a real server process and `<agentId>.agents.localhost` as the
  * Host. On the simulated engine (always; both stores) the agent's gateway is the engine's loopback stand-in
- * (simulated/Gateway.ts: a page, `/v1/chat/completions`, `/v1/responses`, a WebSocket echo, all behind the gateway
+ * (@cairn/agent-engine/node SimulatedGateway: a page, `/v1/chat/completions`, `/v1/responses`, a WebSocket echo, all behind the gateway
  * token): the token's three ways in (bearer, `?token=` turned into a cookie and a redirect, the cookie), an API key
  * of the agent's workspace, the refusals (a cross-origin cookie among them), the official `openai` client pointed at
  * the host, Cairn's own `/v0` routes on it, a WebSocket through it, and a domain without a port. On the real engine,

@@ -1,8 +1,9 @@
 /**
  * The AgentEngine port simulated in memory, deterministically, for tests and `ENGINE=simulated`. No process runs:
  * a start puts the agent in `starting`, waits `startDelay` on Effect's Clock (so `TestClock.adjust` drives it) and
- * then marks it `running`. What listens is a small loopback HTTP server per running gateway (simulated/Gateway.ts:
- * a page, `/v1/chat/completions`, a WebSocket echo), for the agent's own host to proxy to. Each launch takes a copy of the agent's environment, as a real process would, and a
+ * then marks it `running`. Where it is given a way to listen (`openGateway`: node/SimulatedGateway.ts, a page,
+ * `/v1/chat/completions`, a WebSocket echo), each running gateway is a loopback HTTP server for the agent's own host
+ * to proxy to. Each launch takes a copy of the agent's environment, as a real process would, and a
  * token rotation relaunches a live gateway, as the real engine must to hand it the token. Each agent's workspace is
  * held in memory as a disk would hold it: files with their modes, folders and symlinks (simulated/WorkspaceStore.ts),
  * skills under `skills/<name>/`, listed as OpenClaw lists them (see `listSkills`). Console commands run in a tiny
@@ -48,7 +49,6 @@ import * as ChatStore from "./simulated/ChatStore.ts"
 import * as ConfigStore from "./simulated/ConfigStore.ts"
 import * as ConfigValidator from "./simulated/ConfigValidator.ts"
 import * as CronStore from "./simulated/CronStore.ts"
-import * as SimulatedGateway from "./simulated/Gateway.ts"
 import * as MiniShell from "./simulated/MiniShell.ts"
 import * as WorkspaceStore from "./simulated/WorkspaceStore.ts"
 import type { ExecRequest } from "./WorkspaceOperations.ts"
@@ -65,6 +65,19 @@ export interface Options {
   readonly failStartFor?: (agentId: string) => string | undefined
   /** The limits it reports each agent runs under (it enforces none); `defaultAgentLimits` by default. */
   readonly agentLimits?: AgentLimits
+  /**
+   * Opens something that listens for each agent whose gateway is up, for the agent's own host to reach
+   * (`SimulatedGateway.open` of `@cairn/agent-engine/node`: a loopback HTTP server). Without it nothing listens, and
+   * `gatewayEndpoint` finds no gateway (AppNotRunning).
+   */
+  readonly openGateway?: (agentId: string, token: () => string) => Promise<ListeningGateway>
+}
+
+/** A simulated agent's gateway that listens: its loopback port, and how to close it. */
+export interface ListeningGateway {
+  readonly port: number
+  /** Stops listening and ends every connection. Idempotent. */
+  readonly close: () => Promise<void>
 }
 
 /** What the simulation reports, as a node with Cairn's defaults would: 4 GiB, 1 CPU, 512 processes. */
@@ -273,15 +286,17 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
     Effect.map(Clock.currentTimeMillis, (at) => void agent.log.push(logLine(level, message, at)))
 
   /**
-   * The gateways that listen (simulated/Gateway.ts): one per agent whose gateway is up, opened when it comes up and
+   * The gateways that listen (`options.openGateway`): one per agent whose gateway is up, opened when it comes up and
    * closed when it goes down (a stop, a crash, a destroy, the engine's end).
    */
-  const listening = new Map<Agent, Promise<SimulatedGateway.SimulatedGateway>>()
+  const listening = new Map<Agent, Promise<ListeningGateway>>()
   /** Opens the agent's gateway (at once: a stop right after finds it to close), and waits until it listens. */
   const openGateway = (agentId: string, agent: Agent) => {
+    const open = options.openGateway
+    if (open === undefined) return Effect.void
     let opened = listening.get(agent)
-    if (opened === undefined) listening.set(agent, opened = SimulatedGateway.open(agentId, () => Redacted.value(agent.token)))
-    return Effect.promise(() => opened)
+    if (opened === undefined) listening.set(agent, opened = open(agentId, () => Redacted.value(agent.token)))
+    return Effect.asVoid(Effect.promise(() => opened))
   }
   /** Closes the agent's gateway, not waiting for its connections to end (a stop does not wait on a real process's either). */
   const closeGateway = (agent: Agent) =>
@@ -727,7 +742,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
     // Its gateways listen nowhere, so no port is the engine's own; an app runs on this machine's loopback.
     appEndpoint: (agentId, port) => Effect.as(find(agentId), { host: "127.0.0.1", port }),
 
-    // The gateway that listens while the agent runs (simulated/Gateway.ts).
+    // The gateway that listens while the agent runs, where the engine was given a way to listen (`openGateway`).
     gatewayEndpoint: (agentId) =>
       Effect.flatMap(find(agentId), (agent): Effect.Effect<{ readonly host: string; readonly port: number }, AppNotRunning> => {
         const opened = listening.get(agent)

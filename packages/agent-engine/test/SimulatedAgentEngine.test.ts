@@ -1,4 +1,5 @@
 import { AgentEngine, RedactedMarker, SimulatedAgentEngine, SimulatedEngineControl } from "@cairn/agent-engine"
+import { SimulatedGateway } from "@cairn/agent-engine/node"
 import { advanceTestClock, agentEngineContract } from "@cairn/agent-engine/testing"
 import { assert, describe, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Fiber, Layer, Logger, Redacted } from "effect"
@@ -7,26 +8,26 @@ import { TestClock } from "effect/testing"
 /** The contract's probe: what the gateway's launch received, read through the control the layer provides too. */
 const environmentOf = (agentId: string) => SimulatedEngineControl.use((control) => control.environmentOf(agentId))
 
-agentEngineContract("SimulatedAgentEngine without a start delay", SimulatedAgentEngine.layer({ startDelay: 0 }), {
+agentEngineContract("SimulatedAgentEngine without a start delay", SimulatedAgentEngine.layer({ startDelay: 0, openGateway: SimulatedGateway.open }), {
   environmentOf,
   chat: {}
 })
 
-agentEngineContract("SimulatedAgentEngine with a start delay on the TestClock", SimulatedAgentEngine.layer(), {
+agentEngineContract("SimulatedAgentEngine with a start delay on the TestClock", SimulatedAgentEngine.layer({ openGateway: SimulatedGateway.open }), {
   driveTime: advanceTestClock("1 second"),
   environmentOf,
   chat: {}
 })
 
 // How a real adapter runs the suite: on the wall clock, with time passing by itself.
-agentEngineContract("SimulatedAgentEngine on the wall clock", SimulatedAgentEngine.layer({ startDelay: "5 millis" }), {
+agentEngineContract("SimulatedAgentEngine on the wall clock", SimulatedAgentEngine.layer({ startDelay: "5 millis", openGateway: SimulatedGateway.open }), {
   live: true,
   timeout: "10 seconds",
   environmentOf
 })
 
 // Without a probe, the suite leaves out what it cannot see, and the rest still holds.
-agentEngineContract("SimulatedAgentEngine seen only through the port", SimulatedAgentEngine.layer({ startDelay: 0 }))
+agentEngineContract("SimulatedAgentEngine seen only through the port", SimulatedAgentEngine.layer({ startDelay: 0, openGateway: SimulatedGateway.open }))
 
 const agentId = "agent-1"
 const drive = advanceTestClock("1 second")

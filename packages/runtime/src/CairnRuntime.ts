@@ -5,6 +5,7 @@
  * signer and the admin token, and the application services over them. Entry points add only how they serve.
  */
 import { SimulatedAgentEngine } from "@cairn/agent-engine"
+import { SimulatedGateway } from "@cairn/agent-engine/node"
 import { OpenClawAgentCgroups, OpenClawAgentDisks, OpenClawAgentEngine, OpenClawAgentNetwork } from "@cairn/agent-engine-openclaw"
 import { AgentsNode, ClusterSettings, Failover, Gateway, Services } from "@cairn/application"
 import { AllowLocalGit, Templates } from "@cairn/application"
@@ -277,7 +278,7 @@ const layerAgentEngine = Layer.unwrap(Effect.gen(function*() {
         `Start with ENGINE=openclaw (the default) to run them, or give the simulated engine its own DATA_DIR`
     )
   }
-  return SimulatedAgentEngine.layer({ startDelay: startDelay as `${number} seconds` })
+  return SimulatedAgentEngine.layer({ startDelay: startDelay as `${number} seconds`, openGateway: SimulatedGateway.open })
 }))
 
 /**

@@ -5,6 +5,7 @@
  * make workspaces and keys. `@cairn/runtime/testing`.
  */
 import { SimulatedAgentEngine, SimulatedEngineControl } from "@cairn/agent-engine"
+import { SimulatedGateway } from "@cairn/agent-engine/node"
 import { ChatTimeout, ReadyWait, Services } from "@cairn/application"
 import { AllowLocalGit } from "@cairn/application"
 import { defaultWorkspaceLimits, type WorkspaceLimitValues, WorkspaceLimits } from "@cairn/application"
@@ -91,7 +92,7 @@ export const layerTest = (options: TestRuntimeOptions = {}) =>
       options.signer ?? layerSigner,
       options.masterKeys ?? layerMasterKeys(),
       layerTokens,
-      SimulatedAgentEngine.layer({ startDelay: options.startDelay ?? "20 millis" }),
+      SimulatedAgentEngine.layer({ startDelay: options.startDelay ?? "20 millis", openGateway: SimulatedGateway.open }),
       HeliaContentStore.layerMemory,
       options.skillHub ?? LocalCatalog.layer({ dir: Fs.mkdtempSync(Path.join(Os.tmpdir(), "cairn-hub-")) }),
       EoaSignatureVerifier.layer,

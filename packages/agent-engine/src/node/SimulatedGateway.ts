@@ -14,12 +14,10 @@
 import * as Http from "node:http"
 import type { Duplex } from "node:stream"
 import { WebSocketServer } from "ws"
+import type { ListeningGateway } from "../SimulatedAgentEngine.ts"
 
-export interface SimulatedGateway {
-  readonly port: number
-  /** Stops listening and ends every connection. Idempotent. */
-  readonly close: () => Promise<void>
-}
+/** What the simulated engine's `openGateway` option gets back. */
+export type SimulatedGateway = ListeningGateway
 
 const sendJson = (response: Http.ServerResponse, status: number, body: unknown) => {
   const text = JSON.stringify(body)
