@@ -15,14 +15,13 @@
  */
 import { AppProxy } from "@cairn/app-proxy"
 import { Effect } from "effect"
-import { execFileSync, spawn } from "node:child_process"
+import { spawn } from "node:child_process"
 import { once } from "node:events"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
-import { cpus, tmpdir } from "node:os"
-import { join } from "node:path"
+import { cpus } from "node:os"
 import * as LoadGenerator from "./LoadGenerator.ts"
+import { startNginx } from "./Nginx.ts"
 import * as Paired from "./Paired.ts"
 
 const rounds = Number(process.env["BENCH_ROUNDS"] ?? 10)
@@ -73,41 +72,6 @@ AppProxy.attach(routed, {
 const plainPort = await listen(plain)
 const routedPort = await listen(routed)
 
-/** nginx in front of the app on `port`, or undefined where it is not installed. */
-const startNginx = async (appPort: number, workers: number) => {
-  try {
-    execFileSync("sh", ["-c", "command -v nginx"], { stdio: "ignore" })
-  } catch {
-    return undefined
-  }
-  const dir = mkdtempSync(join(tmpdir(), "cairn-bench-nginx-"))
-  const probe = createServer()
-  const port = await listen(probe)
-  probe.close()
-  writeFileSync(join(dir, "nginx.conf"), `
-worker_processes ${workers};
-daemon off;
-pid ${dir}/nginx.pid;
-error_log ${dir}/error.log;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  client_body_temp_path ${dir}; proxy_temp_path ${dir}; fastcgi_temp_path ${dir}; uwsgi_temp_path ${dir}; scgi_temp_path ${dir};
-  upstream app { server 127.0.0.1:${appPort}; keepalive 32; }
-  server {
-    listen 127.0.0.1:${port};
-    location / { proxy_pass http://app; proxy_http_version 1.1; proxy_set_header Connection ""; proxy_set_header Host $host; }
-  }
-}
-`)
-  const child = spawn("nginx", ["-c", join(dir, "nginx.conf"), "-p", dir], { stdio: "ignore" })
-  for (let i = 0; i < 100; i++) {
-    const up = await fetch(`http://127.0.0.1:${port}/`).then(() => true, () => false)
-    if (up) break
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-  return { port, stop: () => (child.kill("SIGQUIT"), rmSync(dir, { recursive: true, force: true })) }
-}
 const nginx = await startNginx(appPort, cpus().length)
 const nginxOne = await startNginx(appPort, 1)
 

@@ -5,7 +5,8 @@
  * (as in Cairn's), and the load in a third process: BENCH_SOCKETS (10) WebSockets, each sending BENCH_MESSAGES (2,000)
  * small messages one after the other, each waiting for its echo. Paired rounds (Paired.ts, BENCH_ROUNDS, 8): one
  * block through the proxy, one straight to the echo server, the order rotating; it prints messages per second and
- * the median and min–max of the per-round ratios. The goal is at least 0.9× direct (issue 34).
+ * the median and min–max of the per-round ratios. The goal is at least 0.9× direct (issue 34). Where nginx is
+ * installed, the same relay through nginx (one worker, the one event loop Cairn's proxy has) is a third side.
  */
 import { AppProxy } from "@cairn/app-proxy"
 import { Effect } from "effect"
@@ -13,6 +14,7 @@ import { spawn } from "node:child_process"
 import { once } from "node:events"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
+import { startNginx } from "./Nginx.ts"
 import * as Paired from "./Paired.ts"
 
 const rounds = Number(process.env["BENCH_ROUNDS"] ?? 8)
@@ -39,9 +41,13 @@ AppProxy.attach(proxied, {
   endpoint: async (_agentId, port) => ({ host: "127.0.0.1", port }),
   isAppHost: (host) => host.endsWith(".apps.bench")
 })
+// Node hands a server an upgrade only when it listens for them (Cairn's server does: its own upgrades are refused).
+proxied.on("upgrade", (_request, socket) => socket.destroy())
 proxied.listen(0, "127.0.0.1")
 await once(proxied, "listening")
 const proxyPort = (proxied.address() as AddressInfo).port
+// nginx with one worker: the one event loop Cairn's proxy has.
+const nginx = await startNginx(echoPort, 1, { websocket: true })
 
 /** The load: its sockets opened first (not timed), then every message sent and echoed; prints the milliseconds. */
 const load = `
@@ -76,13 +82,22 @@ try {
   const paired = await Effect.runPromise(Paired.rounds({
     rounds,
     measured: () => block(proxyPort, "app.apps.bench"),
-    baselines: { direct: () => block(echoPort, `127.0.0.1:${echoPort}`) }
+    baselines: {
+      direct: () => block(echoPort, `127.0.0.1:${echoPort}`),
+      ...(nginx === undefined ? {} : { nginx: () => block(nginx.port, "app.apps.bench") })
+    } as Record<"direct" | "nginx", () => ReturnType<typeof block>>
   }))
   console.log(`WebSocket relay, ${rounds} paired rounds of ${sockets} sockets × ${messages} echoed messages:`)
   console.log(`  through Cairn's proxy: ${paired.rates.measured.toFixed(0)} messages/s`)
   console.log(`  straight to the server: ${paired.rates.direct.toFixed(0)} messages/s`)
   console.log(`  ratio proxy/direct: ${Paired.show(paired.ratios.direct)}   (goal >= 0.9x)`)
+  const ratios = paired.ratios as Record<string, Paired.Spread>
+  const rates = paired.rates as Record<string, number>
+  if (ratios["nginx"] !== undefined) {
+    console.log(`  through nginx (1 worker): ${rates["nginx"]!.toFixed(0)} messages/s; ratio proxy/nginx: ${Paired.show(ratios["nginx"])}`)
+  }
 } finally {
   echo.child.kill()
+  nginx?.stop()
   proxied.close()
 }
