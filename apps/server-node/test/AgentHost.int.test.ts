@@ -12,14 +12,15 @@ import { removeDataDir } from "@cairn/agent-engine-openclaw/testing"
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import { once } from "node:events"
 import { mkdtempSync } from "node:fs"
-import * as Http from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import OpenAI from "openai"
 import { WebSocket } from "ws"
-import { type ApiUser, fetchThrough, newApiUser, type ServerProcess, startServer, waitUntil, waitUntilServing } from "../src/testing/index.ts"
+import { type ApiUser, fetchThrough, newApiUser, requestWithHost, type ServerProcess, startServer, waitUntil, waitUntilServing } from "../src/testing/index.ts"
 
 const servers: Array<{ server: ServerProcess; dataDir: string }> = []
+
+const via = requestWithHost
 
 afterAll(async () => {
   for (const { server, dataDir } of servers) {
@@ -31,42 +32,6 @@ afterAll(async () => {
   }
 })
 
-interface Reply {
-  readonly status: number
-  readonly headers: Http.IncomingHttpHeaders
-  readonly text: string
-  // Tests read whatever came back.
-  readonly json: any
-}
-
-/** A request to the server with a Host header of our choosing (`*.localhost` does not resolve here). */
-const via = (server: ServerProcess, host: string, path: string, options: { method?: string; headers?: Http.OutgoingHttpHeaders; body?: string } = {}) =>
-  new Promise<Reply>((resolve, reject) => {
-    const url = new URL(server.url)
-    const request = Http.request({
-      host: url.hostname,
-      port: url.port,
-      path,
-      method: options.method ?? "GET",
-      headers: { host, ...options.headers },
-      agent: false
-    }, (response) => {
-      const chunks: Array<Buffer> = []
-      response.on("data", (chunk: Buffer) => chunks.push(chunk))
-      response.on("end", () => {
-        const text = Buffer.concat(chunks).toString()
-        let json: unknown
-        try {
-          json = JSON.parse(text)
-        } catch {
-          json = undefined
-        }
-        resolve({ status: response.statusCode!, headers: response.headers, text, json })
-      })
-    })
-    request.on("error", reject)
-    request.end(options.body)
-  })
 
 /** A WebSocket to the server for `host`: resolves once open; rejects with the status it was refused with. */
 const openSocket = (server: ServerProcess, host: string, path: string, headers: Record<string, string> = {}) =>

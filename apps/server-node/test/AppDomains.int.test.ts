@@ -11,11 +11,10 @@ import { afterAll, assert, describe, it } from "@effect/vitest"
 import { type ChildProcess, spawn } from "node:child_process"
 import { once } from "node:events"
 import { mkdtempSync, readFileSync } from "node:fs"
-import * as Http from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { WebSocket } from "ws"
-import { type ApiUser, freePort, newApiUser, type ServerProcess, startServer, waitUntil, waitUntilServing } from "../src/testing/index.ts"
+import { type ApiUser, freePort, newApiUser, type ServerProcess, requestWithHost, startServer, waitUntil, waitUntilServing } from "../src/testing/index.ts"
 
 const fixture = join(import.meta.dirname, "fixtures", "app-server.mjs")
 const appsDomain = "apps.test"
@@ -24,6 +23,8 @@ const run = Math.random().toString(36).slice(2, 8)
 const [shop, closed] = [`shop-${run}`, `closed-${run}`]
 const servers: Array<{ server: ServerProcess; dataDir: string }> = []
 const apps: Array<ChildProcess> = []
+
+const via = requestWithHost
 
 afterAll(async () => {
   for (const app of apps) app.kill("SIGKILL")
@@ -41,42 +42,6 @@ afterAll(async () => {
 const waitFor = <A>(what: string, server: ServerProcess, check: () => Promise<A | undefined>, timeoutMs = 120_000): Promise<A> =>
   waitUntil(what, check, { output: server.output, timeoutMs })
 
-interface Reply {
-  readonly status: number
-  readonly headers: Http.IncomingHttpHeaders
-  readonly text: string
-  // Tests read whatever came back.
-  readonly json: any
-}
-
-/** A request to the server with a Host header of our choosing (fetch cannot set one). */
-const via = (server: ServerProcess, host: string, path: string, options: { method?: string; headers?: Http.OutgoingHttpHeaders; body?: string } = {}) =>
-  new Promise<Reply>((resolve, reject) => {
-    const url = new URL(server.url)
-    const request = Http.request({
-      host: url.hostname,
-      port: url.port,
-      path,
-      method: options.method ?? "GET",
-      headers: { host, ...options.headers },
-      agent: false
-    }, (response) => {
-      const chunks: Array<Buffer> = []
-      response.on("data", (chunk: Buffer) => chunks.push(chunk))
-      response.on("end", () => {
-        const text = Buffer.concat(chunks).toString()
-        let json: unknown
-        try {
-          json = JSON.parse(text)
-        } catch {
-          json = undefined
-        }
-        resolve({ status: response.statusCode!, headers: response.headers, text, json })
-      })
-    })
-    request.on("error", reject)
-    request.end(options.body)
-  })
 
 /** A WebSocket to the server for `host`: resolves once open; rejects with the status it was refused with. */
 const openSocket = (server: ServerProcess, host: string, path: string) =>

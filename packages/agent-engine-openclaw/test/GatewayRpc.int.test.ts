@@ -36,8 +36,20 @@ const newAgent = (token: string) =>
  * Sockets of this process connected to `port` of the agent's gateway (Linux: the TCP table of the gateway's own
  * network, or this machine's where it shares it, by the inodes of our own descriptors).
  */
+/** The TCP table of the gateway's network; a process of it that ends while it is read (a stop) means look again. */
+const tcpTable = (home: string) => {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const table = gatewayNetworkPath(home)?.replace(/ns\/net$/, "net/tcp") ?? "/proc/net/tcp"
+    try {
+      return Fs.readFileSync(table, "utf8")
+    } catch {
+      // Its process ended between finding it and reading its table.
+    }
+  }
+  return Fs.readFileSync("/proc/net/tcp", "utf8")
+}
+
 const ourConnectionsTo = (home: string, port: number) => {
-  const table = gatewayNetworkPath(home)?.replace(/ns\/net$/, "net/tcp") ?? "/proc/net/tcp"
   const inodes = new Set(
     Fs.readdirSync("/proc/self/fd").flatMap((fd) => {
       try {
@@ -49,7 +61,7 @@ const ourConnectionsTo = (home: string, port: number) => {
     })
   )
   const hexPort = port.toString(16).toUpperCase().padStart(4, "0")
-  return Fs.readFileSync(table, "utf8").split("\n").slice(1).filter((line) => {
+  return tcpTable(home).split("\n").slice(1).filter((line) => {
     const fields = line.trim().split(/\s+/)
     return fields[2]?.endsWith(`:${hexPort}`) === true && fields[3] === "01" && inodes.has(fields[9] ?? "")
   }).length

@@ -86,3 +86,49 @@ export const fetchThrough = (server: { readonly url: string }) =>
       outgoing.end(body)
     })
   }
+
+/** What `requestWithHost` got back: the status, headers, body, and the body as JSON when it is JSON. */
+export interface HostReply {
+  readonly status: number
+  readonly headers: Http.IncomingHttpHeaders
+  readonly text: string
+  // Tests read whatever came back.
+  readonly json: any
+}
+
+/**
+ * A request to the server with a Host header of the test's choosing (fetch cannot set one, and `*.localhost` does
+ * not resolve here): an app's domain, an agent's own host.
+ */
+export const requestWithHost = (
+  server: { readonly url: string },
+  host: string,
+  path: string,
+  options: { method?: string; headers?: Http.OutgoingHttpHeaders; body?: string } = {}
+) =>
+  new Promise<HostReply>((resolve, reject) => {
+    const url = new URL(server.url)
+    const request = Http.request({
+      host: url.hostname,
+      port: url.port,
+      path,
+      method: options.method ?? "GET",
+      headers: { host, ...options.headers },
+      agent: false
+    }, (response) => {
+      const chunks: Array<Buffer> = []
+      response.on("data", (chunk: Buffer) => chunks.push(chunk))
+      response.on("end", () => {
+        const text = Buffer.concat(chunks).toString()
+        let json: unknown
+        try {
+          json = JSON.parse(text)
+        } catch {
+          json = undefined
+        }
+        resolve({ status: response.statusCode!, headers: response.headers, text, json })
+      })
+    })
+    request.on("error", reject)
+    request.end(options.body)
+  })
