@@ -514,9 +514,12 @@ export const attach = (server: Http.Server, routing: AppRouting, options: ProxyO
   const emit = function(this: Http.Server, event: string | symbol, ...args: Array<any>): boolean {
     if (event !== "request" && event !== "checkContinue" && event !== "upgrade") return originalEmit.call(this, event, ...args)
     const request = args[0] as Http.IncomingMessage
+    /** Answers the request, or the upgrade's socket, with `refusal`. */
+    const reply = (refusal: Refusal) =>
+      event === "upgrade" ? refuseSocket(args[1] as Duplex, refusal) : refuse(args[1] as Http.ServerResponse, refusal)
+    const fail = (status: number, error: string) => reply({ status, body: { error } })
     if (hasHop(request, marker)) {
-      if (event === "upgrade") answerSocket(args[1] as Duplex, 508, "Loop detected")
-      else answer(args[1] as Http.ServerResponse, 508, "Loop detected")
+      fail(508, "Loop detected")
       return true
     }
     const host = hostOf(request)
@@ -530,49 +533,36 @@ export const attach = (server: Http.Server, routing: AppRouting, options: ProxyO
     const api = (agentHosts: AgentHostRouting, agentId: string) => {
       if (!(cookieOnly(request) && fromElsewhere(request))) return originalEmit.call(this, event, ...args)
       agentHosts.admit(agentId, { crossOriginCookie: true }).then(
-        (refusal) => {
-          const refused = refusal.admitted ? { status: 401, body: { error: "Unauthorized" } } : refusal
-          if (event === "upgrade") refuseSocket(args[1] as Duplex, refused)
-          else refuse(args[1] as Http.ServerResponse, refused)
-        },
-        () => event === "upgrade" ? answerSocket(args[1] as Duplex, 503, "Service unavailable") : answer(args[1] as Http.ServerResponse, 503, "Service unavailable")
+        (refusal) => reply(refusal.admitted ? { status: 401, body: { error: "Unauthorized" } } : refusal),
+        () => fail(503, "Service unavailable")
       )
       return true
     }
-    if (hosts !== undefined && agentId !== undefined) {
+    /** The agent's gateway, on its own host or a domain for it: `/v0` is Cairn's, the rest the gateway's. */
+    const agentHost = (agentHosts: AgentHostRouting, agentId: string) => {
       // The agent's own routes are Cairn's, on its host as on Cairn's.
-      if (isApiPath(request.url)) return api(hosts, agentId)
-      serveAgentHost(hosts, agentId, request, args, event === "upgrade").catch((error: unknown) => {
+      if (isApiPath(request.url)) return api(agentHosts, agentId)
+      serveAgentHost(agentHosts, agentId, request, args, event === "upgrade").catch((error: unknown) => {
         onError(`Proxying to the gateway of agent ${agentId} failed`, error)
-        if (event === "upgrade") answerSocket(args[1] as Duplex, 502, "Bad gateway")
-        else answer(args[1] as Http.ServerResponse, 502, "Bad gateway")
+        fail(502, "Bad gateway")
       })
       return true
     }
+    if (hosts !== undefined && agentId !== undefined) return agentHost(hosts, agentId)
     const known: Known<AppRoute> = cache.peek(host)
     const serve = (route: AppRoute) => {
-      if (route.gateway === true && hosts !== undefined) {
-        if (isApiPath(request.url)) return api(hosts, route.agentId)
-        serveAgentHost(hosts, route.agentId, request, args, event === "upgrade").catch((error: unknown) => {
-          onError(`Proxying to the gateway of agent ${route.agentId} failed`, error)
-          if (event === "upgrade") answerSocket(args[1] as Duplex, 502, "Bad gateway")
-          else answer(args[1] as Http.ServerResponse, 502, "Bad gateway")
-        })
-        return true
-      }
+      if (route.gateway === true && hosts !== undefined) return agentHost(hosts, route.agentId)
       const done = event === "upgrade"
         ? proxyUpgrade(request, args[1] as Duplex, args[2] as Buffer, route)
         : proxyRequest(request, args[1] as Http.ServerResponse, route)
       done.catch((error: unknown) => {
         onError(`Proxying to the app of agent ${route.agentId} failed`, error)
-        if (event === "upgrade") answerSocket(args[1] as Duplex, 502, "Bad gateway")
-        else answer(args[1] as Http.ServerResponse, 502, "Bad gateway")
+        fail(502, "Bad gateway")
       })
       return true
     }
     const notFound = () => {
-      if (event === "upgrade") answerSocket(args[1] as Duplex, 404, "Domain not found")
-      else answer(args[1] as Http.ServerResponse, 404, "Domain not found")
+      fail(404, "Domain not found")
       return true
     }
     const otherwise = () => routing.isAppHost?.(host) === true ? notFound() : originalEmit.call(this, event, ...args)
@@ -584,8 +574,7 @@ export const attach = (server: Http.Server, routing: AppRouting, options: ProxyO
         failed(host, error)
         // Cairn's own hosts are served whatever happened to the lookup; an app's host cannot be.
         if (routing.isAppHost?.(host) !== true) return originalEmit.call(this, event, ...args)
-        if (event === "upgrade") answerSocket(args[1] as Duplex, 503, "Service unavailable")
-        else answer(args[1] as Http.ServerResponse, 503, "Service unavailable")
+        fail(503, "Service unavailable")
         return true
       }
     )
