@@ -241,13 +241,6 @@ export const history = (client: GatewayClient, agentId: string, sessionKey: stri
     return list.flatMap((raw) => historyMessage(raw) ?? []).slice(-limit)
   })
 
-/** The primary model a config names: `agents.defaults.model` as a string or as `{primary}`. */
-export const configuredModel = (config: unknown): string | undefined => {
-  const defaults = isRecord(config) && isRecord(config["agents"]) ? config["agents"]["defaults"] : undefined
-  const model = isRecord(defaults) ? defaults["model"] : undefined
-  return typeof model === "string" ? text(model) : isRecord(model) ? text(model["primary"]) : undefined
-}
-
 /** The models the gateway offers; `defaultModel` is the agent's configured primary model. */
 export const models = (client: GatewayClient, agentId: string, defaultModel: string | undefined) =>
   Effect.tryPromise({ try: () => client.request("models.list", {}), catch: rpcFailure(agentId, "models.list") }).pipe(

@@ -13,6 +13,7 @@
  */
 import {
   ChatUnavailable,
+  EngineChat,
   AgentEngine,
   type AgentState,
   AgentNotProvisioned,
@@ -692,7 +693,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
   /** The agent's configured primary model (`agents.defaults.model`), when its config names one. */
   const defaultModel = (agentId: string, agent: Agent) =>
     RuntimeConfig.read(configTarget(agentId, agent)).pipe(
-      Effect.map(({ config }) => Chat.configuredModel(config)),
+      Effect.map(({ config }) => EngineChat.configuredModel(config)),
       Effect.orElseSucceed(() => undefined)
     )
 

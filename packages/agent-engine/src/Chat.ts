@@ -12,6 +12,21 @@ export const sessionKeyPattern = /^[A-Za-z0-9][A-Za-z0-9:._@/-]{0,199}$/
 /** A model as `provider/model` (`openai/gpt-5`, `fakellm/fake-1`). */
 export const modelPattern = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}\/[A-Za-z0-9][A-Za-z0-9._:@/-]{0,127}$/
 
+const isObject = (value: unknown): value is Readonly<Record<string, unknown>> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+/**
+ * The model a runtime config names as the agents' default: `agents.defaults.model`, a string or `{primary}` (both
+ * OpenClaw's forms); undefined where it names none (an empty name is none).
+ */
+export const configuredModel = (config: unknown): string | undefined => {
+  const agents = isObject(config) ? config["agents"] : undefined
+  const defaults = isObject(agents) ? agents["defaults"] : undefined
+  const model = isObject(defaults) ? defaults["model"] : undefined
+  const named = isObject(model) ? model["primary"] : model
+  return typeof named === "string" && named !== "" ? named : undefined
+}
+
 export interface ChatRequest {
   readonly message: string
   /** The conversation to continue; a new one when absent. */

@@ -43,7 +43,7 @@ import * as EngineEnvironment from "./EngineEnvironment.ts"
 import * as GatewayLogs from "./GatewayLogs.ts"
 import { SimulatedEngineControl, type ConfigOperation } from "./SimulatedEngineControl.ts"
 import { ChannelsUnavailable } from "./Channels.ts"
-import { ChatFailed, type ChatEvent, ChatSessionNotFound, ChatTimedOut, ChatUnavailable } from "./Chat.ts"
+import { ChatFailed, type ChatEvent, ChatSessionNotFound, ChatTimedOut, ChatUnavailable, configuredModel } from "./Chat.ts"
 import * as ChannelStore from "./simulated/Channels.ts"
 import * as ChatStore from "./simulated/ChatStore.ts"
 import * as ConfigStore from "./simulated/ConfigStore.ts"
@@ -772,7 +772,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
         const scripted = nextChats.get(agentId)
         nextChats.delete(agentId)
         const sessionKey = request.sessionKey ?? agent.chats.newKey()
-        const model = agent.chats.modelFor(sessionKey, request.model, ChatStore.configuredModel(agent.config.config) ?? ChatStore.defaultModel)
+        const model = agent.chats.modelFor(sessionKey, request.model, configuredModel(agent.config.config) ?? ChatStore.defaultModel)
         agent.chats.userSaid(sessionKey, model, request.message, yield* isoNow)
         const turn = Effect.gen(function*() {
           if (scripted?._tag === "hang") return yield* Effect.never

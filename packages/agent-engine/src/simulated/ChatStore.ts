@@ -6,7 +6,7 @@
  * `defaultModel`. The models offered are a fixed catalog plus those the config's `models.providers` declare; a model
  * can answer where its provider is the simulation's own or has an `apiKey` in the config.
  */
-import type { ChatMessage, ChatReply, ChatSession, EngineModel, EngineModels } from "../Chat.ts"
+import { type ChatMessage, type ChatReply, type ChatSession, configuredModel, type EngineModel, type EngineModels } from "../Chat.ts"
 
 /** The model a simulated agent answers with when neither the chat nor its config names one. */
 export const defaultModel = "simulated/echo-1"
@@ -38,14 +38,6 @@ const isObject = (value: unknown): value is Json => typeof value === "object" &&
 
 const at = (path: ReadonlyArray<string>, config: unknown): unknown =>
   path.reduce<unknown>((value, key) => (isObject(value) ? value[key] : undefined), config)
-
-/** The default model the agent's config names, if any. */
-export const configuredModel = (config: Json): string | undefined => {
-  const model = at(["agents", "defaults", "model"], config)
-  if (typeof model === "string" && model !== "") return model
-  const primary = at(["primary"], model)
-  return typeof primary === "string" && primary !== "" ? primary : undefined
-}
 
 /** The models the gateway offers with this config, the fixed catalog first. */
 export const modelsOf = (config: Json): EngineModels => {

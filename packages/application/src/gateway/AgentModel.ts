@@ -19,13 +19,6 @@ type Json = Readonly<Record<string, unknown>>
 
 const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value)
 
-/** The model the config names as the agents' default (`agents.defaults.model`, a string or `{primary}`). */
-export const primaryOf = (config: Json): string | undefined => {
-  const model = isObject(config["agents"]) && isObject(config["agents"]["defaults"]) ? config["agents"]["defaults"]["model"] : undefined
-  if (typeof model === "string") return model
-  return isObject(model) && typeof model["primary"] === "string" ? model["primary"] : undefined
-}
-
 /**
  * The config with `model` as the agents' default model (its fallbacks kept), or without a primary model when `model`
  * is null; everything else as it was.
@@ -51,7 +44,6 @@ export const withModel = (config: Json, model: string | null): Json => {
 export const apply = (engine: AgentEngine["Service"], agentId: string, model: string | null) =>
   Effect.gen(function*() {
     const { config: current, hash } = yield* engine.readConfig(agentId)
-    if ((primaryOf(current) ?? null) === model) return
-    if (model === null && primaryOf(current) === undefined) return
+    if ((EngineChat.configuredModel(current) ?? null) === model) return
     yield* engine.writeConfig(agentId, { config: withModel(current, model), baseHash: hash })
   })

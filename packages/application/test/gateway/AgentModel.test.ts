@@ -1,4 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
+import { EngineChat } from "@cairn/agent-engine"
 import { Result } from "effect"
 import * as AgentModel from "../../src/gateway/AgentModel.ts"
 
@@ -22,9 +23,9 @@ describe("AgentModel", () => {
   })
 
   it("reads the primary model in either form", () => {
-    assert.strictEqual(AgentModel.primaryOf({ agents: { defaults: { model: "x/y" } } }), "x/y")
-    assert.strictEqual(AgentModel.primaryOf({ agents: { defaults: { model: { primary: "a/b" } } } }), "a/b")
-    assert.isUndefined(AgentModel.primaryOf({}))
+    assert.strictEqual(EngineChat.configuredModel({ agents: { defaults: { model: "x/y" } } }), "x/y")
+    assert.strictEqual(EngineChat.configuredModel({ agents: { defaults: { model: { primary: "a/b" } } } }), "a/b")
+    assert.isUndefined(EngineChat.configuredModel({}))
   })
 
   it("takes models as provider/model only", () => {
