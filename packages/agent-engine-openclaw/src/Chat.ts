@@ -75,8 +75,8 @@ const rpcFailure = (agentId: string, method: string) => (cause: unknown) =>
 export const newSessionKey = () => `api-${randomUUID()}`
 
 /**
- * One turn on an open connection, as a stream of the port's chat events. `fallbackModel` names the model when the
- * final message does not (the agent's default).
+ * One turn on an open connection, as a stream of the port's chat events. `fallbackModel` names the model when
+ * neither the final message nor the request does (the agent's default).
  */
 export const turn = (
   client: GatewayClient,
@@ -115,13 +115,14 @@ export const turn = (
           const result: ChatReply = {
             reply,
             sessionKey: text(payload["sessionKey"]) ?? sessionKey,
-            model: model ?? request.model ?? "unknown",
+            model: model ?? "unknown",
             ...(usage === undefined ? {} : { usage })
           }
           Queue.offerUnsafe(queue, { type: "done", reply: result })
           Queue.endUnsafe(queue)
         }
-        const model = modelOf(message)
+        // The model the final message names, else the one this turn asked for, else the agent's default.
+        const model = modelOf(message) ?? request.model
         if (model !== undefined) done(model)
         else fallbackModel().then(done, () => done(undefined))
       }

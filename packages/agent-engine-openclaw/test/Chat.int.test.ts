@@ -91,6 +91,13 @@ describe.skipIf(!enabled)("chat on a real OpenClaw gateway", () => {
         const missing = yield* engine.chatHistory(agentId, "api-no-such-session", 10).pipe(Effect.flip)
         assert.strictEqual(missing._tag, "ChatSessionNotFound")
 
+        // A turn that names another model: the session answers with it, and the reply says so.
+        const other = `fakellm/${FakeModelServer.otherFakeModelId}`
+        const named = yield* collect(engine.chat(agentId, { message: "which model?", model: other, timeoutMs: 120_000 }))
+        const namedDone = named.at(-1)
+        assert.strictEqual(namedDone?.type === "done" ? namedDone.reply.model : undefined, other)
+        assert.strictEqual(fake.requests.at(-1)?.model, FakeModelServer.otherFakeModelId, "the model was asked as the model named")
+
         const models = yield* engine.listModels(agentId)
         assert.strictEqual(models.defaultModel, "fakellm/fake-1")
         assert.isTrue(models.models.some((entry) => entry.id === "fakellm/fake-1" && entry.available), JSON.stringify(models))

@@ -28,8 +28,10 @@ export interface FakeModelServer {
   close(): Promise<void>
 }
 
-/** The model this server offers. */
+/** The model this server offers (it answers any model name alike; the provider config declares two). */
 export const fakeModelId = "fake-1"
+/** A second model of the provider, for a chat that names a model other than the agent's default. */
+export const otherFakeModelId = "fake-2"
 
 /** The reply to a user message's text. */
 export const fakeReply = (userText: string) => `${userText}, said the fake model`
@@ -159,7 +161,7 @@ export const providerConfig = (server: Pick<FakeModelServer, "baseUrl">) => ({
         baseUrl: server.baseUrl,
         apiKey: "${FAKELLM_API_KEY}",
         api: "openai-completions",
-        models: [{ id: fakeModelId, name: "Fake model", contextWindow: 128_000, maxTokens: 4_096, input: ["text"], reasoning: false }]
+        models: [fakeModelId, otherFakeModelId].map((id) => ({ id, name: id === fakeModelId ? "Fake model" : "Other fake model", contextWindow: 128_000, maxTokens: 4_096, input: ["text"], reasoning: false }))
       }
     }
   },
