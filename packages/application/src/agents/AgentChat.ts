@@ -6,7 +6,15 @@
  * of the message and the reply. A gateway on its way up is waited for (503 GatewayStarting after ReadyWait); one
  * that is stopped or crashed is 409 `Agent is not running`; a turn longer than ChatTimeout is 504.
  */
-import { AgentEngine, type ChatEvent, EngineChat } from "@cairn/agent-engine"
+import {
+  AgentEngine,
+  type AgentNotProvisioned,
+  type ChatEvent,
+  type ChatFailed,
+  type ChatTimedOut,
+  type ChatUnavailable,
+  EngineChat
+} from "@cairn/agent-engine"
 import { type Agent, AgentChats, ValidationFailed } from "@cairn/domain"
 import type { EventStoreUnavailable } from "@cairn/event-store"
 import { Context, Duration, Effect, Layer, Result, Stream } from "effect"
@@ -96,6 +104,19 @@ export class AgentChat extends Context.Service<AgentChat>()("cairn/AgentChat", {
     /** The agent in the caller's workspace (404 otherwise), with its gateway ready to talk. */
     const reachable = (principal: Principal, agentId: string) => Effect.andThen(agents.get(principal.workspaceId, agentId), running(agentId))
 
+    /** An engine's chat failure as the documented error: the turn failed (502), took too long (504), or nothing runs (409). */
+    const engineFailure = (agentId: string) => (error: ChatFailed | ChatTimedOut | ChatUnavailable | AgentNotProvisioned) => {
+      switch (error._tag) {
+        case "ChatFailed":
+          return new AgentChats.AgentChatFailed({ agentId, reason: error.detail })
+        case "ChatTimedOut":
+          return new AgentChats.AgentDidNotAnswer({ agentId })
+        case "ChatUnavailable":
+        case "AgentNotProvisioned":
+          return new AgentChats.AgentNotRunning({ agentId })
+      }
+    }
+
     /** Records an answered turn (stream `chats-<agentId>`, the agent's trail): its shape, never its text. */
     const record = (principal: Principal, agentId: string, message: string, done: Extract<ChatEvent, { type: "done" }>) =>
       Effect.flatMap(now, (at) =>
@@ -118,17 +139,7 @@ export class AgentChat extends Context.Service<AgentChat>()("cairn/AgentChat", {
       const request = yield* Effect.fromResult(validateChat(input))
       yield* running(agentId)
       const turn: AgentChatStream = engine.chat(agentId, { ...request, timeoutMs }).pipe(
-        Stream.mapError((error) => {
-          switch (error._tag) {
-            case "ChatFailed":
-              return new AgentChats.AgentChatFailed({ agentId, reason: error.detail })
-            case "ChatTimedOut":
-              return new AgentChats.AgentDidNotAnswer({ agentId })
-            case "ChatUnavailable":
-            case "AgentNotProvisioned":
-              return new AgentChats.AgentNotRunning({ agentId })
-          }
-        }),
+        Stream.mapError(engineFailure(agentId)),
         Stream.tap((event) => event.type === "done" ? record(principal, agentId, request.message, event) : Effect.void)
       )
       return turn
@@ -151,11 +162,6 @@ export class AgentChat extends Context.Service<AgentChat>()("cairn/AgentChat", {
               ? Effect.fail(new AgentChats.AgentChatFailed({ agentId, reason: "the turn ended without a reply" }))
               : Effect.succeed(done))
         ))
-
-    const engineFailure = (agentId: string) => (error: { readonly _tag: string; readonly detail?: string }) =>
-      error._tag === "ChatFailed"
-        ? new AgentChats.AgentChatFailed({ agentId, reason: error.detail ?? "" })
-        : new AgentChats.AgentNotRunning({ agentId })
 
     /** The agent's chat sessions, most recently changed first. */
     const sessions = (principal: Principal, agentId: string) =>
