@@ -62,7 +62,7 @@ beforeAll(async () => {
       gateway: async () =>
         running
           ? { endpoint: { host: "127.0.0.1", port: gatewayPort } }
-          : { status: 503, body: { error: "Agent is starting: try again shortly" }, headers: { "retry-after": "5" } }
+          : { status: 503, body: { error: "Agent is starting, try again shortly" }, headers: { "retry-after": "5" } }
     }
   })
   cairnPort = await listen(cairn)
@@ -191,7 +191,7 @@ describe("an agent's own host", () => {
     running = false
     try {
       const starting = await send("a1.agents.test", "/", { headers: { authorization: "Bearer gw_good" } })
-      assert.deepStrictEqual([starting.status, starting.json, starting.headers["retry-after"]], [503, { error: "Agent is starting: try again shortly" }, "5"])
+      assert.deepStrictEqual([starting.status, starting.json, starting.headers["retry-after"]], [503, { error: "Agent is starting, try again shortly" }, "5"])
     } finally {
       running = true
     }

@@ -12,6 +12,7 @@ import { AgentEngine } from "@cairn/agent-engine"
 import { AppProxy } from "@cairn/app-proxy"
 import { Agents, ApiKeys, Domains, ReadModels, Unauthorized } from "@cairn/application"
 import { GatewayTokens } from "@cairn/auth"
+import { Agent } from "@cairn/domain"
 import { Authenticate } from "@cairn/http"
 import { Effect, Option, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
@@ -27,9 +28,6 @@ export interface DomainRoutes {
   /** The agent whose own host a host is (`<agentId>.<AGENTS_DOMAIN>`), by its name; none without it. */
   readonly agentOfHost?: (host: string) => string | undefined
 }
-
-/** How long a client may wait before asking a starting agent's host again. */
-const startingRetryAfterSeconds = 5
 
 /** A 401 as Cairn's API answers it: `{error: "Unauthorized", reason}` and RFC 6750's challenge. */
 const unauthorized = (reason: string): { readonly admitted: false } & AppProxy.Refusal => {
@@ -100,10 +98,12 @@ export const attachWith = (server: Http.Server, domains: DomainRoutes) =>
         const engineState = yield* engine.status(agentId).pipe(Effect.map((s) => s.state), Effect.orElseSucceed(() => undefined))
         const provisioning = yield* engine.provisioning(agentId)
         if (status === "starting" || engineState === "starting" || provisioning !== undefined) {
+          // What every route that needs the gateway answers while it starts (GatewayStarting), with the agent's status.
+          const starting = new Agent.GatewayStarting({ agentId })
           return {
-            status: 503,
-            body: { error: "Agent is starting: try again shortly", status: "starting" },
-            headers: { "retry-after": String(startingRetryAfterSeconds) }
+            status: starting.status,
+            body: { error: starting.message, status: "starting" },
+            headers: { "retry-after": String(starting.retryAfterSeconds) }
           }
         }
         return { status: 502, body: { error: "Agent is not running", status: status === "running" ? engineState ?? "not_running" : status } }
