@@ -262,10 +262,13 @@ describe.each(stores)("pin by CID from another Cairn, onto $name", ({ env: store
     await until("the job retrieving", async () => (await jobOf(queued.id))?.status === "retrieving" ? true : undefined)
     b.child.kill("SIGTERM")
     await b.exited
+    const before = b.output()
     held.delete(cid)
     holding.delete(cid)
     await startB()
-    await until("the resumed job pinned", async () => (await jobOf(queued.id))?.status === "pinned" ? true : undefined)
+    await until("the resumed job pinned", async () => (await jobOf(queued.id))?.status === "pinned" ? true : undefined).catch(async (error) => {
+      throw new Error(`${error.message}: ${JSON.stringify(await jobOf(queued.id))}\nB before the stop:\n${before}\nB after:\n${b.output()}`)
+    })
     const served = await fetch(`${b.url}/ipfs/${cid}`)
     assert.strictEqual(await served.text(), new TextDecoder().decode(bytes))
   }, 120_000)

@@ -63,8 +63,8 @@ export const layer: Layer.Layer<Provided, never, Requirements> = Layer.mergeAll(
   Layer.provideMerge(Layer.mergeAll(Agents.layer, Failover.layer)),
   Layer.provideMerge(Layer.mergeAll(Snapshots.layer, Channels.layer, Domains.layer)),
   Layer.provideMerge(Gateway.layer),
-  Layer.provideMerge(Layer.mergeAll(Templates.layer, Skills.layer, NodeLeases.layer, SignedUrls.layer, PinJobs.layer)),
-  Layer.provideMerge(Layer.mergeAll(Workspaces.layer, ApiKeys.layer, Issues.layer, Files.layer, Groups.layer, Signatures.layer, Secrets.layer)),
+  Layer.provideMerge(Layer.mergeAll(Templates.layer, Skills.layer, SignedUrls.layer, PinJobs.layer)),
+  Layer.provideMerge(Layer.mergeAll(Workspaces.layer, ApiKeys.layer, Issues.layer, Files.layer, Groups.layer, Signatures.layer, Secrets.layer, NodeLeases.layer)),
   Layer.provideMerge(SecretVault.layer),
   Layer.provideMerge(Layer.merge(CommandHandler.layer, DiskReserve.layer))
 )

@@ -12,12 +12,12 @@ const src = Path.join(import.meta.dirname, "..", "src")
 /** The folders from the bottom floor up; the root's own modules are the bottom, `Services.ts` and `index.ts` the top. */
 const floors: ReadonlyArray<ReadonlyArray<string>> = [
   [".", "readmodels"],
+  ["cluster"],
   ["secrets"],
   ["workspaces"],
   ["files"],
   ["skills"],
   ["templates"],
-  ["cluster"],
   ["gateway"],
   ["snapshots", "channels", "domains"],
   ["agents"],

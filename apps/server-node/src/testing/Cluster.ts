@@ -54,13 +54,13 @@ export const startNode = async (name: string, env: Record<string, string>, clean
 }
 
 /**
- * Two nodes on one fresh database on `databaseUrl`'s server, sharing a snapshot blockstore, with short leases so a
- * failover is quick; node B gets the keys node A made.
+ * What the nodes of one test cluster share: a fresh database on `databaseUrl`'s server, a snapshot blockstore, and
+ * short leases so a failover is quick.
  */
-export const startTwoNodes = async (databaseUrl: string, cleanups: Cleanups, extra: Record<string, string> = {}) => {
+export const clusterEnv = (databaseUrl: string, cleanups: Cleanups, extra: Record<string, string> = {}): Record<string, string> => {
   const blocks = mkdtempSync(join(tmpdir(), "cairn-cluster-blocks-"))
   cleanups.push(() => rmSync(blocks, { recursive: true, force: true }))
-  const shared = {
+  return {
     DATABASE_URL: freshDatabase(databaseUrl, cleanups),
     ENGINE: "simulated",
     SNAPSHOT_BLOCKS_DIR: blocks,
@@ -69,12 +69,21 @@ export const startTwoNodes = async (databaseUrl: string, cleanups: Cleanups, ext
     CAIRN_HEARTBEAT_INTERVAL: "1 second",
     ...extra
   }
+}
+
+/** Another node of the installation `first` began: given the keys `first` made (every node needs the same). */
+export const joinNode = (first: Node, name: string, env: Record<string, string>, cleanups: Cleanups) =>
+  startNode(name, {
+    ...env,
+    CAIRN_SIGNING_KEY: readFileSync(join(first.dataDir, "signing-key.json"), "utf8"),
+    CAIRN_GATEWAY_KEY: readFileSync(join(first.dataDir, "gateway-key"), "utf8").trim(),
+    ADMIN_TOKEN: readFileSync(join(first.dataDir, "admin-token"), "utf8").trim()
+  }, cleanups)
+
+/** Two nodes on one fresh database on `databaseUrl`'s server (clusterEnv); node B gets the keys node A made. */
+export const startTwoNodes = async (databaseUrl: string, cleanups: Cleanups, extra: Record<string, string> = {}) => {
+  const shared = clusterEnv(databaseUrl, cleanups, extra)
   const a = await startNode("a", shared, cleanups)
-  const keys = {
-    CAIRN_SIGNING_KEY: readFileSync(join(a.dataDir, "signing-key.json"), "utf8"),
-    CAIRN_GATEWAY_KEY: readFileSync(join(a.dataDir, "gateway-key"), "utf8").trim(),
-    ADMIN_TOKEN: readFileSync(join(a.dataDir, "admin-token"), "utf8").trim()
-  }
-  const b = await startNode("b", { ...shared, ...keys }, cleanups)
+  const b = await joinNode(a, "b", shared, cleanups)
   return { a, b }
 }

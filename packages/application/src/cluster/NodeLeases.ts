@@ -11,6 +11,7 @@
  */
 import { Context, Duration, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
+import { createTogether } from "../SchemaSetup.ts"
 
 /**
  * This Cairn node's name. Each agent's gateway runs on the node that created (or last started) it, and only that
@@ -42,10 +43,9 @@ export interface OrphanedAgent {
   readonly node: string
 }
 
-/** Both tables, created once under an advisory lock (nodes starting together would race `CREATE … IF NOT EXISTS`). */
+/** Both tables, created together with other nodes starting (SchemaSetup.ts). */
 const setup = (sql: SqlClient.SqlClient) =>
-  sql.withTransaction(Effect.gen(function*() {
-    yield* sql`SELECT pg_advisory_xact_lock(7305424613337028)`
+  createTogether(sql, Effect.gen(function*() {
     yield* sql`CREATE TABLE IF NOT EXISTS cairn_nodes (
       node_id text PRIMARY KEY, internal_url text NOT NULL, started_at timestamptz NOT NULL DEFAULT now(),
       heartbeat_at timestamptz NOT NULL, expires_at timestamptz NOT NULL)`
@@ -116,6 +116,14 @@ export class NodeLeases extends Context.Service<NodeLeases>()("cairn/NodeLeases"
         )
         : Effect.succeed(new Map())
 
+    /** The nodes whose lease has not expired (this one among them once it has beaten); empty on a single node. */
+    const liveNodes: Effect.Effect<ReadonlySet<string>> = enabled
+      ? sql<{ node_id: string }>`SELECT node_id FROM cairn_nodes WHERE expires_at > now()`.pipe(
+        Effect.map((rows) => new Set(rows.map((r) => r.node_id))),
+        Effect.orDie
+      )
+      : Effect.succeed(new Set())
+
     /** Agents held by nodes whose lease has expired. */
     const orphaned: Effect.Effect<ReadonlyArray<OrphanedAgent>> = enabled
       ? sql<{ agent_id: string; node_id: string }>`SELECT l.agent_id, l.node_id FROM cairn_agent_leases l
@@ -139,7 +147,7 @@ export class NodeLeases extends Context.Service<NodeLeases>()("cairn/NodeLeases"
     // Live before anything else: a node that resumes its agents must not look expired meanwhile.
     yield* heartbeat
 
-    return { node, enabled, internalUrl, heartbeat, leave, claim, release, ownerOf, holders, orphaned, adopt }
+    return { node, enabled, internalUrl, heartbeat, leave, claim, release, ownerOf, holders, liveNodes, orphaned, adopt }
   })
 }) {
   static readonly layer = Layer.effect(this, this.make)

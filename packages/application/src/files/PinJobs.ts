@@ -4,15 +4,19 @@
  * whole DAG (`PinSources`: every block checked against its CID, a block that lies fails the job and nothing is
  * stored), stores the blocks and records the CID as a file of the job's workspace in the append that marks the job
  * `pinned` (Files.recordPin), or records why it `failed`. At most `concurrency` jobs are worked on at once, each for
- * at most `timeoutMs`. The worker is a loop the server starts (`run`); at its start it takes every job still open, so
- * a job queued or retrieving when Cairn stopped is worked on again. A cancel is recorded first, then the job's fiber
- * is interrupted, so a job cancelled while it stores is never recorded pinned.
+ * at most `timeoutMs`. The worker is a loop the server starts (`run`); at its start it takes every job of this node's
+ * still open, so a job queued or retrieving when Cairn stopped is worked on again. A job is one node's (the one it
+ * was queued on, recorded with it): nodes sharing a database never work on the same job, and in a cluster a node
+ * takes over the open jobs of a node whose lease expired, one node winning each (PinJob.StartRetrieving's
+ * `takeFrom`). A cancel is recorded first, then the job's fiber is interrupted, so a job cancelled while it stores is
+ * never recorded pinned.
  */
 import { ContentStore, dagSummary, PinSources } from "@cairn/content-store"
 import { canonical, type File, type Network, PinJob, ValidationFailed } from "@cairn/domain"
 import { Context, Duration, Effect, FiberMap, Layer, Option, Queue, Semaphore } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Principal } from "../Access.ts"
+import { AgentsNode, ClusterSettings, NodeLeases } from "../cluster/NodeLeases.ts"
 import { CommandHandler } from "../CommandHandler.ts"
 import { DiskReserve } from "../DiskReserve.ts"
 import { now } from "../Now.ts"
@@ -53,6 +57,9 @@ export class PinJobs extends Context.Service<PinJobs>()("cairn/PinJobs", {
     const settings = yield* PinSettings
     const reserve = yield* DiskReserve
     const files = yield* Files
+    const node = yield* AgentsNode
+    const leases = yield* NodeLeases
+    const cluster = yield* ClusterSettings
     const queue = yield* Queue.unbounded<string>()
     const running = yield* FiberMap.make<string>()
     const permits = yield* Semaphore.make(Math.max(1, settings.concurrency))
@@ -76,6 +83,7 @@ export class PinJobs extends Context.Service<PinJobs>()("cairn/PinJobs", {
         hostNodes: [...request.hostNodes ?? []],
         ...(request.meta === undefined ? {} : { meta: request.meta }),
         ...(request.psa === true ? { psa: true } : {}),
+        node,
         at
       }), { actor: principal.userId })
       yield* Queue.offer(queue, jobId)
@@ -116,9 +124,15 @@ export class PinJobs extends Context.Service<PinJobs>()("cairn/PinJobs", {
         )
 
     /** Works on one job: retrieve, check, store, record; any failure is the job's `failed` reason. */
-    const work = (job: PinJobsTable.PinJobView) =>
+    const work = (job: PinJobsTable.PinJobView, takeFrom: string | undefined) =>
       Effect.gen(function*() {
-        yield* commands.execute(PinJob.decider, PinJob.stream(job.id), new PinJob.StartRetrieving({ jobId: job.id, at: yield* now }), { actor: job.userId })
+        yield* commands.execute(
+          PinJob.decider,
+          PinJob.stream(job.id),
+          new PinJob.StartRetrieving({ jobId: job.id, node, at: yield* now, ...(takeFrom === undefined ? {} : { takeFrom }) }),
+          { actor: job.userId }
+        )
+        if (takeFrom !== undefined) yield* Effect.logInfo(`Pin job ${job.id} (${job.cid}): taken over from node ${takeFrom}, whose lease expired`)
         const started = Date.now()
         const blocks = yield* sources.retrieve(job.cid)
         const retrieved = Date.now()
@@ -155,26 +169,49 @@ export class PinJobs extends Context.Service<PinJobs>()("cairn/PinJobs", {
           RetrievalFailed: (failed) => fail(job, failed.reason),
           InsufficientStorage: () => fail(job, "insufficient storage on this node"),
           PinJobFinished: () => Effect.void,
-          PinJobNotFound: () => Effect.void
+          PinJobNotFound: () => Effect.void,
+          PinJobTaken: () => Effect.void
         }),
         Effect.catchCause((cause) =>
           Effect.logError(`Pin job ${job.id} (${job.cid}) stopped`, cause).pipe(Effect.andThen(fail(job, "the node could not store the content")))
         )
       )
 
-    /** Takes a job off the queue: worked on when a permit frees, unless done or taken already. */
-    const start = (jobId: string) =>
+    /**
+     * Takes a job off the queue (or over from `takeFrom`, an expired node): worked on when a permit frees, unless
+     * done or taken already.
+     */
+    const start = (jobId: string, takeFrom?: string) =>
       FiberMap.run(running, jobId, Effect.gen(function*() {
         // Read again once a permit is free: a job cancelled while it waited is left alone.
-        yield* permits.withPermits(1)(Effect.flatMap(table.openById(jobId), Option.match({ onNone: () => Effect.void, onSome: work })))
+        yield* permits.withPermits(1)(Effect.flatMap(table.openById(jobId), Option.match({
+          onNone: () => Effect.void,
+          onSome: (job) => work(job, takeFrom)
+        })))
       }), { onlyIfMissing: true })
 
-    /** The worker, for as long as the node runs: every open job first (those a stop left), then each new one. */
+    /** In a cluster: the open jobs of nodes whose lease expired, each taken over here unless another node wins it. */
+    const takeOverOrphans = Effect.gen(function*() {
+      const live = yield* leases.liveNodes
+      for (const job of yield* table.openElsewhere(node)) {
+        if (job.node !== null && !live.has(job.node)) yield* start(job.id, job.node)
+      }
+    })
+
+    /** The worker, for as long as the node runs: its open jobs first (those a stop left), then each new one. */
     const run = Effect.gen(function*() {
-      const open = yield* table.open
+      const open = yield* table.openOf(node)
       if (open.length > 0) yield* Effect.logInfo(`Pin jobs: resuming ${open.length} open job(s)`)
       for (const job of open) yield* start(job.id)
-      yield* Queue.take(queue).pipe(Effect.flatMap(start), Effect.forever)
+      if (leases.enabled) {
+        yield* takeOverOrphans.pipe(
+          Effect.catchCause((cause) => Effect.logError("Pin jobs: taking over expired nodes' jobs failed", cause)),
+          Effect.andThen(Effect.sleep(Duration.fromInputUnsafe(cluster.heartbeatInterval))),
+          Effect.forever,
+          Effect.forkScoped
+        )
+      }
+      yield* Queue.take(queue).pipe(Effect.flatMap((jobId) => start(jobId)), Effect.forever)
     })
 
     return { submit, get, list, cancel, run }

@@ -19,18 +19,20 @@ export const projection = ReadModel.make({
         name text NOT NULL, group_id text, keyvalues jsonb NOT NULL, host_nodes jsonb NOT NULL, meta jsonb,
         psa boolean NOT NULL, status text NOT NULL, reason text, file_id text, size bigint,
         queued_at timestamptz NOT NULL, updated_at timestamptz NOT NULL)`,
+      sql`ALTER TABLE cairn_pin_jobs ADD COLUMN IF NOT EXISTS node_id text`,
       sql`CREATE INDEX IF NOT EXISTS cairn_pin_jobs_listing ON cairn_pin_jobs (workspace_id, network, queued_at, id)`,
       sql`CREATE INDEX IF NOT EXISTS cairn_pin_jobs_open ON cairn_pin_jobs (status) WHERE status IN ('prechecking', 'retrieving')`
     ]),
   on: {
     PinJobQueued: (sql, e) =>
       sql`INSERT INTO cairn_pin_jobs (id, workspace_id, user_id, network, cid, name, group_id, keyvalues, host_nodes, meta, psa,
-          status, queued_at, updated_at)
+          status, node_id, queued_at, updated_at)
         VALUES (${e.jobId}, ${e.workspaceId}, ${e.userId}, ${e.network}, ${e.cid}, ${e.name}, ${e.groupId},
           ${JSON.stringify(e.keyvalues)}::jsonb, ${JSON.stringify(e.hostNodes)}::jsonb,
-          ${e.meta === undefined ? null : JSON.stringify(e.meta)}::jsonb, ${e.psa ?? false}, 'prechecking', ${e.at}, ${e.at})
+          ${e.meta === undefined ? null : JSON.stringify(e.meta)}::jsonb, ${e.psa ?? false}, 'prechecking', ${e.node ?? null}, ${e.at}, ${e.at})
         ON CONFLICT (id) DO NOTHING`,
-    PinJobRetrieving: (sql, e) => sql`UPDATE cairn_pin_jobs SET status = 'retrieving', updated_at = ${e.at} WHERE id = ${e.jobId}`,
+    PinJobRetrieving: (sql, e) =>
+      sql`UPDATE cairn_pin_jobs SET status = 'retrieving', node_id = COALESCE(${e.node ?? null}, node_id), updated_at = ${e.at} WHERE id = ${e.jobId}`,
     PinJobPinned: (sql, e) =>
       sql`UPDATE cairn_pin_jobs SET status = 'pinned', file_id = ${e.fileId}, size = ${e.size}, updated_at = ${e.at} WHERE id = ${e.jobId}`,
     PinJobFailed: (sql, e) =>
@@ -53,6 +55,8 @@ export interface PinJobView {
   readonly meta: File.KeyValues | null
   readonly psa: boolean
   readonly status: PinJob.PinJobStatus
+  /** The node whose worker has it (null on jobs recorded before nodes were). */
+  readonly node: string | null
   readonly reason: string | null
   readonly fileId: string | null
   readonly size: number | null
@@ -73,6 +77,7 @@ interface Row {
   readonly meta: File.KeyValues | string | null
   readonly psa: boolean
   readonly status: PinJob.PinJobStatus
+  readonly node_id: string | null
   readonly reason: string | null
   readonly file_id: string | null
   readonly size: string | number | null
@@ -96,6 +101,7 @@ const toView = (row: Row): PinJobView => ({
   meta: row.meta === null ? null : parsed(row.meta),
   psa: row.psa,
   status: row.status,
+  node: row.node_id,
   reason: row.reason,
   fileId: row.file_id,
   size: row.size === null ? null : Number(row.size),
@@ -103,7 +109,7 @@ const toView = (row: Row): PinJobView => ({
   updatedAt: row.updated_at.toISOString()
 })
 
-const columns = "id, workspace_id, user_id, network, cid, name, group_id, keyvalues, host_nodes, meta, psa, status, reason, file_id, size, queued_at, updated_at"
+const columns = "id, workspace_id, user_id, network, cid, name, group_id, keyvalues, host_nodes, meta, psa, status, node_id, reason, file_id, size, queued_at, updated_at"
 
 /** The queries the services make of it. */
 export const queries = (sql: SqlClient.SqlClient) => ({
@@ -125,7 +131,12 @@ export const queries = (sql: SqlClient.SqlClient) => ({
       Effect.orDie,
       Effect.map((rows) => Option.map(Option.fromNullishOr(rows[0]), toView))
     ),
-  /** Every job still to be worked on, oldest first: what a worker resumes at startup. */
-  open: sql<Row>`SELECT ${sql.literal(columns)} FROM cairn_pin_jobs WHERE status IN ('prechecking', 'retrieving')
-      ORDER BY queued_at, id`.pipe(Effect.orDie, Effect.map((rows) => rows.map(toView)))
+  /** The node's jobs still to be worked on (and those of no node), oldest first: what its worker resumes at startup. */
+  openOf: (node: string) =>
+    sql<Row>`SELECT ${sql.literal(columns)} FROM cairn_pin_jobs WHERE status IN ('prechecking', 'retrieving')
+        AND (node_id = ${node} OR node_id IS NULL) ORDER BY queued_at, id`.pipe(Effect.orDie, Effect.map((rows) => rows.map(toView))),
+  /** Other nodes' jobs still to be worked on, oldest first: those of a node whose lease expired are taken over. */
+  openElsewhere: (node: string) =>
+    sql<Row>`SELECT ${sql.literal(columns)} FROM cairn_pin_jobs WHERE status IN ('prechecking', 'retrieving')
+        AND node_id <> ${node} ORDER BY queued_at, id`.pipe(Effect.orDie, Effect.map((rows) => rows.map(toView)))
 })

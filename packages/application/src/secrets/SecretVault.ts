@@ -10,6 +10,7 @@ import { type MasterKey, MasterKeys } from "@cairn/auth"
 import { Secret } from "@cairn/domain"
 import { Context, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { SqlClient } from "effect/sql"
+import { createTogether } from "../SchemaSetup.ts"
 
 /** A sealed value could not be opened: tampered with, moved onto another secret, or its workspace's key is gone. */
 export class SecretUnreadable extends Schema.TaggedError<SecretUnreadable>()("SecretUnreadable", {
@@ -54,9 +55,9 @@ export class SecretVault extends Context.Service<SecretVault>()("cairn/SecretVau
   make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const masterKeys = yield* MasterKeys
-    yield* sql`CREATE TABLE IF NOT EXISTS cairn_data_keys (
+    yield* createTogether(sql, sql`CREATE TABLE IF NOT EXISTS cairn_data_keys (
       workspace_id text PRIMARY KEY, key_id text NOT NULL, master_key_id text NOT NULL, nonce text NOT NULL,
-      wrapped text NOT NULL, created_at timestamptz NOT NULL DEFAULT now())`.pipe(Effect.orDie)
+      wrapped text NOT NULL, created_at timestamptz NOT NULL DEFAULT now())`).pipe(Effect.orDie)
     // Unwrapped data keys, as non-extractable CryptoKeys; a shredded workspace's is dropped at once.
     const cache = new Map<string, DataKey>()
 

@@ -112,9 +112,9 @@ describe("PinJobs", () => {
       const at = new Date().toISOString()
       yield* commands.execute(PinJob.decider, PinJob.stream("left"), new PinJob.QueuePin({
         jobId: "left", workspaceId: principal.workspaceId, userId: principal.userId, network: "public", cid: block.cid, name: "left",
-        groupId: null, keyvalues: {}, hostNodes: [], at
+        groupId: null, keyvalues: {}, hostNodes: [], node: "local", at
       }), { actor: "u1" })
-      yield* commands.execute(PinJob.decider, PinJob.stream("left"), new PinJob.StartRetrieving({ jobId: "left", at }), { actor: "u1" })
+      yield* commands.execute(PinJob.decider, PinJob.stream("left"), new PinJob.StartRetrieving({ jobId: "left", node: "local", at }), { actor: "u1" })
       const jobs = yield* PinJobs
       yield* Effect.forkScoped(jobs.run)
       yield* waitFor("left", "pinned")

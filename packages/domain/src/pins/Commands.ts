@@ -4,7 +4,11 @@ import { fieldsOf } from "../Decider.ts"
 import { PinJobCancelled, PinJobFailed, PinJobPinned, PinJobQueued, PinJobRetrieving } from "./Events.ts"
 
 export class QueuePin extends Schema.TaggedClass<QueuePin>()("QueuePin", fieldsOf(PinJobQueued.fields)) {}
-export class StartRetrieving extends Schema.TaggedClass<StartRetrieving>()("StartRetrieving", fieldsOf(PinJobRetrieving.fields)) {}
+export class StartRetrieving extends Schema.TaggedClass<StartRetrieving>()("StartRetrieving", {
+  ...fieldsOf(PinJobRetrieving.fields),
+  /** Takes over a job this other node had, whose lease expired (cluster failover); otherwise only an own job. */
+  takeFrom: Schema.optionalKey(Schema.String)
+}) {}
 export class MarkPinned extends Schema.TaggedClass<MarkPinned>()("MarkPinned", fieldsOf(PinJobPinned.fields)) {}
 export class MarkFailed extends Schema.TaggedClass<MarkFailed>()("MarkFailed", fieldsOf(PinJobFailed.fields)) {}
 export class CancelPin extends Schema.TaggedClass<CancelPin>()("CancelPin", {

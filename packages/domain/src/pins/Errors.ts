@@ -24,4 +24,12 @@ export class PinJobFinished extends Schema.TaggedError<PinJobFinished>()("PinJob
   }
 }
 
-export type PinJobError = PinJobNotFound | PinJobExists | PinJobFinished
+/** Another node's worker has the job (and its lease has not expired): this node leaves it alone. */
+export class PinJobTaken extends Schema.TaggedError<PinJobTaken>()("PinJobTaken", { jobId: Schema.String, node: Schema.String }) {
+  readonly status = 409
+  override get message() {
+    return `Pin job is worked on by node ${this.node}`
+  }
+}
+
+export type PinJobError = PinJobNotFound | PinJobExists | PinJobFinished | PinJobTaken

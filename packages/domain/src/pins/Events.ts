@@ -20,11 +20,15 @@ export class PinJobQueued extends Schema.TaggedClass<PinJobQueued>()("PinJobQueu
   meta: Schema.optionalKey(KeyValues),
   /** Made through the Pinning Service API (`/pins`) rather than `/v3`. */
   psa: Schema.optionalKey(Schema.Boolean),
+  /** The node that queued it, whose worker takes it (absent before jobs were recorded with their node). */
+  node: Schema.optionalKey(Schema.String),
   at: Schema.String
 }) {}
 
 export class PinJobRetrieving extends Schema.TaggedClass<PinJobRetrieving>()("PinJobRetrieving", {
   jobId: Schema.String,
+  /** The node working on it: the one that queued it, or one that took it over when that node's lease expired. */
+  node: Schema.optionalKey(Schema.String),
   at: Schema.String
 }) {}
 

@@ -9,6 +9,8 @@ export type PinJobState =
     readonly _tag: "Job"
     readonly queued: PinJobQueued
     readonly status: PinJobStatus
+    /** The node whose worker has it (absent on jobs recorded before nodes were: any node's then). */
+    readonly node?: string
     readonly reason?: string
     readonly fileId?: string
   }

@@ -34,6 +34,24 @@ describe("a pin job", () => {
     given(PinJob.decider, [queued, retrieving]).when(new PinJob.MarkFailed({ jobId: "j1", reason: "block lies", at })).then([failed])
   })
 
+  it("is worked on by one node: its own after a restart, another only by taking it from the node whose lease expired", () => {
+    const onA = new PinJob.PinJobQueued({ ...queued, node: "a" })
+    const retrievingOnA = new PinJob.PinJobRetrieving({ jobId: "j1", node: "a", at })
+    const retrievingOnB = new PinJob.PinJobRetrieving({ jobId: "j1", node: "b", at })
+    given(PinJob.decider, [onA]).when(new PinJob.StartRetrieving({ jobId: "j1", node: "a", at })).then([retrievingOnA])
+    given(PinJob.decider, [onA, retrievingOnA]).when(new PinJob.StartRetrieving({ jobId: "j1", node: "a", at })).then([])
+    given(PinJob.decider, [onA]).when(new PinJob.StartRetrieving({ jobId: "j1", node: "b", at }))
+      .thenFails(new PinJob.PinJobTaken({ jobId: "j1", node: "a" }))
+    given(PinJob.decider, [onA, retrievingOnA]).when(new PinJob.StartRetrieving({ jobId: "j1", node: "b", at, takeFrom: "c" }))
+      .thenFails(new PinJob.PinJobTaken({ jobId: "j1", node: "a" }))
+    given(PinJob.decider, [onA, retrievingOnA]).when(new PinJob.StartRetrieving({ jobId: "j1", node: "b", at, takeFrom: "a" })).then([retrievingOnB])
+    // Taken once: the node that lost the race to take it finds it another's.
+    given(PinJob.decider, [onA, retrievingOnA, retrievingOnB]).when(new PinJob.StartRetrieving({ jobId: "j1", node: "c", at, takeFrom: "a" }))
+      .thenFails(new PinJob.PinJobTaken({ jobId: "j1", node: "b" }))
+    // A job recorded before nodes were is any node's: the first to resume it records itself.
+    given(PinJob.decider, [queued, retrieving]).when(new PinJob.StartRetrieving({ jobId: "j1", node: "a", at })).then([retrievingOnA])
+  })
+
   it("records no progress once finished: a cancelled job is never pinned", () => {
     given(PinJob.decider, [queued, retrieving, cancelled]).when(new PinJob.MarkPinned({ jobId: "j1", fileId: "f1", size: 3, at }))
       .thenFails(new PinJob.PinJobFinished({ jobId: "j1", current: "cancelled" }))
