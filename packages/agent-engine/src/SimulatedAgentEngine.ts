@@ -459,7 +459,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
   const engine = AgentEngine.of({
     name: "simulated",
     agentLimits: options.agentLimits ?? defaultAgentLimits,
-    listVersions: engineAvailable.pipe(Effect.as(versions)),
+    listVersions: engineAvailable.pipe(Effect.map(() => [...versions])),
     provision: Effect.fnUntraced(function*(agentId, spec) {
       yield* engineAvailable
       if (!versions.includes(spec.version)) return yield* new VersionNotOffered({ version: spec.version })
@@ -840,6 +840,11 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
     failTasks: (agentId, detail) => Effect.sync(() => void taskFailures.set(agentId, detail)),
     failEngine: (cause) => Effect.sync(() => void (engineFailure = { cause })),
     restoreEngine: Effect.sync(() => void (engineFailure = undefined)),
+    offerVersion: (version) =>
+      Effect.sync(() => {
+        if (!versions.includes(version)) versions.push(version)
+        versions.sort(EngineVersion.order)
+      }),
     holdInstall: (version) =>
       Effect.sync(() => {
         if (!heldInstalls.has(version)) heldInstalls.set(version, { installedBytes: 0, done: Deferred.makeUnsafe<void>() })

@@ -62,6 +62,8 @@ export class SimulatedEngineControl extends Context.Service<SimulatedEngineContr
    * yet on disk waits for a real engine's install. Versions not held install at once.
    */
   readonly holdInstall: (version: string) => Effect.Effect<void>
+  /** Offers another version from now on, as a new engine release does (agents already made stay on theirs). */
+  readonly offerVersion: (version: string) => Effect.Effect<void>
   /** How much of a held install is on disk so far, as `provisioning` reports it. */
   readonly reportInstall: (version: string, installedBytes: number) => Effect.Effect<void>
   /** Ends a held install: the provisions waiting for it go on. */

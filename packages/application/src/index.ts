@@ -10,6 +10,7 @@ export {
   maxHistoryLimit,
   maxMessageLength
 } from "./agents/AgentChat.ts"
+export * from "./agents/EngineUpdates.ts"
 export * from "./gateway/Gateway.ts"
 export * from "./workspaces/ApiKeys.ts"
 export * from "./channels/Channels.ts"

@@ -46,3 +46,22 @@ export const order: Order.Order<string> = (a, b) => {
 
 /** Whether `version` is older than `than`. */
 export const isOlder = (version: string, than: string): boolean => order(version, than) < 0
+
+/** Whether `version` is a pre-release (`2026.3.8-beta.1`). */
+export const isPreRelease = (version: string): boolean => version.includes("-")
+
+/** The newest of `offered` that is a release (the newest of all when none is); undefined when `offered` is empty. */
+export const latestRelease = (offered: ReadonlyArray<string>): string | undefined => {
+  const sorted = [...offered].sort(order)
+  return sorted.filter((version) => !isPreRelease(version)).at(-1) ?? sorted.at(-1)
+}
+
+/**
+ * The version an update `tag` names among `offered`: `latest` the newest release, `beta` the newest of all
+ * (pre-releases too), anything else itself when offered; undefined when it names none.
+ */
+export const resolveTag = (tag: string, offered: ReadonlyArray<string>): string | undefined => {
+  if (tag === "latest") return latestRelease(offered)
+  if (tag === "beta") return [...offered].sort(order).at(-1)
+  return offered.includes(tag) ? tag : undefined
+}

@@ -20,3 +20,15 @@ describe("EngineVersion", () => {
     )
   })
 })
+
+describe("an update tag", () => {
+  const offered = ["2026.3.8", "2026.10.1-beta.2", "2026.9.6", "2026.9.5"]
+  it("latest is the newest release, beta the newest of all, a version itself when offered", () => {
+    assert.strictEqual(EngineVersion.resolveTag("latest", offered), "2026.9.6")
+    assert.strictEqual(EngineVersion.resolveTag("beta", offered), "2026.10.1-beta.2")
+    assert.strictEqual(EngineVersion.resolveTag("2026.9.5", offered), "2026.9.5")
+    assert.isUndefined(EngineVersion.resolveTag("2026.1.1", offered))
+    assert.isUndefined(EngineVersion.resolveTag("latest", []))
+    assert.strictEqual(EngineVersion.latestRelease(["2026.10.1-beta.2"]), "2026.10.1-beta.2")
+  })
+})

@@ -5,6 +5,7 @@ import * as ChannelsRoutes from "./ChannelsRoutes.ts"
 import * as ChatRoutes from "./ChatRoutes.ts"
 import * as ConfigRoutes from "./ConfigRoutes.ts"
 import * as ConsoleRoutes from "./ConsoleRoutes.ts"
+import * as EngineRoutes from "./EngineRoutes.ts"
 import * as DomainsRoutes from "./DomainsRoutes.ts"
 import * as FilesRoutes from "./FilesRoutes.ts"
 import * as IssuesRoutes from "./IssuesRoutes.ts"
@@ -17,4 +18,4 @@ import * as TemplatesRoutes from "./TemplatesRoutes.ts"
 
 export const layer = Layer.mergeAll(AgentsRoutes.layer, SecretsRoutes.layer, SkillsRoutes.layer, IssuesRoutes.layer,
   TemplatesRoutes.layer, ConsoleRoutes.layer, FilesRoutes.layer, ConfigRoutes.layer,
-  TasksRoutes.layer, SnapshotsRoutes.layer, ChannelsRoutes.layer, DomainsRoutes.layer, LogsRoutes.layer, ChatRoutes.layer)
+  TasksRoutes.layer, SnapshotsRoutes.layer, ChannelsRoutes.layer, DomainsRoutes.layer, LogsRoutes.layer, ChatRoutes.layer, EngineRoutes.layer)
