@@ -41,8 +41,16 @@ export class GitFetchFailed extends Schema.TaggedError<GitFetchFailed>()("GitFet
   }
 }
 
+/** A repository's branches and tags, by short name, sorted. */
+export interface RepositoryRefs {
+  readonly branches: ReadonlyArray<string>
+  readonly tags: ReadonlyArray<string>
+}
+
 export class GitRepositories extends Context.Service<GitRepositories, {
   readonly fetch: (source: GitSource, options: FetchOptions) => Effect.Effect<FetchedTemplate, GitFetchFailed>
+  /** What a repository offers to publish from, without fetching any of its objects. */
+  readonly refs: (gitUrl: string, options: FetchOptions) => Effect.Effect<RepositoryRefs, GitFetchFailed>
 }>()("cairn/GitRepositories") {}
 
 /** Whether a git URL names something on this machine's disk (a path or `file://`), as opposed to a remote. */

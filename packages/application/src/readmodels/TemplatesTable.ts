@@ -124,10 +124,15 @@ const toView = (row: Row): TemplateView => {
   }
 }
 
+/**
+ * Who is looking: a workspace sees public templates and its own, anyone (no credentials, the public marketplace)
+ * public ones only, an operator all.
+ */
+export type Viewer = { readonly workspaceId: string } | "anyone" | "operator"
+
 /** Which templates a list shows; every filter left out matches all. */
 export interface ListQuery {
-  /** The caller's workspace: it sees public templates and its own. Undefined for an operator, who sees all. */
-  readonly workspaceId: string | undefined
+  readonly viewer: Viewer
   readonly featured?: boolean
   readonly category?: string
   /** Only the templates this workspace published. */
@@ -136,24 +141,28 @@ export interface ListQuery {
 
 /** The queries the services make of it. */
 export const queries = (sql: SqlClient.SqlClient) => {
-  const visible = (workspaceId: string | undefined) =>
-    workspaceId === undefined ? sql`true` : sql`(visibility = 'public' OR workspace_id = ${workspaceId})`
+  const visible = (viewer: Viewer) =>
+    viewer === "operator"
+      ? sql`true`
+      : viewer === "anyone"
+      ? sql`visibility = 'public'`
+      : sql`(visibility = 'public' OR workspace_id = ${viewer.workspaceId})`
   return {
     /** Published templates the caller sees: featured first, then by name. */
     list: (query: ListQuery) =>
       sql<Row>`SELECT * FROM cairn_templates WHERE ${
         sql.and([
           sql`status = 'published'`,
-          visible(query.workspaceId),
+          visible(query.viewer),
           ...(query.featured === undefined ? [] : [sql`featured = ${query.featured}`]),
           ...(query.category === undefined ? [] : [sql`lower(category) = lower(${query.category})`]),
           ...(query.publishedBy === undefined ? [] : [sql`workspace_id = ${query.publishedBy}`])
         ])
       } ORDER BY featured DESC, name, slug`.pipe(Effect.orDie, Effect.map((rows) => rows.map(toView))),
     /** The categories of the published templates the caller sees, sorted. */
-    categories: (workspaceId: string | undefined) =>
+    categories: (viewer: Viewer) =>
       sql<{ readonly category: string }>`SELECT DISTINCT category FROM cairn_templates
-        WHERE status = 'published' AND ${visible(workspaceId)} ORDER BY category`.pipe(
+        WHERE status = 'published' AND ${visible(viewer)} ORDER BY category`.pipe(
         Effect.orDie,
         Effect.map((rows) => rows.map((row) => row.category))
       ),

@@ -377,15 +377,30 @@ export class Templates extends Context.Service<Templates>()("cairn/Templates", {
       return report
     })
 
-    const list = Effect.fn("Templates.list")(function*(principal: Principal, filter: ListFilter = {}) {
-      const templates = yield* table.list({
-        workspaceId: principal.workspaceId,
-        ...(filter.featured === undefined ? {} : { featured: filter.featured }),
-        ...(filter.category === undefined ? {} : { category: filter.category }),
-        ...(filter.submittedBy === "me" ? { publishedBy: principal.workspaceId } : {})
+    const listFor = (viewer: TemplatesTable.Viewer, filter: ListFilter, publishedBy: string | undefined) =>
+      Effect.gen(function*() {
+        const templates = yield* table.list({
+          viewer,
+          ...(filter.featured === undefined ? {} : { featured: filter.featured }),
+          ...(filter.category === undefined ? {} : { category: filter.category }),
+          ...(publishedBy === undefined ? {} : { publishedBy })
+        })
+        return { templates, categories: yield* table.categories(viewer) }
       })
-      return { templates, categories: yield* table.categories(principal.workspaceId) }
+
+    /** The templates a workspace sees: public ones and its own (only its own with `submittedBy: "me"`). */
+    const list = Effect.fn("Templates.list")(function*(principal: Principal, filter: ListFilter = {}) {
+      return yield* listFor({ workspaceId: principal.workspaceId }, filter, filter.submittedBy === "me" ? principal.workspaceId : undefined)
     })
+
+    /** The public marketplace: the templates published for every workspace, for anyone. */
+    const listPublic = Effect.fn("Templates.listPublic")(function*(filter: Omit<ListFilter, "submittedBy"> = {}) {
+      return yield* listFor("anyone", filter, undefined)
+    })
+
+    /** The branches and tags of a repository a template could be published from (the same locations publish allows). */
+    const repositoryRefs = (gitUrl: string) =>
+      git.refs(gitUrl, { allowLocal: allowLocalGit }).pipe(Effect.mapError((e) => new ValidationFailed({ detail: e.message })))
 
     const found = (template: string, actor: Template.Actor) => (view: Option.Option<TemplatesTable.TemplateView>) =>
       Option.isSome(view) && visibleTo(view.value, actor) ? Effect.succeed(view.value) : Effect.fail(new Template.TemplateNotFound({ template }))
@@ -546,6 +561,8 @@ export class Templates extends Context.Service<Templates>()("cairn/Templates", {
       publishFromCid,
       validate,
       list,
+      listPublic,
+      repositoryRefs,
       getBySlug,
       getById,
       republish,

@@ -181,6 +181,37 @@ export const layer = HttpRouter.use((router) =>
         } satisfies typeof ValidationReportWire.Type
       }))
 
+    const RefsBody = Schema.Struct({ gitUrl: Schema.String.check(Schema.isNonEmpty()) })
+    yield* route("POST", "/v0/templates/branches", { summary: "The branches of a repository a template could be published from", body: { schema: RefsBody }, response: { schema: Schema.Struct({ branches: Schema.Array(Schema.String) }) } }, ({ body }) =>
+      Effect.gen(function*() {
+        const { branches } = yield* templates.repositoryRefs((yield* body(RefsBody)).gitUrl)
+        return { branches }
+      }))
+    yield* route("POST", "/v0/templates/refs", { summary: "The branches and tags of a repository a template could be published from", body: { schema: RefsBody }, response: { schema: Schema.Struct({ branches: Schema.Array(Schema.String), tags: Schema.Array(Schema.String) }) } }, ({ body }) =>
+      Effect.gen(function*() {
+        const { branches, tags } = yield* templates.repositoryRefs((yield* body(RefsBody)).gitUrl)
+        return { branches, tags }
+      }))
+
+    yield* RouteCatalog.add(router, {
+      method: "GET",
+      path: "/v0/public-templates",
+      summary: "The public template marketplace: templates published for every workspace (no credentials)",
+      auth: "none",
+      query: Schema.Struct({ featured: Schema.optionalKey(Schema.Literals(["true", "false"])), category: Schema.optionalKey(Schema.String) }),
+      response: { schema: Schema.Struct({ templates: Schema.Array(TemplateWire), categories: Schema.Array(Schema.String) }) }
+    }, (request) =>
+      handled(Effect.gen(function*() {
+        const query = new URL(request.url, "http://cairn").searchParams
+        const featured = query.get("featured")
+        if (featured !== null && featured !== "true" && featured !== "false") return yield* new ValidationFailed({ detail: "featured must be true or false" })
+        const { templates: list, categories } = yield* templates.listPublic({
+          featured: featured === null ? undefined : featured === "true",
+          category: query.get("category") ?? undefined
+        })
+        return json({ templates: list.map(toWire), categories })
+      })))
+
     yield* route("GET", "/v0/templates/id/:templateId", { summary: "Get a template by id", response: { schema: TemplateAnswer }, errors: [new Template.TemplateNotFound({ template: "" })] }, ({ principal, params }) =>
       Effect.map(templates.getById(principal, params["templateId"] ?? ""), (template) => ({ template: toWire(template) })))
 

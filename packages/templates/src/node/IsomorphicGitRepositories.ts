@@ -16,7 +16,7 @@ import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
-import { type FetchedTemplate, type FetchOptions, GitFetchFailed, GitRepositories, type GitSource } from "../GitRepositories.ts"
+import { type FetchedTemplate, type FetchOptions, GitFetchFailed, GitRepositories, type GitSource, type RepositoryRefs } from "../GitRepositories.ts"
 import { maxFiles, maxTotalBytes, type TemplateFile } from "../Validate.ts"
 
 /** The most a clone may transfer: a template is at most 20 MiB of files, its history a few times that. */
@@ -175,46 +175,75 @@ const fetchRemote = async (url: URL, wanted: string | undefined, folder: string)
   }
 }
 
-/** Reads a template folder from a git repository; failures are the reason, never a stack. */
-export const fetchGitTemplate = (source: GitSource, options: FetchOptions): Effect.Effect<FetchedTemplate, GitFetchFailed> =>
+/** Where a git URL points, once it is allowed: a repository on this machine's disk, or a remote. */
+type Location = { readonly _tag: "Local"; readonly gitdir: string } | { readonly _tag: "Remote"; readonly url: URL }
+
+const locate = async (rawUrl: string, options: FetchOptions): Promise<Location> => {
+  const gitUrl = rawUrl.trim()
+  if (gitUrl.startsWith("file:") || gitUrl.startsWith("/") || gitUrl.startsWith(".")) {
+    if (!options.allowLocal) refuse("repositories on this server's disk are not allowed; use an https:// URL")
+    let dir: string
+    try {
+      dir = gitUrl.startsWith("file:") ? fileURLToPath(gitUrl) : gitUrl
+    } catch {
+      return refuse("not a valid file:// URL")
+    }
+    if (!Path.isAbsolute(dir)) refuse("a local repository must be an absolute path")
+    return { _tag: "Local", gitdir: gitdirOf(dir) }
+  }
+  let url: URL
+  try {
+    url = new URL(gitUrl)
+  } catch {
+    return refuse("gitUrl must be an https:// URL of a git repository")
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") refuse("only https:// and http:// repositories are supported")
+  await checkHost(url, options.allowLocal)
+  return { _tag: "Remote", url }
+}
+
+/** A git operation bounded in time, failing with the reason, never a stack. */
+const gitOperation = <A>(gitUrl: string, run: () => Promise<A>): Effect.Effect<A, GitFetchFailed> =>
   Effect.tryPromise({
-    try: async () => {
-      const wanted = source.ref ?? (source.branch === undefined ? undefined : `refs/heads/${source.branch}`)
-      const folder = folderOf(source.path)
-      const gitUrl = source.gitUrl.trim()
-      if (gitUrl.startsWith("file:") || gitUrl.startsWith("/") || gitUrl.startsWith(".")) {
-        if (!options.allowLocal) refuse("repositories on this server's disk are not allowed; use an https:// URL")
-        let dir: string
-        try {
-          dir = gitUrl.startsWith("file:") ? fileURLToPath(gitUrl) : gitUrl
-        } catch {
-          return refuse("not a valid file:// URL")
-        }
-        if (!Path.isAbsolute(dir)) refuse("a local repository must be an absolute path")
-        const gitdir = gitdirOf(dir)
-        const commitSha = await resolveCommit(gitdir, wanted, false)
-        return { files: await readFolder(gitdir, commitSha, folder), commitSha }
-      }
-      let url: URL
-      try {
-        url = new URL(gitUrl)
-      } catch {
-        return refuse("gitUrl must be an https:// URL of a git repository")
-      }
-      if (url.protocol !== "https:" && url.protocol !== "http:") refuse("only https:// and http:// repositories are supported")
-      await checkHost(url, options.allowLocal)
-      return fetchRemote(url, wanted, folder)
-    },
+    try: run,
     catch: (error) =>
       new GitFetchFailed({
-        gitUrl: source.gitUrl,
+        gitUrl,
         reason: error instanceof Refused ? error.message : error instanceof Error ? error.message.replace(/\s+/g, " ").trim() : String(error)
       })
   }).pipe(
     Effect.timeoutOrElse({
       duration: timeout,
-      orElse: () => Effect.fail(new GitFetchFailed({ gitUrl: source.gitUrl, reason: `no answer within ${timeout}` }))
+      orElse: () => Effect.fail(new GitFetchFailed({ gitUrl, reason: `no answer within ${timeout}` }))
     })
   )
 
-export const layer = Layer.succeed(GitRepositories, GitRepositories.of({ fetch: fetchGitTemplate }))
+/** Reads a template folder from a git repository. */
+export const fetchGitTemplate = (source: GitSource, options: FetchOptions): Effect.Effect<FetchedTemplate, GitFetchFailed> =>
+  gitOperation(source.gitUrl, async () => {
+    const wanted = source.ref ?? (source.branch === undefined ? undefined : `refs/heads/${source.branch}`)
+    const folder = folderOf(source.path)
+    const location = await locate(source.gitUrl, options)
+    if (location._tag === "Remote") return fetchRemote(location.url, wanted, folder)
+    const commitSha = await resolveCommit(location.gitdir, wanted, false)
+    return { files: await readFolder(location.gitdir, commitSha, folder), commitSha }
+  })
+
+const byName = (a: string, b: string) => a.localeCompare(b)
+
+/** A repository's branches and tags: a remote's from its ref advertisement alone, a local one's from its refs. */
+export const repositoryRefs = (gitUrl: string, options: FetchOptions): Effect.Effect<RepositoryRefs, GitFetchFailed> =>
+  gitOperation(gitUrl, async () => {
+    const location = await locate(gitUrl, options)
+    if (location._tag === "Local") {
+      const gitdir = location.gitdir
+      const [branches, tags] = await Promise.all([git.listBranches({ fs: Fs, gitdir }), git.listTags({ fs: Fs, gitdir })])
+      return { branches: branches.sort(byName), tags: tags.sort(byName) }
+    }
+    const advertised = await git.listServerRefs({ http: cappedHttp, url: location.url.toString(), protocolVersion: 1 })
+    const named = (prefix: string) =>
+      advertised.filter((r) => r.ref.startsWith(prefix) && !r.ref.endsWith("^{}")).map((r) => r.ref.slice(prefix.length)).sort(byName)
+    return { branches: named("refs/heads/"), tags: named("refs/tags/") }
+  })
+
+export const layer = Layer.succeed(GitRepositories, GitRepositories.of({ fetch: fetchGitTemplate, refs: repositoryRefs }))
