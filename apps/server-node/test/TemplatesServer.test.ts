@@ -7,7 +7,7 @@ import { afterAll, assert, describe, it } from "@effect/vitest"
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { cli, cliResult, newApiUser, type ServerProcess, startServer, waitUntilServing } from "../src/testing/index.ts"
+import { cli, cliResult, newApiUser, type ServerProcess, startServer, waitUntil, waitUntilServing } from "../src/testing/index.ts"
 
 const dataDir = mkdtempSync(join(tmpdir(), "cairn-templates-"))
 // A fresh install on the embedded defaults: under CI's Postgres pass, other servers share DATABASE_URL's database
@@ -54,6 +54,22 @@ describe("templates on the Node server", () => {
     const again = (await call("GET", "/v0/templates")).body.templates as Array<{ slug: string; version: number }>
     assert.deepStrictEqual(again.map((t) => [t.slug, t.version]), shipped.map((t) => [t.slug, 1]))
   }, 120_000)
+
+  it("gives an agent made from a shipped template the tasks the template declares, once its gateway runs", async () => {
+    const ops = { url: server.url, dataDir }
+    const user = newApiUser(ops, { workspace: "Briefed", scopes: "org:agents", agentLimit: 1 })
+    const template = (await user.call("GET", "/v0/templates/daily-briefing")).body.template
+    const created = await user.call("POST", "/v0/agents", { templateId: template.templateId })
+    assert.strictEqual(created.status, 201, JSON.stringify(created.body))
+    const agentId = created.body.agent.agentId as string
+    const names = await waitUntil("the template's tasks", async () => {
+      const tasks = ((await user.call("GET", `/v0/agents/${agentId}/tasks`)).body?.tasks ?? []) as Array<{ name: string; system: boolean }>
+      const mine = tasks.filter((t) => !t.system).map((t) => t.name)
+      return mine.length === 2 ? mine : undefined
+    }, { timeoutMs: 30_000, output: server.output })
+    assert.sameMembers(names, ["morning-briefing", "weekly-review"])
+    assert.include(server.output(), `Agent ${agentId}: created 2 task(s) its template ${template.templateId} declares`)
+  }, 60_000)
 
   it("publishes a folder as a public template with the admin CLI, then its next version, and archives it", async () => {
     const ops = { url: server.url, dataDir }

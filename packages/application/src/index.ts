@@ -11,6 +11,7 @@ export {
   maxMessageLength
 } from "./agents/AgentChat.ts"
 export * from "./agents/EngineUpdates.ts"
+export * from "./workspace/TemplateTasks.ts"
 export * from "./gateway/Gateway.ts"
 export * from "./workspaces/ApiKeys.ts"
 export * from "./channels/Channels.ts"

@@ -4,6 +4,7 @@
  * not attached is refused. Runs on PGlite, and on a fresh Postgres database when DATABASE_URL is set.
  */
 import { AgentEngine } from "@cairn/agent-engine"
+import { TemplateTasks } from "@cairn/application"
 import { ContentStore } from "@cairn/content-store"
 import { TestRuntime } from "@cairn/runtime/testing"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
@@ -77,6 +78,32 @@ describe("an agent made from a template", () => {
     const created = await request("POST", "/v0/agents", owner, { name: "Second", templateId, secretIds: [secret.id] })
     assert.strictEqual(created.body!["agent"]["name"], "Second")
     assert.strictEqual((await request("GET", "/v0/skills", owner)).body!["skills"].filter((s: { name: string }) => s.name === "forecast").length, 1)
+  })
+
+  it("gets the tasks its template declares once it runs, once, recorded as created from the template", async () => {
+    const secret = (await request("GET", "/v0/secrets", owner)).body!["secrets"].find((s: { name: string }) => s.name === "WEATHER_API_KEY")
+    const created = await request("POST", "/v0/agents", owner, { name: "Tasked", templateId, secretIds: [secret.id] })
+    const agentId = created.body!["agent"]["agentId"] as string
+    for (let i = 0; i < 200 && (await request("GET", `/v0/agents/${agentId}`, owner)).body!["agent"].status !== "running"; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+    const round = () => runtime.runPromise(TemplateTasks.use((t) => t.round))
+    await round()
+    const userTasks = async () =>
+      ((await request("GET", `/v0/agents/${agentId}/tasks`, owner)).body!["tasks"] as Array<Record<string, any>>).filter((t) => !t["system"])
+    const listed = await userTasks()
+    assert.deepStrictEqual(listed.map((t) => [t["name"], t["schedule"], t["payload"], t["sessionTarget"]]), [
+      ["morning", { kind: "cron", expr: "0 7 * * *" }, { kind: "agentTurn", text: "Say today's weather" }, "isolated"]
+    ])
+    const history = (await request("GET", `/v0/agents/${agentId}/events`, owner)).body!["events"] as Array<{ type: string; actor: string; data: Record<string, any> }>
+    const taskEvents = history.filter((e) => e.type === "TaskCreated" || e.type === "TemplateTasksCreated")
+    assert.deepStrictEqual(taskEvents.map((e) => [e.type, e.actor]), [["TaskCreated", "ada"], ["TemplateTasksCreated", "ada"]])
+    assert.strictEqual(taskEvents[0]!.data["fromTemplate"], templateId)
+    assert.deepStrictEqual(taskEvents[1]!.data["taskIds"], [listed[0]!["id"]])
+    // Once: later rounds create nothing, and a task the user deletes stays deleted.
+    assert.strictEqual((await request("DELETE", `/v0/agents/${agentId}/tasks/${listed[0]!["id"]}`, owner)).status, 200)
+    await round()
+    assert.deepStrictEqual(await userTasks(), [])
   })
 
   it("names an unknown template: 404 Template not found", async () => {

@@ -13,7 +13,7 @@ import { defaultWorkspaceLimits, WorkspaceLimits } from "@cairn/application"
 import { defaultSnapshotSettings, Snapshots, SnapshotSettings } from "@cairn/application"
 import { defaultDomainSettings, Domains, DomainSettings } from "@cairn/application"
 import { ChatTimeout, DiskReserveBytes } from "@cairn/application"
-import { defaultPinSettings, PinJobs, PinSettings } from "@cairn/application"
+import { defaultPinSettings, PinJobs, PinSettings, TemplateTasks } from "@cairn/application"
 import { PinSources, trustlessGateways } from "@cairn/content-store"
 import { NodeDns } from "@cairn/dns/node"
 import { AdminToken, type GatewayTokens } from "@cairn/auth"
@@ -443,6 +443,9 @@ const autoSnapshots = Layer.effectDiscard(Snapshots.use((snapshots) => Effect.fo
 /** Pending custom domains re-checked and expired, deleted agents' domains removed, for as long as the server runs. */
 const domainChecks = Layer.effectDiscard(Domains.use((domains) => Effect.forkScoped(domains.run)))
 
+/** The tasks agents' templates declare, created once each agent runs, for as long as the server runs. */
+const templateTasks = Layer.effectDiscard(TemplateTasks.use((tasks) => Effect.forkScoped(tasks.run())))
+
 /** Pin-by-CID jobs worked on (those a stop left open first), for as long as the server runs. */
 const pinWorker = Layer.effectDiscard(PinJobs.use((pins) => Effect.forkScoped(pins.run)))
 
@@ -465,7 +468,7 @@ const layerDataDirLock = Layer.effectDiscard(Effect.flatMap(dataDir, (dir) => Da
 
 /** What a server runs: the application, plus the runners that keep asynchronous read models current. */
 export const layerServer = (database: DatabaseLayer) =>
-  Layer.mergeAll(ReadModels.layerRunners, logAdminToken, resumeAgents, autoSnapshots, domainChecks, failover, pinWorker).pipe(Layer.merge(seedTemplates), Layer.provideMerge(layerApplication(database)), Layer.provide(layerDataDirLock))
+  Layer.mergeAll(ReadModels.layerRunners, logAdminToken, resumeAgents, autoSnapshots, domainChecks, failover, pinWorker, templateTasks).pipe(Layer.merge(seedTemplates), Layer.provideMerge(layerApplication(database)), Layer.provide(layerDataDirLock))
 
 /** The database chosen by the environment, logged (never a password). */
 export const databaseFromConfig = Effect.gen(function*() {

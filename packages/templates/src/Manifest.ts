@@ -160,3 +160,19 @@ export const listingOf = (manifest: Manifest): Listing => ({
     "cid" in skill ? { name: skill.name, cid: skill.cid } : { name: skill.name, clawhubSlug: skill.clawhub_slug }
   )
 })
+
+/**
+ * A manifest task as the tasks API takes it (`POST /v0/agents/{id}/tasks`): the full shape as it is, Pinata's simple
+ * one as a cron schedule and an agent turn with its prompt, in an isolated session (where agent turns run).
+ */
+export const taskBody = (task: ManifestTask): FullTask =>
+  isSimpleTask(task)
+    ? {
+      name: task.name,
+      ...(task.description === undefined ? {} : { description: task.description }),
+      ...(task.enabled === undefined ? {} : { enabled: task.enabled }),
+      schedule: { kind: "cron", expr: task.schedule, ...(task.tz === undefined ? {} : { tz: task.tz }) },
+      sessionTarget: "isolated",
+      payload: { kind: "agentTurn", text: task.prompt }
+    }
+    : task

@@ -17,6 +17,7 @@ import * as SignaturesTable from "./SignaturesTable.ts"
 import * as SkillsTable from "./SkillsTable.ts"
 import * as SnapshotsTable from "./SnapshotsTable.ts"
 import * as TemplatesTable from "./TemplatesTable.ts"
+import * as TemplateTasksTable from "./TemplateTasksTable.ts"
 import * as WorkspacesTable from "./WorkspacesTable.ts"
 
 export { AgentsTable, ApiKeysTable, FilesTable, IssuesTable, SecretsTable, SignaturesTable, SkillsTable, WorkspacesTable }
@@ -25,6 +26,7 @@ export { DomainsTable }
 export { GroupsTable }
 export { ChannelsTable }
 export { PinJobsTable }
+export { TemplateTasksTable }
 
 export const all: ReadonlyArray<Projection<SqlClient.SqlClient>> = [
   WorkspacesTable.projection,
@@ -40,5 +42,6 @@ export const all: ReadonlyArray<Projection<SqlClient.SqlClient>> = [
   SnapshotsTable.projection,
   DomainsTable.projection,
   ChannelsTable.projection,
-  PinJobsTable.projection
+  PinJobsTable.projection,
+  TemplateTasksTable.projection
 ]

@@ -478,6 +478,21 @@ export class Templates extends Context.Service<Templates>()("cairn/Templates", {
       } satisfies Materialized
     })
 
+    /**
+     * The manifest of a stored template folder, as an agent recorded it (`AgentCreated.template.snapshotCid`): the
+     * folder is content-addressed, so this is the manifest the agent was made from, whatever versions came since.
+     */
+    const manifestAt = (snapshotCid: string) =>
+      Effect.gen(function*() {
+        const entries = yield* content.walk(snapshotCid, "public").pipe(
+          Effect.catchTags({ ContentNotFound: () => Effect.fail(notAFolder(snapshotCid)), NotADirectory: () => Effect.fail(notAFolder(snapshotCid)) })
+        )
+        const entry = entries.find((e) => e.path === manifestPath && e.kind === "file")
+        if (entry === undefined) return yield* new Template.InvalidTemplate({ errors: [`${snapshotCid} has no ${manifestPath}`] })
+        const bytes = yield* bytesOf(entry.cid).pipe(Effect.catchTag("ContentNotFound", () => Effect.fail(notAFolder(snapshotCid))))
+        return JSON.parse(text.decode(bytes)) as Manifest
+      })
+
     // ---- operators and Cairn -------------------------------------------------------------------------------
 
     /**
@@ -568,6 +583,7 @@ export class Templates extends Context.Service<Templates>()("cairn/Templates", {
       republish,
       archive,
       materialize,
+      manifestAt,
       publishAsAdmin,
       archiveAsAdmin,
       publishShipped

@@ -4,7 +4,7 @@
  */
 import { Schema } from "effect"
 import { fieldsOf } from "../Decider.ts"
-import { TaskCreated, TaskDeleted, TaskRunRequested, TaskToggled, TaskUpdated } from "./Events.ts"
+import { TaskCreated, TaskDeleted, TaskRunRequested, TaskToggled, TaskUpdated, TemplateTasksCreated } from "./Events.ts"
 
 export class RecordTaskCreated extends Schema.TaggedClass<RecordTaskCreated>()("RecordTaskCreated", fieldsOf(TaskCreated.fields)) {}
 export class RecordTaskUpdated extends Schema.TaggedClass<RecordTaskUpdated>()("RecordTaskUpdated", fieldsOf(TaskUpdated.fields)) {}
@@ -15,5 +15,10 @@ export class RecordTaskRunRequested extends Schema.TaggedClass<RecordTaskRunRequ
   fieldsOf(TaskRunRequested.fields)
 ) {}
 
-export const TaskCommand = Schema.Union([RecordTaskCreated, RecordTaskUpdated, RecordTaskToggled, RecordTaskDeleted, RecordTaskRunRequested])
+export class RecordTemplateTasksCreated extends Schema.TaggedClass<RecordTemplateTasksCreated>()(
+  "RecordTemplateTasksCreated",
+  fieldsOf(TemplateTasksCreated.fields)
+) {}
+
+export const TaskCommand = Schema.Union([RecordTaskCreated, RecordTaskUpdated, RecordTaskToggled, RecordTaskDeleted, RecordTaskRunRequested, RecordTemplateTasksCreated])
 export type TaskCommand = typeof TaskCommand.Type

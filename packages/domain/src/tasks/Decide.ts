@@ -6,7 +6,7 @@
 import { Match, Result } from "effect"
 import type { TaskCommand } from "./Commands.ts"
 import { TaskAlreadyRecorded, type TaskError } from "./Errors.ts"
-import { TaskCreated, TaskDeleted, type TaskEvent, TaskRunRequested, TaskToggled, TaskUpdated } from "./Events.ts"
+import { TaskCreated, TaskDeleted, type TaskEvent, TaskRunRequested, TaskToggled, TaskUpdated, TemplateTasksCreated } from "./Events.ts"
 import type { TasksState } from "./State.ts"
 
 export type Decision = Result.Result<ReadonlyArray<TaskEvent>, TaskError>
@@ -20,5 +20,8 @@ export const decide = (command: TaskCommand, state: TasksState): Decision =>
     RecordTaskUpdated: ({ _tag, ...fields }): Decision => Result.succeed([new TaskUpdated(fields)]),
     RecordTaskToggled: ({ _tag, ...fields }): Decision => Result.succeed([new TaskToggled(fields)]),
     RecordTaskDeleted: ({ _tag, ...fields }): Decision => Result.succeed([new TaskDeleted(fields)]),
-    RecordTaskRunRequested: ({ _tag, ...fields }): Decision => Result.succeed([new TaskRunRequested(fields)])
+    RecordTaskRunRequested: ({ _tag, ...fields }): Decision => Result.succeed([new TaskRunRequested(fields)]),
+    // Once: a second creation of the template's tasks (two nodes, a retry) records nothing.
+    RecordTemplateTasksCreated: ({ _tag, ...fields }): Decision =>
+      state.templateTasksCreated ? Result.succeed([]) : Result.succeed([new TemplateTasksCreated(fields)])
   })

@@ -14,6 +14,8 @@ export class TaskCreated extends Schema.TaggedClass<TaskCreated>()("TaskCreated"
   schedule: Schedule,
   payloadKind: Schema.String,
   enabled: Schema.Boolean,
+  /** The template that declared it, when Cairn created it with the agent (TemplateTasksCreated follows). */
+  fromTemplate: Schema.optionalKey(Schema.String),
   at: Schema.String
 }) {}
 
@@ -54,5 +56,14 @@ export class TaskRunRequested extends Schema.TaggedClass<TaskRunRequested>()("Ta
   at: Schema.String
 }) {}
 
-export const TaskEvent = Schema.Union([TaskCreated, TaskUpdated, TaskToggled, TaskDeleted, TaskRunRequested])
+/** The tasks the agent's template declares were created in its gateway (once: a template's tasks are its first). */
+export class TemplateTasksCreated extends Schema.TaggedClass<TemplateTasksCreated>()("TemplateTasksCreated", {
+  agentId: Schema.String,
+  templateId: Schema.String,
+  /** The engine ids of the tasks created, in the manifest's order. */
+  taskIds: Schema.Array(Schema.String),
+  at: Schema.String
+}) {}
+
+export const TaskEvent = Schema.Union([TaskCreated, TaskUpdated, TaskToggled, TaskDeleted, TaskRunRequested, TemplateTasksCreated])
 export type TaskEvent = typeof TaskEvent.Type

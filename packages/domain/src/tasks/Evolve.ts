@@ -7,7 +7,7 @@ const withLive = (state: TasksState, taskId: string, name: string | undefined): 
   const live = new Map(state.live)
   if (name === undefined) live.delete(taskId)
   else live.set(taskId, name)
-  return { live }
+  return { ...state, live }
 }
 
 export const evolve = (state: TasksState, event: TaskEvent): TasksState =>
@@ -16,5 +16,6 @@ export const evolve = (state: TasksState, event: TaskEvent): TasksState =>
     TaskUpdated: (e) => state.live.has(e.taskId) ? withLive(state, e.taskId, e.name) : state,
     TaskToggled: () => state,
     TaskDeleted: (e) => withLive(state, e.taskId, undefined),
-    TaskRunRequested: () => state
+    TaskRunRequested: () => state,
+    TemplateTasksCreated: () => ({ ...state, templateTasksCreated: true })
   })

@@ -4,6 +4,8 @@
  */
 export interface TasksState {
   readonly live: ReadonlyMap<string, string>
+  /** Whether the tasks its template declares were created (TemplateTasksCreated). */
+  readonly templateTasksCreated: boolean
 }
 
-export const initial: TasksState = { live: new Map() }
+export const initial: TasksState = { live: new Map(), templateTasksCreated: false }
