@@ -9,7 +9,7 @@
  */
 import { AgentEngine, type AgentNotProvisioned, type EngineCliError, GatewayLogs, type LogChunk, type Provisioning, type UnknownDevice } from "@cairn/agent-engine"
 import { GatewayTokens, TokenSigner } from "@cairn/auth"
-import { Agent, AgentDevices, AuditStreams, Channel, Domain, Reservation, Secret, Skill, ValidationFailed, Workspace } from "@cairn/domain"
+import { Agent, AgentDevices, AuditStreams, canonical, Channel, Domain, Reservation, Secret, Skill, Snapshot, ValidationFailed, Workspace } from "@cairn/domain"
 import { EventStore, type EventStoreUnavailable } from "@cairn/event-store"
 import { historyOf } from "../History.ts"
 import { Context, Deferred, type Duration, Effect, Layer, Option } from "effect"
@@ -76,6 +76,20 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
         return { template, name: manifest.agent.name, files, skillCids, required }
       })
 
+    /**
+     * What a fork starts from: the snapshot (a CID of one of the workspace's agents' kept snapshots, a deleted
+     * agent's too within its grace period) and that agent as it was (its name, model and skills).
+     */
+    const forkOf = (principal: Principal, fromSnapshot: unknown) =>
+      Effect.gen(function*() {
+        const snapshotCid = typeof fromSnapshot === "string" ? Option.getOrUndefined(canonical(fromSnapshot)) : undefined
+        if (snapshotCid === undefined) return yield* new ValidationFailed({ detail: "fromSnapshot must be a snapshot's CID" })
+        const sourceId = yield* snapshots.forkSource(principal, snapshotCid)
+        const { state } = yield* commands.load(Agent.decider, Agent.stream(sourceId))
+        if (state._tag === "NoAgent") return yield* new Snapshot.SnapshotNotFound({ snapshotCid })
+        return { snapshotCid, sourceId, source: state.agent }
+      })
+
     const create = Effect.fn("Agents.create")(function*(
       principal: Principal,
       input: {
@@ -86,14 +100,21 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
         readonly vibe?: unknown
         readonly emoji?: unknown
         readonly model?: unknown
+        readonly fromSnapshot?: unknown
       }
     ) {
+      if (input.templateId !== undefined && input.fromSnapshot !== undefined) {
+        return yield* new ValidationFailed({ detail: "give templateId or fromSnapshot, not both" })
+      }
       const template = input.templateId === undefined ? undefined : yield* fromTemplate(principal, input.templateId)
-      const name = yield* Effect.fromResult(Agent.validateName(input.name ?? template?.name))
+      const fork = input.fromSnapshot === undefined ? undefined : yield* forkOf(principal, input.fromSnapshot)
+      const name = yield* Effect.fromResult(Agent.validateName(input.name ?? template?.name ?? fork?.source.name))
       const profile = yield* Effect.fromResult(Agent.validateProfile(input))
       // At creation, a cleared field is one not given.
       const given = Object.fromEntries(Object.entries(profile).filter(([, value]) => value !== null)) as { description?: string; vibe?: string; emoji?: string }
-      const model = input.model === undefined || input.model === null ? undefined : yield* Effect.fromResult(AgentModel.validateModel(input.model))
+      const model = input.model === undefined || input.model === null
+        ? fork?.source.model ?? undefined
+        : yield* Effect.fromResult(AgentModel.validateModel(input.model))
       const versions = yield* engine.listVersions
       const engineVersion = versions[versions.length - 1]!
       const agentId = newAgentId()
@@ -103,9 +124,9 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
       const attaching = yield* secrets.attachments(workspaceId, agentId, name, input.secretIds ?? [], at)
       const missing = template?.required.find((required) => !attaching.secrets.some((s) => s.name === required))
       if (missing !== undefined) return yield* new ValidationFailed({ detail: `missing required secret ${missing}` })
-      const withSkills = template === undefined
-        ? { skills: [], decisions: [] }
-        : yield* skills.attachments(workspaceId, agentId, name, template.skillCids, at)
+      const skillCids = template?.skillCids ?? [...fork?.source.skills.values() ?? []].map((skill) => skill.cid)
+      const withSkills = skillCids.length === 0 ? { skills: [], decisions: [] } : yield* skills.attachments(workspaceId, agentId, name, skillCids, at)
+      const forked = fork === undefined ? undefined : yield* snapshots.forkDecision(fork.sourceId, fork.snapshotCid, agentId, at)
       // The quota is decided on the workspace's stream in the same append as the agent's first event: concurrent
       // creates conflict and decide again, so a workspace never gets more agents than its limit.
       yield* commands.executeAll([
@@ -113,17 +134,26 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
         decision(Agent.decider, Agent.stream(agentId), new Agent.CreateAgent({
           agentId, workspaceId, userId, name, engineVersion, node: gateway.node, secrets: attaching.secrets, ...given,
           ...(model === undefined ? {} : { model }),
+          ...(withSkills.skills.length === 0 ? {} : { skills: withSkills.skills }),
           ...(template === undefined ? {} : {
-            skills: withSkills.skills,
             template: { templateId: template.template.templateId, slug: template.template.slug, snapshotCid: template.template.snapshotCid }
           }),
+          ...(fork === undefined ? {} : { fromSnapshot: { agentId: fork.sourceId, snapshotCid: fork.snapshotCid } }),
           at
         })),
         ...attaching.decisions,
-        ...withSkills.decisions
+        ...withSkills.decisions,
+        // The source's history shows the fork too, in the same append.
+        ...(forked === undefined ? [] : [forked])
       ], { actor: userId })
-      // A template's files are in the workspace before the gateway first starts (its skills are installed then).
-      const outcome = yield* gateway.launch(agentId, engineVersion, 0, template === undefined ? {} : { files: template.files })
+      // A template's files, or the forked snapshot, are in the workspace before the gateway first starts (its skills
+      // are installed then).
+      const outcome = yield* gateway.launch(
+        agentId,
+        engineVersion,
+        0,
+        template !== undefined ? { files: template.files } : fork !== undefined ? { prepare: snapshots.restoreInto(agentId, fork.snapshotCid) } : {}
+      )
       const waited = yield* Deferred.await(outcome).pipe(Effect.timeoutOption(yield* CreateWait))
       const agent = yield* current(agentId)
       return { agent, failed: Option.isSome(waited) && waited.value === "failed" }

@@ -179,12 +179,20 @@ export class Gateway extends Context.Service<Gateway>()("cairn/Gateway", {
      * Starts a new agent's gateway in the background; the returned deferred completes with the outcome, for a caller
      * that wants to wait. `files` (a template's) are written into its workspace before anything starts.
      */
-    const launch = (agentId: string, version: string, generation: number, options: { readonly files?: ReadonlyArray<WorkspaceFile> } = {}) =>
+    /**
+     * The agent's first start. Its workspace may be given first: `files` written into it, or `prepare` run on the
+     * provisioned agent (a fork's snapshot restored into it), before the gateway starts.
+     */
+    const launch = <E = never>(
+      agentId: string,
+      version: string,
+      generation: number,
+      options: { readonly files?: ReadonlyArray<WorkspaceFile>; readonly prepare?: Effect.Effect<void, E> } = {}
+    ) =>
       Effect.gen(function*() {
-        if (options.files !== undefined) {
-          yield* provision(agentId, version, generation)
-          yield* engine.writeWorkspaceFiles(agentId, options.files)
-        }
+        if (options.files !== undefined || options.prepare !== undefined) yield* provision(agentId, version, generation)
+        if (options.files !== undefined) yield* engine.writeWorkspaceFiles(agentId, options.files)
+        if (options.prepare !== undefined) yield* options.prepare
         const outcome = yield* Deferred.make<LaunchOutcome>()
         yield* FiberMap.run(fibers, agentId, Effect.flatMap(startGateway(agentId, version, generation), (o) => Deferred.succeed(outcome, o)))
         return outcome

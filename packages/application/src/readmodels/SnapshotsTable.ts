@@ -51,6 +51,7 @@ export const projection = ReadModel.make({
       ], { discard: true }),
     WorkspaceReset: (sql, e) => counted(sql, e.agentId),
     WorkspaceResetFailed: (sql, e) => counted(sql, e.agentId),
+    SnapshotForked: (sql, e) => counted(sql, e.agentId),
     AgentDeleted: (sql, e) =>
       sql`INSERT INTO cairn_snapshot_agents (agent_id, deleted_at) VALUES (${e.agentId}, ${e.at}) ON CONFLICT DO NOTHING`
   }
@@ -120,6 +121,16 @@ export const queries = (sql: SqlClient.SqlClient) => ({
         snapshots: rows.slice(0, limit).map(toView),
         nextCursor: rows.length > limit ? String(rows[limit - 1]!.sequence) : undefined
       }))
+    ),
+  /**
+   * The agent of the workspace whose kept snapshots hold `cid` (the one that took it last, when several did: a
+   * snapshot of unchanged content has one CID); a deleted agent's too, until its grace period ends.
+   */
+  holderIn: (workspaceId: string, cid: string) =>
+    sql<{ readonly agent_id: string }>`SELECT agent_id FROM cairn_snapshots WHERE workspace_id = ${workspaceId} AND cid = ${cid}
+      ORDER BY created_at DESC, agent_id LIMIT 1`.pipe(
+      Effect.orDie,
+      Effect.map((rows) => rows[0]?.agent_id)
     ),
   /** Every kept snapshot's CID, of every agent: what garbage collection must keep. */
   liveRoots: sql<{ readonly cid: string }>`SELECT DISTINCT cid FROM cairn_snapshots`.pipe(

@@ -18,7 +18,7 @@ import { Context, Effect, Layer, Option, Result, Semaphore } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Principal } from "../Access.ts"
 import { Gateway } from "../gateway/Gateway.ts"
-import { CommandHandler } from "../CommandHandler.ts"
+import { CommandHandler, decision } from "../CommandHandler.ts"
 import { DiskReserve } from "../DiskReserve.ts"
 import { now } from "../Now.ts"
 import { AgentsTable, SnapshotsTable } from "../readmodels/index.ts"
@@ -355,6 +355,31 @@ export class Snapshots extends Context.Service<Snapshots>()("cairn/Snapshots", {
         return Option.some(latest.cid)
       }).pipe(oneAtATime(agentId))
 
+    /**
+     * The agent of the workspace whose kept snapshots hold the snapshot a fork starts from (a deleted one's too,
+     * within its grace period); 404 for any other CID.
+     */
+    const forkSource = Effect.fn("Snapshots.forkSource")(function*(principal: Principal, snapshotCid: string) {
+      const sourceId = yield* table.holderIn(principal.workspaceId, snapshotCid)
+      if (sourceId === undefined) return yield* new Snapshot.SnapshotNotFound({ snapshotCid })
+      return sourceId
+    })
+
+    /** The decision that records the fork on its source's snapshot history, for the fork's own append. */
+    const forkDecision = (sourceId: string, snapshotCid: string, forkAgentId: string, at: string) =>
+      Effect.map(history(sourceId), (loaded) =>
+        decision(Snapshot.decider, Snapshot.stream(sourceId), new Snapshot.RecordFork({ agentId: sourceId, snapshotCid, forkAgentId, at }), loaded))
+
+    /**
+     * Makes a provisioned, stopped agent's workspace the snapshot (a fork's first start); the tree is read first, so
+     * a snapshot whose blocks are gone fails before anything is written.
+     */
+    const restoreInto = (agentId: string, snapshotCid: string) =>
+      Effect.gen(function*() {
+        const target = yield* store.readTree(snapshotCid)
+        yield* engine.restoreWorkspace(agentId, restoreEntries(agentId, target), { exclude: excluded })
+      }).pipe(oneAtATime(agentId))
+
     /** Removes blocks no kept snapshot reaches, while nothing is being imported. */
     const collectGarbage = Effect.gen(function*() {
       expiredSinceCollection = false
@@ -401,7 +426,7 @@ export class Snapshots extends Context.Service<Snapshots>()("cairn/Snapshots", {
       )
     })
 
-    return { sync, status, list, reset, beforeDelete, restoreLatest, round, collectGarbage, run }
+    return { sync, status, list, reset, beforeDelete, restoreLatest, forkSource, forkDecision, restoreInto, round, collectGarbage, run }
   })
 }) {
   static readonly layer = Layer.effect(this, this.make)

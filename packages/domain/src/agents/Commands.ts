@@ -19,6 +19,7 @@ export class CreateAgent extends Schema.TaggedClass<CreateAgent>()("CreateAgent"
   /** Skills to attach from the start (a template's; checked like AttachSkills). */
   skills: Schema.optionalKey(Schema.Array(AttachedSkill)),
   template: AgentCreated.fields.template,
+  fromSnapshot: AgentCreated.fields.fromSnapshot,
   /** Already checked by `validateProfile`. */
   description: AgentCreated.fields.description,
   vibe: AgentCreated.fields.vibe,

@@ -21,6 +21,8 @@ export class AgentCreated extends Schema.TaggedClass<AgentCreated>()("AgentCreat
    * tasks are the agent's to create (absent for agents made without one).
    */
   template: Schema.optionalKey(Schema.Struct({ templateId: Schema.String, slug: Schema.String, snapshotCid: Schema.String })),
+  /** The snapshot of another agent (of the same workspace) the agent was forked from: its workspace is that snapshot. */
+  fromSnapshot: Schema.optionalKey(Schema.Struct({ agentId: Schema.String, snapshotCid: Schema.String })),
   /** What it shows of itself (Profile.ts); absent: none given. */
   description: Schema.optionalKey(Schema.String),
   vibe: Schema.optionalKey(Schema.String),

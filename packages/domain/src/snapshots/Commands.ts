@@ -40,5 +40,13 @@ export class RecordResetFailure extends Schema.TaggedClass<RecordResetFailure>()
   at: Schema.String
 }) {}
 
-export const SnapshotCommand = Schema.Union([RecordSnapshot, ExpireAll, RecordReset, RecordResetFailure])
+/** Records a fork from one of the agent's snapshots; only from one still kept. */
+export class RecordFork extends Schema.TaggedClass<RecordFork>()("RecordFork", {
+  agentId: Schema.String,
+  snapshotCid: Schema.String,
+  forkAgentId: Schema.String,
+  at: Schema.String
+}) {}
+
+export const SnapshotCommand = Schema.Union([RecordSnapshot, ExpireAll, RecordReset, RecordResetFailure, RecordFork])
 export type SnapshotCommand = typeof SnapshotCommand.Type

@@ -6,7 +6,7 @@
 import { Match, Result } from "effect"
 import type { SnapshotCommand } from "./Commands.ts"
 import { type SnapshotError, SnapshotNotFound } from "./Errors.ts"
-import { type SnapshotEvent, SnapshotsExpired, SnapshotTaken, WorkspaceReset, WorkspaceResetFailed } from "./Events.ts"
+import { type SnapshotEvent, SnapshotForked, SnapshotsExpired, SnapshotTaken, WorkspaceReset, WorkspaceResetFailed } from "./Events.ts"
 import { expiring } from "./Retention.ts"
 import { holds, latest, type SnapshotsState } from "./State.ts"
 
@@ -31,5 +31,9 @@ export const decide = (command: SnapshotCommand, state: SnapshotsState): Decisio
       holds(state, fields.snapshotCid)
         ? Result.succeed([new WorkspaceReset(fields)])
         : Result.fail(new SnapshotNotFound({ snapshotCid: fields.snapshotCid })),
-    RecordResetFailure: ({ _tag, ...fields }): Decision => Result.succeed([new WorkspaceResetFailed(fields)])
+    RecordResetFailure: ({ _tag, ...fields }): Decision => Result.succeed([new WorkspaceResetFailed(fields)]),
+    RecordFork: ({ _tag, ...fields }): Decision =>
+      holds(state, fields.snapshotCid)
+        ? Result.succeed([new SnapshotForked(fields)])
+        : Result.fail(new SnapshotNotFound({ snapshotCid: fields.snapshotCid }))
   })

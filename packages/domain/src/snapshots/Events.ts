@@ -62,5 +62,14 @@ export class WorkspaceResetFailed extends Schema.TaggedClass<WorkspaceResetFaile
   at: Schema.String
 }) {}
 
-export const SnapshotEvent = Schema.Union([SnapshotTaken, SnapshotsExpired, WorkspaceReset, WorkspaceResetFailed])
+/** A new agent was made from one of this agent's snapshots (its `AgentCreated.fromSnapshot` names this one). */
+export class SnapshotForked extends Schema.TaggedClass<SnapshotForked>()("SnapshotForked", {
+  agentId: Schema.String,
+  snapshotCid: Schema.String,
+  /** The agent made from it. */
+  forkAgentId: Schema.String,
+  at: Schema.String
+}) {}
+
+export const SnapshotEvent = Schema.Union([SnapshotTaken, SnapshotsExpired, WorkspaceReset, WorkspaceResetFailed, SnapshotForked])
 export type SnapshotEvent = typeof SnapshotEvent.Type

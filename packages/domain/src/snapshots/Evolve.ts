@@ -15,5 +15,6 @@ export const evolve = (state: SnapshotsState, event: SnapshotEvent): SnapshotsSt
       return { ...state, kept: state.kept.filter((snapshot) => !gone.has(snapshot.sequence)) }
     },
     WorkspaceReset: (): SnapshotsState => state,
-    WorkspaceResetFailed: (): SnapshotsState => state
+    WorkspaceResetFailed: (): SnapshotsState => state,
+    SnapshotForked: (): SnapshotsState => state
   })

@@ -183,7 +183,8 @@ const CreateAgent = Schema.Struct({
   description: Schema.optional(Schema.Unknown),
   vibe: Schema.optional(Schema.Unknown),
   emoji: Schema.optional(Schema.Unknown),
-  model: Schema.optional(Schema.Unknown)
+  model: Schema.optional(Schema.Unknown),
+  fromSnapshot: Schema.optional(Schema.Unknown)
 })
 /** A change of name or profile: each field optional; `null` clears a profile field (checked by the domain). */
 const ChangeProfile = Schema.Struct({
@@ -226,7 +227,8 @@ export const layer = HttpRouter.use((router) =>
           ...(input.description === undefined ? {} : { description: input.description }),
           ...(input.vibe === undefined ? {} : { vibe: input.vibe }),
           ...(input.emoji === undefined ? {} : { emoji: input.emoji }),
-          ...(input.model === undefined ? {} : { model: input.model })
+          ...(input.model === undefined ? {} : { model: input.model }),
+          ...(input.fromSnapshot === undefined ? {} : { fromSnapshot: input.fromSnapshot })
         })
         if (failed) return yield* new Agent.GatewayFailedToStart({ agentId: agent.agentId, agent: wire(agent) })
         return Kit.created({ success: true, agent: wire(agent) })
