@@ -72,7 +72,7 @@ describe("publishing a template from git", () => {
     template = created.body!["template"]
     assert.deepStrictEqual(Object.keys(template).sort(), [
       "category", "createdAt", "description", "featured", "gitCommitSha", "gitUrl", "includedSkillCids", "includedSkills", "name",
-      "openclawVersion", "requiredSecrets", "slug", "snapshotCid", "status", "tags", "templateId", "updatedAt", "userId", "version", "visibility"
+      "openclawVersion", "requiredSecrets", "signedBy", "slug", "snapshotCid", "status", "tags", "templateId", "updatedAt", "userId", "version", "visibility"
     ])
     assert.include(template, {
       name: "Field Researcher",

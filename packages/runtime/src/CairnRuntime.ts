@@ -8,7 +8,7 @@ import { SimulatedAgentEngine } from "@cairn/agent-engine"
 import { SimulatedGateway } from "@cairn/agent-engine/node"
 import { OpenClawAgentCgroups, OpenClawAgentDisks, OpenClawAgentEngine, OpenClawAgentNetwork } from "@cairn/agent-engine-openclaw"
 import { AgentsNode, ClusterSettings, Failover, Gateway, Services } from "@cairn/application"
-import { AllowLocalGit, Templates } from "@cairn/application"
+import { AllowLocalGit, Templates, TrustedSkillSigners } from "@cairn/application"
 import { defaultWorkspaceLimits, WorkspaceLimits } from "@cairn/application"
 import { defaultSnapshotSettings, Snapshots, SnapshotSettings } from "@cairn/application"
 import { defaultDomainSettings, Domains, DomainSettings } from "@cairn/application"
@@ -407,6 +407,19 @@ const layerChat = Layer.unwrap(Effect.gen(function*() {
   return Layer.succeed(ChatTimeout, timeout)
 }))
 
+/**
+ * `SKILLS_TRUSTED_SIGNERS`: comma-separated wallet addresses; when set, a skill version is attached or installed only
+ * when its folder CID carries the EIP-712 signature of one of them (docs/operations.md, "Signed skills"). An entry that
+ * is not an address stops Cairn at start.
+ */
+const layerSkillSigners = Layer.unwrap(Effect.gen(function*() {
+  const configured = (yield* Config.String("SKILLS_TRUSTED_SIGNERS").pipe(Config.withDefault(""))).split(",").map((a) => a.trim()).filter((a) => a !== "")
+  const bad = configured.find((address) => !/^0x[0-9a-fA-F]{40}$/.test(address))
+  if (bad !== undefined) return yield* Effect.die(new Error(`SKILLS_TRUSTED_SIGNERS: "${bad}" is not a wallet address (0x and 40 hex digits)`))
+  if (configured.length > 0) yield* Effect.logInfo(`Skills: only versions signed by ${configured.join(", ")} are attached`)
+  return Layer.succeed(TrustedSkillSigners, configured)
+}))
+
 /** The skill hub: a ClawHub-compatible registry at `CLAWHUB_URL`, else the offline catalog in `<DATA_DIR>/hub`. */
 const layerSkillHub = Layer.unwrap(Effect.map(dataDir, (dir) => SkillHubConfig.layer({ dataDir: dir })))
 
@@ -415,7 +428,7 @@ export const layerApplication = (database: DatabaseLayer) =>
   Services.layer.pipe(
     Layer.provideMerge(layerTemplates),
     Layer.provideMerge(Layer.mergeAll(layerContentStore, layerSignatureVerifier, layerCredentials, layerAgentEngine, layerNode, layerSkillHub,
-      layerWorkspaceLimits, layerSnapshotStore, layerSnapshotSettings, layerDomains, layerCluster, layerDiskReserve, layerPins, layerChat)),
+      layerWorkspaceLimits, layerSnapshotStore, layerSnapshotSettings, layerDomains, layerCluster, layerDiskReserve, layerPins, layerChat, layerSkillSigners)),
     Layer.provideMerge(layerStore(database))
   )
 

@@ -78,6 +78,8 @@ export interface SkillView {
   readonly source: Skill.Source
   readonly slug: string | null
   readonly fileId: null
+  /** The wallet whose EIP-712 signature the folder's CID carries (`/v3` signatures, public network), if any. */
+  readonly signedBy: string | null
 }
 
 /** A skill as an agent holds it, and whether the library has a newer version. */
@@ -95,6 +97,8 @@ export interface AgentSkillView {
   readonly latestCid: string
   readonly latestRevision: number
   readonly latestVersion: string | null
+  /** Who signed the version the agent holds, if anyone. */
+  readonly signedBy: string | null
 }
 
 interface SkillRow {
@@ -110,6 +114,7 @@ interface SkillRow {
   readonly revision: number
   readonly created_at: Date
   readonly updated_at: Date
+  readonly signed_by: string | null
 }
 
 const toView = (row: SkillRow): SkillView => ({
@@ -125,13 +130,16 @@ const toView = (row: SkillRow): SkillView => ({
   revision: row.revision,
   source: row.source,
   slug: row.slug,
-  fileId: null
+  fileId: null,
+  signedBy: row.signed_by
 })
 
 /** The queries the services make of them. */
 export const queries = (sql: SqlClient.SqlClient) => ({
   inWorkspace: (workspaceId: string) =>
-    sql<SkillRow>`SELECT * FROM cairn_skills WHERE workspace_id = ${workspaceId} ORDER BY name, id`.pipe(
+    sql<SkillRow>`SELECT s.*, sig.address AS signed_by FROM cairn_skills s
+        LEFT JOIN cairn_signatures sig ON sig.network = 'public' AND sig.cid = s.cid
+        WHERE s.workspace_id = ${workspaceId} ORDER BY s.name, s.id`.pipe(
       Effect.orDie,
       Effect.map((rows) => rows.map(toView))
     ),
@@ -152,8 +160,9 @@ export const queries = (sql: SqlClient.SqlClient) => ({
       readonly agent_updated_at: Date
     }>`
       SELECT s.*, x.cid AS agent_cid, x.revision AS agent_revision, x.version AS agent_version, x.attached_at,
-             x.updated_at AS agent_updated_at
+             x.updated_at AS agent_updated_at, sig.address AS signed_by
         FROM cairn_agent_skills x JOIN cairn_skills s ON s.id = x.skill_id
+        LEFT JOIN cairn_signatures sig ON sig.network = 'public' AND sig.cid = x.cid
        WHERE x.agent_id = ${agentId}
        ORDER BY s.name`.pipe(
       Effect.orDie,
@@ -171,7 +180,8 @@ export const queries = (sql: SqlClient.SqlClient) => ({
           updatedAt: row.agent_updated_at.toISOString(),
           latestCid: row.cid,
           latestRevision: row.revision,
-          latestVersion: row.version
+          latestVersion: row.version,
+          signedBy: row.signed_by
         }))
       )
     )

@@ -70,6 +70,8 @@ export interface TemplateView {
   readonly createdAt: string
   readonly updatedAt: string
   readonly userId: string
+  /** The wallet whose EIP-712 signature the folder's CID carries (`/v3` signatures, public network), if any. */
+  readonly signedBy: string | null
 }
 
 interface Row {
@@ -94,6 +96,7 @@ interface Row {
   readonly git_commit_sha: string | null
   readonly created_at: Date
   readonly updated_at: Date
+  readonly signed_by: string | null
 }
 
 const toView = (row: Row): TemplateView => {
@@ -120,7 +123,8 @@ const toView = (row: Row): TemplateView => {
     gitCommitSha: row.git_commit_sha,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
-    userId: row.user_id
+    userId: row.user_id,
+    signedBy: row.signed_by
   }
 }
 
@@ -146,17 +150,20 @@ export const queries = (sql: SqlClient.SqlClient) => {
       ? sql`true`
       : viewer === "anyone"
       ? sql`visibility = 'public'`
-      : sql`(visibility = 'public' OR workspace_id = ${viewer.workspaceId})`
+      : sql`(visibility = 'public' OR cairn_templates.workspace_id = ${viewer.workspaceId})`
+  // Each template with who signed its folder's CID, if anyone did.
+  const withSigner = sql.literal(`cairn_templates.*, sig.address AS signed_by FROM cairn_templates
+    LEFT JOIN cairn_signatures sig ON sig.network = 'public' AND sig.cid = cairn_templates.snapshot_cid`)
   return {
     /** Published templates the caller sees: featured first, then by name. */
     list: (query: ListQuery) =>
-      sql<Row>`SELECT * FROM cairn_templates WHERE ${
+      sql<Row>`SELECT ${withSigner} WHERE ${
         sql.and([
           sql`status = 'published'`,
           visible(query.viewer),
           ...(query.featured === undefined ? [] : [sql`featured = ${query.featured}`]),
           ...(query.category === undefined ? [] : [sql`lower(category) = lower(${query.category})`]),
-          ...(query.publishedBy === undefined ? [] : [sql`workspace_id = ${query.publishedBy}`])
+          ...(query.publishedBy === undefined ? [] : [sql`cairn_templates.workspace_id = ${query.publishedBy}`])
         ])
       } ORDER BY featured DESC, name, slug`.pipe(Effect.orDie, Effect.map((rows) => rows.map(toView))),
     /** The categories of the published templates the caller sees, sorted. */
@@ -167,12 +174,12 @@ export const queries = (sql: SqlClient.SqlClient) => {
         Effect.map((rows) => rows.map((row) => row.category))
       ),
     byId: (templateId: string) =>
-      sql<Row>`SELECT * FROM cairn_templates WHERE id = ${templateId}`.pipe(
+      sql<Row>`SELECT ${withSigner} WHERE id = ${templateId}`.pipe(
         Effect.orDie,
         Effect.map((rows) => Option.map(Option.fromNullishOr(rows[0]), toView))
       ),
     bySlug: (slug: string) =>
-      sql<Row>`SELECT * FROM cairn_templates WHERE slug = ${slug}`.pipe(
+      sql<Row>`SELECT ${withSigner} WHERE slug = ${slug}`.pipe(
         Effect.orDie,
         Effect.map((rows) => Option.map(Option.fromNullishOr(rows[0]), toView))
       )

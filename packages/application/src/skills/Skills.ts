@@ -10,14 +10,21 @@ import { AgentEngine } from "@cairn/agent-engine"
 import { ContentStore } from "@cairn/content-store"
 import { Agent, Reservation, Skill, ValidationFailed } from "@cairn/domain"
 import { Archive, type HubSkill, SkillHub } from "@cairn/skill-hub"
-import { Context, Effect, Layer, Result } from "effect"
+import { Context, Effect, Layer, Option, Result } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Semver from "semver"
 import type { Principal } from "../Access.ts"
 import { CommandHandler, decision, type Loaded } from "../CommandHandler.ts"
 import { now } from "../Now.ts"
+import * as SignaturesTable from "../readmodels/SignaturesTable.ts"
 import * as SkillsTable from "../readmodels/SkillsTable.ts"
 import * as SkillFolder from "./SkillFolder.ts"
+
+/**
+ * The wallets (0x addresses) whose EIP-712 signature over a skill version's folder CID lets it be attached and
+ * installed (`SKILLS_TRUSTED_SIGNERS`); empty: no signature is required.
+ */
+export const TrustedSkillSigners = Context.Reference<ReadonlyArray<string>>("cairn/Skills/TrustedSigners", { defaultValue: () => [] })
 
 export type { AgentSkillView, SkillView } from "../readmodels/SkillsTable.ts"
 
@@ -62,6 +69,8 @@ export class Skills extends Context.Service<Skills>()("cairn/Skills", {
     const engine = yield* AgentEngine
     const hub = yield* SkillHub
     const table = SkillsTable.queries(yield* SqlClient.SqlClient)
+    const signatures = SignaturesTable.queries(yield* SqlClient.SqlClient)
+    const trustedSigners = (yield* TrustedSkillSigners).map((address) => address.toLowerCase())
 
     const loadVisible = (workspaceId: string, skillId: string) =>
       Effect.gen(function*() {
@@ -70,7 +79,24 @@ export class Skills extends Context.Service<Skills>()("cairn/Skills", {
         return { loaded, skill }
       })
 
-    const viewOf = (skill: Skill.Skill): SkillsTable.SkillView => {
+    /** The wallet that signed a folder CID (its `/v3` signature on the public network), if one did. */
+    const signerOf = (cid: string) =>
+      Effect.map(signatures.byCid("public", cid), (found) => Option.getOrNull(Option.map(found, (s) => s.address)))
+
+    /**
+     * With `SKILLS_TRUSTED_SIGNERS` set, a version is attached or installed only when its folder CID is signed by one
+     * of them (hub installs answer to the hub's security verdict instead); with it unset, any version is.
+     */
+    const requireTrusted = (skill: Skill.Skill, attached: Agent.AttachedSkill) =>
+      Effect.gen(function*() {
+        if (trustedSigners.length === 0 || skill.source === "clawhub") return
+        const signer = yield* signerOf(attached.cid)
+        if (signer === null || !trustedSigners.includes(signer.toLowerCase())) {
+          return yield* new Skill.UntrustedSkill({ name: skill.name, cid: attached.cid, signer })
+        }
+      })
+
+    const viewOf = (skill: Skill.Skill, signedBy: string | null): SkillsTable.SkillView => {
       const latest = Skill.current(skill)
       return {
         skillId: skill.skillId,
@@ -85,7 +111,8 @@ export class Skills extends Context.Service<Skills>()("cairn/Skills", {
         revision: latest.revision,
         source: skill.source,
         slug: skill.slug ?? null,
-        fileId: null
+        fileId: null,
+        signedBy
       }
     }
 
@@ -124,7 +151,8 @@ export class Skills extends Context.Service<Skills>()("cairn/Skills", {
             decision(Reservation.decider, Skill.nameReservation(workspaceId, manifest.name), new Reservation.ClaimReservation({ owner: skillId, at }), reservation)
           ] as const
         }), { actor: userId })
-        return viewOf(activeSkill(outcome.state))
+        const registered = activeSkill(outcome.state)
+        return viewOf(registered, yield* signerOf(Skill.current(registered).cid))
       })
 
     /** Checks a folder's files and stores them as one directory on the public network. */
@@ -215,7 +243,7 @@ export class Skills extends Context.Service<Skills>()("cairn/Skills", {
             const { loaded, skill } = yield* loadVisible(workspaceId, found.skillId)
             const version = skill.versions.find((v) => v.revision === found.revision) ?? Skill.current(skill)
             return { loaded, skill, attached: attachedOf(skill, version) }
-          }))
+          }).pipe(Effect.tap(({ skill, attached }) => requireTrusted(skill, attached))))
         return {
           skills: held.map((h) => h.attached),
           decisions: held.map(({ loaded, skill }) =>
@@ -351,6 +379,7 @@ export class Skills extends Context.Service<Skills>()("cairn/Skills", {
         if (changed.length > 0) return yield* new Skill.SkillVersionConflict({ skillId, changedFiles: changed })
       }
       const moved = attachedOf(skill, next)
+      yield* requireTrusted(skill, moved)
       const folder = yield* folderOf(moved)
       const record = (to: Agent.AttachedSkill) =>
         Effect.flatMap(now, (at) =>

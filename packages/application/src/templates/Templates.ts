@@ -28,6 +28,7 @@ import { SqlClient } from "effect/sql"
 import type { Principal } from "../Access.ts"
 import { CommandHandler, decision } from "../CommandHandler.ts"
 import { now } from "../Now.ts"
+import * as SignaturesTable from "../readmodels/SignaturesTable.ts"
 import * as TemplatesTable from "../readmodels/TemplatesTable.ts"
 
 export type { TemplateView } from "../readmodels/TemplatesTable.ts"
@@ -112,7 +113,7 @@ export interface ListFilter {
 const text = new TextDecoder()
 
 /** What a template's current state shows, as the endpoints do (without reading the table again). */
-const viewOf = (t: Template.Template, status: "published" | "archived" = "published"): TemplatesTable.TemplateView => ({
+const viewOf = (t: Template.Template, signedBy: string | null, status: "published" | "archived" = "published"): TemplatesTable.TemplateView => ({
   templateId: t.templateId,
   name: t.name,
   slug: t.slug,
@@ -134,7 +135,8 @@ const viewOf = (t: Template.Template, status: "published" | "archived" = "publis
   gitCommitSha: t.gitCommitSha ?? null,
   createdAt: t.createdAt,
   updatedAt: t.updatedAt,
-  userId: t.userId
+  userId: t.userId,
+  signedBy
 })
 
 const actorOf = (principal: Principal): Template.Actor => ({ _tag: "Workspace", workspaceId: principal.workspaceId })
@@ -165,6 +167,9 @@ export class Templates extends Context.Service<Templates>()("cairn/Templates", {
     const git = yield* GitRepositories
     const allowLocalGit = yield* AllowLocalGit
     const table = TemplatesTable.queries(yield* SqlClient.SqlClient)
+    const signatures = SignaturesTable.queries(yield* SqlClient.SqlClient)
+    /** The wallet that signed a folder CID (its `/v3` signature on the public network), if one did. */
+    const signerOf = (cid: string) => Effect.map(signatures.byCid("public", cid), (found) => Option.getOrNull(Option.map(found, (s) => s.address)))
 
     const notAFolder = (cid: string) => new Template.InvalidTemplate({ errors: [`templateCid ${cid} is not a folder stored on the public network`] })
 
@@ -300,7 +305,8 @@ export class Templates extends Context.Service<Templates>()("cairn/Templates", {
           decision(Reservation.decider, Template.slugReservation(t.slug), new Reservation.ClaimReservation({ owner: templateId, at })),
           decision(Template.decider, Template.stream(templateId), new Template.PublishTemplate(command))
         ], { actor: t.userId }).pipe(Effect.catchTag("ReservationTaken", () => Effect.fail(new Template.DuplicateTemplateSlug({ slug: t.slug }))))
-        return viewOf((state as Extract<Template.TemplateState, { _tag: "Published" }>).template)
+        const published = (state as Extract<Template.TemplateState, { _tag: "Published" }>).template
+        return viewOf(published, yield* signerOf(published.snapshotCid))
       })
 
     /** Records the prepared folder as the template's next version (nothing when it is the same folder). */
@@ -315,7 +321,8 @@ export class Templates extends Context.Service<Templates>()("cairn/Templates", {
           at: yield* now
         })
         const { state, events } = yield* commands.execute(Template.decider, Template.stream(templateId), command, { actor: userId })
-        return { template: viewOf((state as Extract<Template.TemplateState, { _tag: "Published" }>).template), changed: events.length > 0 }
+        const published = (state as Extract<Template.TemplateState, { _tag: "Published" }>).template
+        return { template: viewOf(published, yield* signerOf(published.snapshotCid)), changed: events.length > 0 }
       })
 
     /** The template that holds a slug, if any: its id and state. */

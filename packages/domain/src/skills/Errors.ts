@@ -54,4 +54,23 @@ export class SkillVersionConflict extends Schema.TaggedError<SkillVersionConflic
   }
 }
 
+/**
+ * The installation requires skills signed by a trusted wallet (`SKILLS_TRUSTED_SIGNERS`), and this version's folder
+ * CID has no signature, or one by another wallet: it is not attached or installed. `signer` names who signed, if
+ * anyone did.
+ */
+export class UntrustedSkill extends Schema.TaggedError<UntrustedSkill>()("UntrustedSkill", {
+  name: Schema.String,
+  cid: Schema.String,
+  signer: Schema.NullOr(Schema.String)
+}) {
+  readonly status = 403
+  override get message() {
+    return "Skill is not signed by a trusted signer"
+  }
+  get details() {
+    return { skill: this.name, skillCid: this.cid, signedBy: this.signer }
+  }
+}
+
 export type SkillError = SkillNotFound | SkillAlreadyInLibrary | SkillAlreadyExists | SkillInUse

@@ -88,7 +88,9 @@ const HeldSkillWire = Schema.Struct({
   updatedAt: Schema.String,
   latestCid: Schema.String,
   latestRevision: Schema.Int,
-  latestVersion: Schema.NullOr(Schema.String)
+  latestVersion: Schema.NullOr(Schema.String),
+  /** Who signed the version the agent holds (`/v3` signatures), if anyone. */
+  signedBy: Schema.NullOr(Schema.String)
 })
 const heldSkillWire = (skill: AgentSkillView): typeof HeldSkillWire.Type => ({
   skillId: skill.skillId,
@@ -103,7 +105,8 @@ const heldSkillWire = (skill: AgentSkillView): typeof HeldSkillWire.Type => ({
   updatedAt: skill.updatedAt,
   latestCid: skill.latestCid,
   latestRevision: skill.latestRevision,
-  latestVersion: skill.latestVersion
+  latestVersion: skill.latestVersion,
+  signedBy: skill.signedBy
 })
 
 /** A secret as the agent holds it: names and times, and whether the running gateway has its current value. */

@@ -53,7 +53,9 @@ const SkillWire = Schema.Struct({
   revision: Schema.Int,
   source: Skill.Source,
   slug: Schema.NullOr(Schema.String),
-  fileId: Schema.Null
+  fileId: Schema.Null,
+  /** The wallet whose EIP-712 signature the current version's folder CID carries (`/v3` signatures), if any. */
+  signedBy: Schema.NullOr(Schema.String)
 })
 
 const toWire = (skill: SkillView): typeof SkillWire.Type => ({
@@ -69,7 +71,8 @@ const toWire = (skill: SkillView): typeof SkillWire.Type => ({
   revision: skill.revision,
   source: skill.source,
   slug: skill.slug,
-  fileId: skill.fileId
+  fileId: skill.fileId,
+  signedBy: skill.signedBy
 })
 
 const SkillAdded = Schema.Struct({ success: Schema.Boolean, skill: SkillWire })
@@ -85,7 +88,9 @@ const AgentSkillWire = Schema.Struct({
   slug: Schema.NullOr(Schema.String),
   attachedAt: Schema.String,
   updatedAt: Schema.String,
-  updateAvailable: Schema.Boolean
+  updateAvailable: Schema.Boolean,
+  /** Who signed the version the agent holds, if anyone. */
+  signedBy: Schema.NullOr(Schema.String)
 })
 
 /** A hub listing in the shape Pinata's clients read (`HubSkill`), plus the version and whether it is installed. */
@@ -144,7 +149,8 @@ const agentSkillWire = (skill: AgentSkillView): typeof AgentSkillWire.Type => ({
   slug: skill.slug,
   attachedAt: skill.attachedAt,
   updatedAt: skill.updatedAt,
-  updateAvailable: skill.latestRevision > skill.revision
+  updateAvailable: skill.latestRevision > skill.revision,
+  signedBy: skill.signedBy
 })
 
 export const layer = HttpRouter.use((router) =>

@@ -36,7 +36,9 @@ export const TemplateWire = Schema.Struct({
   gitCommitSha: Schema.NullOr(Schema.String),
   createdAt: Schema.String,
   updatedAt: Schema.String,
-  userId: Schema.String
+  userId: Schema.String,
+  /** The wallet whose EIP-712 signature the folder's CID carries (`/v3` signatures), if any. */
+  signedBy: Schema.NullOr(Schema.String)
 })
 
 export const toWire = (template: TemplateView): typeof TemplateWire.Type => ({
@@ -63,7 +65,8 @@ export const toWire = (template: TemplateView): typeof TemplateWire.Type => ({
   gitCommitSha: template.gitCommitSha,
   createdAt: template.createdAt,
   updatedAt: template.updatedAt,
-  userId: template.userId
+  userId: template.userId,
+  signedBy: template.signedBy
 })
 
 const TemplateAnswer = Schema.Struct({ template: TemplateWire })

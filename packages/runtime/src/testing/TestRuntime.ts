@@ -11,7 +11,7 @@ import { AllowLocalGit } from "@cairn/application"
 import { defaultWorkspaceLimits, type WorkspaceLimitValues, WorkspaceLimits } from "@cairn/application"
 import { defaultSnapshotSettings, type SnapshotSettingValues, SnapshotSettings } from "@cairn/application"
 import { defaultDomainSettings, type DomainSettingValues, DomainSettings } from "@cairn/application"
-import { DiskReserveBytes, FreeSpace } from "@cairn/application"
+import { DiskReserveBytes, FreeSpace, TrustedSkillSigners } from "@cairn/application"
 import type { Dns } from "@cairn/dns"
 import { NodeDns } from "@cairn/dns/node"
 import type { AdminToken, GatewayTokens, MasterKeys } from "@cairn/auth"
@@ -66,6 +66,8 @@ export interface TestRuntimeOptions {
   readonly freeSpace?: Layer.Layer<FreeSpace, unknown>
   /** The disk reserve in bytes (DISK_RESERVE; 1 GiB by default, 0 for none). */
   readonly diskReserveBytes?: number
+  /** The wallets whose signatures let a skill be attached (SKILLS_TRUSTED_SIGNERS; none required by default). */
+  readonly trustedSkillSigners?: ReadonlyArray<string>
 }
 
 /** What the default test disk has free: far above any reserve. */
@@ -104,7 +106,8 @@ export const layerTest = (options: TestRuntimeOptions = {}) =>
       options.readyWait === undefined ? Layer.empty : Layer.succeed(ReadyWait, options.readyWait),
       options.chatTimeout === undefined ? Layer.empty : Layer.succeed(ChatTimeout, options.chatTimeout),
       options.freeSpace ?? FreeSpace.layerTest(() => plentyFree),
-      options.diskReserveBytes === undefined ? Layer.empty : Layer.succeed(DiskReserveBytes, options.diskReserveBytes)
+      options.diskReserveBytes === undefined ? Layer.empty : Layer.succeed(DiskReserveBytes, options.diskReserveBytes),
+      options.trustedSkillSigners === undefined ? Layer.empty : Layer.succeed(TrustedSkillSigners, options.trustedSkillSigners)
     )),
     Layer.provideMerge(layerStore(layerTestDatabase())),
     Layer.provideMerge(NodeServices.layer),
