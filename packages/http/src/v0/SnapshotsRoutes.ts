@@ -153,7 +153,8 @@ export const layer = HttpRouter.use((router) =>
       description: "Streamed. The CAR's root is the snapshot's CID, any IPFS tool imports it; the tar holds one folder " +
         "named after the CID, with the stored modes and symlinks.",
       query: ExportQuery,
-      response: { contentType: "application/vnd.ipld.car; version=1 | application/gzip" },
+      response: { contentType: "application/vnd.ipld.car", description: "format=car: the snapshot's DAG as a CARv1 rooted at its CID" },
+      otherResponses: [{ contentType: "application/gzip", description: "format=tar.gz: the snapshot's files as a gzipped tar" }],
       errors: readErrors
     }, ({ principal, agentId, params, request }) =>
       Effect.map(snapshots.export(principal, agentId, params["snapshotCid"] ?? "", Kit.query(request, "format")), (archive) =>
