@@ -296,8 +296,8 @@ export class Snapshots extends Context.Service<Snapshots>()("cairn/Snapshots", {
       yield* visible(principal, agentId)
       const snapshotCid = yield* Effect.fromResult(Snapshot.pathSnapshotCid(cid))
       const base = yield* Effect.fromResult(Snapshot.diffAgainst(against))
-      yield* keptSnapshot(agentId, snapshotCid)
-      yield* keptSnapshot(agentId, base)
+      const { state } = yield* history(agentId)
+      for (const cid of [snapshotCid, base]) if (!Snapshot.holds(state, cid)) return yield* new Snapshot.SnapshotNotFound({ snapshotCid: cid })
       const tree = yield* store.diffTrees(base, snapshotCid).pipe(
         Effect.catchTags({ ContentNotFound: unreadable(agentId, snapshotCid), NotADirectory: unreadable(agentId, snapshotCid) }),
         Effect.catchTag("ContentStoreUnavailable", unavailable("diff"))
