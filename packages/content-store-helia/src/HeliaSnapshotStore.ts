@@ -23,6 +23,7 @@ import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import { type BlockSize, blockSizeByReading, collect, mapConcurrently, type TreeBlockstore } from "./snapshots/Blocks.ts"
 import { dagBlocks } from "./snapshots/DagBlocks.ts"
+import { diffTrees } from "./snapshots/DiffTrees.ts"
 import { importTree } from "./snapshots/ImportTree.ts"
 import { markAndSweep } from "./snapshots/MarkAndSweep.ts"
 import { readTree, RootIsNotADirectory } from "./snapshots/ReadTree.ts"
@@ -85,6 +86,17 @@ export const makeWith = (backend: Backend) =>
           Effect.tryPromise({
             try: (signal) => readTree(blockstore, root, { signal }),
             catch: (cause) => cause instanceof RootIsNotADirectory ? new NotADirectory({ cid }) : failure("readTree", cid)(cause)
+          })
+        )),
+      diffTrees: (from, to) =>
+        Effect.all([parse(from), parse(to)]).pipe(Effect.flatMap(([before, after]) =>
+          Effect.tryPromise({
+            try: (signal) => diffTrees(blockstore, before, after, { signal }),
+            catch: (cause) => {
+              // Which tree lacks a block, or is no directory: the one whose root it is, else the newer tree's.
+              const cid = cause instanceof Error && cause.message.startsWith(`${before} `) ? from : to
+              return cause instanceof RootIsNotADirectory ? new NotADirectory({ cid }) : failure("diffTrees", cid)(cause)
+            }
           })
         )),
       cat: (cid) =>

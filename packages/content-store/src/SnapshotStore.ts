@@ -52,6 +52,30 @@ export interface TreeListing {
   readonly target?: string
 }
 
+/** A file or symlink of a stored tree, as a diff names it. */
+export interface TreeDiffEntry {
+  readonly path: string
+  readonly kind: "file" | "symlink"
+  readonly cid: string
+  /** A file's bytes; 0 for a symlink. */
+  readonly size: number
+  readonly mode: Mode
+  /** A symlink's target. */
+  readonly target?: string
+}
+
+/**
+ * How the tree `to` differs from the tree `from`, in files and symlinks (directories are implied by their paths):
+ * what only `to` has, what only `from` has, and what both have with other content, mode or kind (`before` is
+ * `from`'s). A directory on one side and a file or symlink on the other is the directory's entries removed (or
+ * added) and the other added (or removed). Each list is in path order.
+ */
+export interface TreeDiff {
+  readonly added: ReadonlyArray<TreeDiffEntry>
+  readonly removed: ReadonlyArray<TreeDiffEntry>
+  readonly changed: ReadonlyArray<{ readonly before: TreeDiffEntry; readonly after: TreeDiffEntry }>
+}
+
 /** A file's content stream failed while the tree was imported (the file vanished or could not be read). */
 export class TreeSourceFailed extends Schema.TaggedError<TreeSourceFailed>()("TreeSourceFailed", {
   path: Schema.String,
@@ -79,6 +103,15 @@ export class SnapshotStore extends Context.Service<SnapshotStore, {
   readonly readTree: (
     cid: string
   ) => Effect.Effect<ReadonlyArray<TreeListing>, ContentNotFound | NotADirectory | ContentStoreUnavailable>
+  /**
+   * How tree `to` differs from tree `from` (TreeDiff), read from the two DAGs together: an entry (file or whole
+   * directory) whose CID is the same on both sides is passed over unread, so the cost is that of what changed. A
+   * file's content is never read (its size is in its root node). Errors as `readTree`'s, for either tree.
+   */
+  readonly diffTrees: (
+    from: string,
+    to: string
+  ) => Effect.Effect<TreeDiff, ContentNotFound | NotADirectory | ContentStoreUnavailable>
   /** A stored file's bytes. */
   readonly cat: (cid: string) => Stream.Stream<Uint8Array, ContentNotFound | ContentStoreUnavailable>
   /** The whole DAG under the CID as a CARv1 with that root, to take a snapshot elsewhere. */

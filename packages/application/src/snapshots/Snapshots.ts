@@ -12,9 +12,9 @@
  * import is under way.
  */
 import { AgentEngine, type RestoreEntry, type WorkspaceEntry } from "@cairn/agent-engine"
-import { type ContentStoreUnavailable, SnapshotStore, type TreeEntry, type TreeListing } from "@cairn/content-store"
+import { type ContentStoreUnavailable, SnapshotStore, type TreeDiff, type TreeEntry, type TreeListing } from "@cairn/content-store"
 import { Snapshot, ValidationFailed } from "@cairn/domain"
-import { Context, Effect, Layer, Option, Result, Semaphore } from "effect"
+import { Context, Effect, Layer, Option, Result, Semaphore, Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Principal } from "../Access.ts"
 import { Gateway } from "../gateway/Gateway.ts"
@@ -23,6 +23,7 @@ import { DiskReserve } from "../DiskReserve.ts"
 import { now } from "../Now.ts"
 import { AgentsTable, SnapshotsTable } from "../readmodels/index.ts"
 import { SnapshotSettings } from "./SnapshotSettings.ts"
+import { tarGz } from "./SnapshotTar.ts"
 
 /** What this node knows of the tree an agent's last snapshot stored: each file's fingerprint, CID and size. */
 interface Index {
@@ -36,6 +37,21 @@ export interface SyncOutcome {
   readonly lastSync: string
   readonly changeSummary: Snapshot.ChangeSummary
   readonly recorded: boolean
+}
+
+/** How a snapshot differs from the one it is compared with (`against`): see SnapshotStore's TreeDiff. */
+export interface SnapshotDiff extends TreeDiff {
+  readonly snapshotCid: string
+  readonly against: string
+}
+
+/** A snapshot as an archive: its bytes as they are read, what they are, and the name to save them under. */
+export interface SnapshotExport {
+  readonly snapshotCid: string
+  readonly format: Snapshot.ExportFormat
+  readonly contentType: string
+  readonly filename: string
+  readonly content: Stream.Stream<Uint8Array, unknown>
 }
 
 export interface ResetOutcome {
@@ -260,6 +276,71 @@ export class Snapshots extends Context.Service<Snapshots>()("cairn/Snapshots", {
       return { agentId, snapshots: page.snapshots, ...(page.nextCursor === undefined ? {} : { nextPageToken: page.nextCursor }) }
     })
 
+    /**
+     * One of the agent's kept snapshots, named in a path: another agent's (or workspace's) snapshot is not found,
+     * whatever its CID, so nothing of it is ever read for this caller.
+     */
+    const keptSnapshot = (agentId: string, snapshotCid: string) =>
+      Effect.flatMap(history(agentId), ({ state }) => {
+        const kept = state.kept.find((snapshot) => snapshot.cid === snapshotCid)
+        return kept === undefined ? Effect.fail(new Snapshot.SnapshotNotFound({ snapshotCid })) : Effect.succeed(kept)
+      })
+
+    /** A kept snapshot whose blocks the store lacks (or that is no directory) cannot be served: not found, logged. */
+    const unreadable = (agentId: string, snapshotCid: string) => (error: { readonly _tag: string }) =>
+      Effect.logWarning(`Agent ${agentId}: snapshot ${snapshotCid} cannot be read (${error._tag})`).pipe(
+        Effect.andThen(Effect.fail(new Snapshot.SnapshotNotFound({ snapshotCid })))
+      )
+
+    const diff = Effect.fn("Snapshots.diff")(function*(principal: Principal, agentId: string, cid: string, against: string | null) {
+      yield* visible(principal, agentId)
+      const snapshotCid = yield* Effect.fromResult(Snapshot.pathSnapshotCid(cid))
+      const base = yield* Effect.fromResult(Snapshot.diffAgainst(against))
+      const { state } = yield* history(agentId)
+      for (const cid of [snapshotCid, base]) if (!Snapshot.holds(state, cid)) return yield* new Snapshot.SnapshotNotFound({ snapshotCid: cid })
+      const tree = yield* store.diffTrees(base, snapshotCid).pipe(
+        Effect.catchTags({ ContentNotFound: unreadable(agentId, snapshotCid), NotADirectory: unreadable(agentId, snapshotCid) }),
+        Effect.catchTag("ContentStoreUnavailable", unavailable("diff"))
+      )
+      return { snapshotCid, against: base, ...tree } satisfies SnapshotDiff
+    })
+
+    /**
+     * A kept snapshot as a CARv1 (root = the snapshot, every block of its DAG once, streamed from the store) or a
+     * gzipped tar of its files (SnapshotTar). What could fail at once is checked before the first byte (the root
+     * block is there; the tree lists), so those failures still get their status; one later cuts the stream short.
+     */
+    const exportSnapshot = Effect.fn("Snapshots.export")(function*(principal: Principal, agentId: string, cid: string, format: string | null) {
+      yield* visible(principal, agentId)
+      const snapshotCid = yield* Effect.fromResult(Snapshot.pathSnapshotCid(cid))
+      const chosen = yield* Effect.fromResult(Snapshot.exportFormat(format))
+      const kept = yield* keptSnapshot(agentId, snapshotCid)
+      const logged = <A, E>(content: Stream.Stream<A, E>) =>
+        content.pipe(Stream.tapError((error) => Effect.logWarning(`Agent ${agentId}: export of snapshot ${snapshotCid} failed`, error)))
+      if (chosen === "car") {
+        const present = yield* store.has(snapshotCid).pipe(Effect.catchTag("ContentStoreUnavailable", unavailable("export")))
+        if (!present) return yield* unreadable(agentId, snapshotCid)({ _tag: "ContentNotFound" })
+        return {
+          snapshotCid,
+          format: chosen,
+          contentType: "application/vnd.ipld.car; version=1",
+          filename: `${agentId}-${snapshotCid}.car`,
+          content: logged(store.car(snapshotCid))
+        } satisfies SnapshotExport
+      }
+      const listing = yield* store.readTree(snapshotCid).pipe(
+        Effect.catchTags({ ContentNotFound: unreadable(agentId, snapshotCid), NotADirectory: unreadable(agentId, snapshotCid) }),
+        Effect.catchTag("ContentStoreUnavailable", unavailable("export"))
+      )
+      return {
+        snapshotCid,
+        format: chosen,
+        contentType: "application/gzip",
+        filename: `${agentId}-${snapshotCid}.tar.gz`,
+        content: logged(tarGz(snapshotCid, listing, store.cat, new Date(kept.at)))
+      } satisfies SnapshotExport
+    })
+
     /** Restore entries for the tree: a file this node knows holds the wanted CID already is kept, not rewritten. */
     const restoreEntries = (agentId: string, target: ReadonlyArray<TreeListing>): ReadonlyArray<RestoreEntry> => {
       const index = indexes.get(agentId)
@@ -426,7 +507,7 @@ export class Snapshots extends Context.Service<Snapshots>()("cairn/Snapshots", {
       )
     })
 
-    return { sync, status, list, reset, beforeDelete, restoreLatest, forkSource, forkDecision, restoreInto, round, collectGarbage, run }
+    return { sync, status, list, diff, export: exportSnapshot, reset, beforeDelete, restoreLatest, forkSource, forkDecision, restoreInto, round, collectGarbage, run }
   })
 }) {
   static readonly layer = Layer.effect(this, this.make)

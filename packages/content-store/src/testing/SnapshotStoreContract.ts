@@ -17,7 +17,7 @@ import { CID } from "multiformats/cid"
 import * as raw from "multiformats/codecs/raw"
 import { sha256 } from "multiformats/hashes/sha2"
 import type { DirectoryFile } from "../ContentStore.ts"
-import { type Mode, SnapshotStore, type TreeEntry, type TreeListing } from "../SnapshotStore.ts"
+import { type Mode, SnapshotStore, type TreeDiffEntry, type TreeEntry, type TreeListing } from "../SnapshotStore.ts"
 import { deterministicBytes, directoryTree, inOddChunks, kuboDirectoryVectors } from "./ContentStoreContract.ts"
 
 const text = (value: string) => new TextEncoder().encode(value)
@@ -282,6 +282,53 @@ export const snapshotStoreContract = <E>(adapter: string, store: Layer.Layer<Sna
               return { path, type: kind, mode, bytes: yield* contentOf(richTree, path) }
             }))
           assert.deepStrictEqual(seen, [...expected].sort((a, b) => a.path < b.path ? -1 : 1))
+        }))
+
+      it.effect("diffs two trees: files and symlinks added, removed and changed (content, mode, kind), with sizes", () =>
+        Effect.gen(function*() {
+          const store = yield* SnapshotStore
+          const before = yield* store.importTree(richTree)
+          const grown = concat(bigFile, text("more"))
+          const after = yield* store.importTree([
+            ...richTree.filter((entry) => !["bin/run.sh", "docs/big.bin", "private/notes.txt", "links/absolute", "a/b/c/d/deep.txt", "secrets/key.pem"].includes(entry.path)),
+            file("bin/run.sh", 0o700, script),
+            file("docs/big.bin", 0o755, grown),
+            symlink("links/absolute", "/etc/hosts"),
+            // A directory where a file was, and a file where a directory was.
+            file("a", 0o644, text("a file now\n")),
+            file("secrets/key.pem/inside", 0o644, text("inside\n")),
+            file("new/one.txt", 0o644, text("one\n"))
+          ])
+          const diff = yield* store.diffTrees(before.cid, after.cid)
+          const brief = (entry: TreeDiffEntry) => ({ path: entry.path, kind: entry.kind, size: entry.size, mode: entry.mode })
+          assert.deepStrictEqual(diff.added.map(brief), [
+            { path: "a", kind: "file", size: 11, mode: 0o644 },
+            { path: "new/one.txt", kind: "file", size: 4, mode: 0o644 },
+            { path: "secrets/key.pem/inside", kind: "file", size: 7, mode: 0o644 }
+          ])
+          assert.deepStrictEqual(diff.removed.map(brief), [
+            { path: "a/b/c/d/deep.txt", kind: "file", size: 5, mode: 0o644 },
+            { path: "private/notes.txt", kind: "file", size: 14, mode: 0o644 },
+            { path: "secrets/key.pem", kind: "file", size: 20, mode: 0o600 }
+          ])
+          assert.deepStrictEqual(diff.changed.map(({ before, after }) => [brief(before), brief(after)]), [
+            [{ path: "bin/run.sh", kind: "file", size: script.length, mode: 0o755 }, { path: "bin/run.sh", kind: "file", size: script.length, mode: 0o700 }],
+            [{ path: "docs/big.bin", kind: "file", size: bigFile.length, mode: 0o755 }, { path: "docs/big.bin", kind: "file", size: grown.length, mode: 0o755 }],
+            [{ path: "links/absolute", kind: "symlink", size: 0, mode: 0o644 }, { path: "links/absolute", kind: "symlink", size: 0, mode: 0o644 }]
+          ])
+          assert.strictEqual(diff.changed[2]!.after.target, "/etc/hosts")
+          const listed = new Map((yield* store.readTree(after.cid)).map((entry) => [entry.path, entry.cid]))
+          for (const entry of [...diff.added, ...diff.changed.map((change) => change.after)]) assert.strictEqual(entry.cid, listed.get(entry.path), entry.path)
+          // The other way round, added and removed trade places; a tree against itself has no differences.
+          const reverse = yield* store.diffTrees(after.cid, before.cid)
+          assert.deepStrictEqual(reverse.added, diff.removed)
+          assert.deepStrictEqual(reverse.removed, diff.added)
+          assert.deepStrictEqual(yield* store.diffTrees(after.cid, after.cid), { added: [], removed: [], changed: [] })
+          const digest = yield* Effect.promise(async () => sha256.digest(text("no tree was ever stored with this either")))
+          const absent = CID.create(1, 0x70, digest).toString()
+          assert.deepInclude(yield* Effect.flip(store.diffTrees(before.cid, absent)), { _tag: "ContentNotFound" })
+          const fileCid = before.files.get("bin/run.sh")!
+          assert.deepInclude(yield* Effect.flip(store.diffTrees(fileCid, before.cid)), { _tag: "NotADirectory", cid: fileCid })
         }))
 
       it.effect("collects garbage: keeps every block a live root reaches, shared ones too, and removes the rest", () =>
