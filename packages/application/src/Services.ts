@@ -14,6 +14,7 @@ import { Layer } from "effect"
 import type { SqlClient } from "effect/sql"
 import { AgentChat } from "./agents/AgentChat.ts"
 import { Agents } from "./agents/Agents.ts"
+import { AuditFeed } from "./audit/AuditFeed.ts"
 import { Gateway } from "./gateway/Gateway.ts"
 import { ApiKeys } from "./workspaces/ApiKeys.ts"
 import { Channels } from "./channels/Channels.ts"
@@ -50,6 +51,7 @@ export type Provided = AgentChat | Workspaces | ApiKeys | Files | Groups | Signa
   | Domains
   | NodeLeases | Failover
   | PinJobs
+  | AuditFeed
 
 /** The ports the services stand on; the read models' tables are reached through the event store's SqlClient. */
 export type Requirements =
@@ -59,7 +61,8 @@ export type Requirements =
   | FreeSpace
 
 /** Built floor by floor, in the order of the folders: each floor stands on the ones below it. */
-export const layer: Layer.Layer<Provided, never, Requirements> = Layer.mergeAll(Console.layer, WorkspaceFiles.layer, RuntimeConfig.layer, Tasks.layer, AgentChat.layer).pipe(
+export const layer: Layer.Layer<Provided, never, Requirements> = AuditFeed.layer.pipe(
+  Layer.provideMerge(Layer.mergeAll(Console.layer, WorkspaceFiles.layer, RuntimeConfig.layer, Tasks.layer, AgentChat.layer)),
   Layer.provideMerge(Layer.mergeAll(Agents.layer, Failover.layer)),
   Layer.provideMerge(Layer.mergeAll(Snapshots.layer, Channels.layer, Domains.layer)),
   Layer.provideMerge(Gateway.layer),

@@ -14,6 +14,7 @@ import { defaultSnapshotSettings, Snapshots, SnapshotSettings } from "@cairn/app
 import { defaultDomainSettings, Domains, DomainSettings } from "@cairn/application"
 import { ChatTimeout, DiskReserveBytes } from "@cairn/application"
 import { defaultPinSettings, PinJobs, PinSettings } from "@cairn/application"
+import { AuditFeed } from "@cairn/application"
 import { PinSources, trustlessGateways } from "@cairn/content-store"
 import { NodeDns } from "@cairn/dns/node"
 import { AdminToken, type GatewayTokens } from "@cairn/auth"
@@ -446,6 +447,9 @@ const domainChecks = Layer.effectDiscard(Domains.use((domains) => Effect.forkSco
 /** Pin-by-CID jobs worked on (those a stop left open first), for as long as the server runs. */
 const pinWorker = Layer.effectDiscard(PinJobs.use((pins) => Effect.forkScoped(pins.run)))
 
+/** Audit webhooks delivered to (each from where it stopped), for as long as the server runs (decision 0050). */
+const auditWebhooks = Layer.effectDiscard(AuditFeed.use((audit) => Effect.forkScoped(audit.run)))
+
 /**
  * The templates Cairn ships are in the catalog, public and featured: published on a fresh install, given a new
  * version when an upgrade changed them, left alone otherwise. A failure (IPFS out of reach) is logged, not fatal.
@@ -465,7 +469,7 @@ const layerDataDirLock = Layer.effectDiscard(Effect.flatMap(dataDir, (dir) => Da
 
 /** What a server runs: the application, plus the runners that keep asynchronous read models current. */
 export const layerServer = (database: DatabaseLayer) =>
-  Layer.mergeAll(ReadModels.layerRunners, logAdminToken, resumeAgents, autoSnapshots, domainChecks, failover, pinWorker).pipe(Layer.merge(seedTemplates), Layer.provideMerge(layerApplication(database)), Layer.provide(layerDataDirLock))
+  Layer.mergeAll(ReadModels.layerRunners, logAdminToken, resumeAgents, autoSnapshots, domainChecks, failover, pinWorker, auditWebhooks).pipe(Layer.merge(seedTemplates), Layer.provideMerge(layerApplication(database)), Layer.provide(layerDataDirLock))
 
 /** The database chosen by the environment, logged (never a password). */
 export const databaseFromConfig = Effect.gen(function*() {

@@ -5,6 +5,7 @@
 import type { Projection } from "@cairn/event-store"
 import type { SqlClient } from "effect/sql"
 import * as AgentsTable from "./AgentsTable.ts"
+import * as AuditWebhooksTable from "./AuditWebhooksTable.ts"
 import * as DomainsTable from "./DomainsTable.ts"
 import * as ApiKeysTable from "./ApiKeysTable.ts"
 import * as ChannelsTable from "./ChannelsTable.ts"
@@ -25,6 +26,7 @@ export { DomainsTable }
 export { GroupsTable }
 export { ChannelsTable }
 export { PinJobsTable }
+export { AuditWebhooksTable }
 
 export const all: ReadonlyArray<Projection<SqlClient.SqlClient>> = [
   WorkspacesTable.projection,
@@ -40,5 +42,6 @@ export const all: ReadonlyArray<Projection<SqlClient.SqlClient>> = [
   SnapshotsTable.projection,
   DomainsTable.projection,
   ChannelsTable.projection,
-  PinJobsTable.projection
+  PinJobsTable.projection,
+  AuditWebhooksTable.projection
 ]
