@@ -256,6 +256,8 @@ export class AuditFeed extends Context.Service<AuditFeed>()("cairn/AuditFeed", {
             continue
           }
           for (const event of events) {
+            // Its own removal is where it ends (the row went in the same append).
+            if (event.type === "AuditWebhookRemoved" && (event.data as { readonly webhookId?: unknown }).webhookId === webhook.id) return
             if (yield* belongs(event)) {
               yield* deliver(webhook, key, entryOf(event))
               yield* saveCursor(webhook.id, event.position, 1)
