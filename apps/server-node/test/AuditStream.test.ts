@@ -66,13 +66,15 @@ type Stream = Awaited<ReturnType<typeof openStream>>
 
 const dataDir = mkdtempSync(join(tmpdir(), "cairn-audit-"))
 const canary = `sk-ant-api03-AUDIT${crypto.randomUUID().replace(/-/g, "")}`
+// Given, so that secrets and webhook keys can be sealed on Postgres too (only an embedded server makes its own).
+const masterKey = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))))
 let server: ServerProcess
 let port: number
 let ada: ApiUser
 let bob: ApiUser
 
 const start = async () => {
-  server = await startServer({ DATA_DIR: dataDir, ENGINE: "simulated", ...(port === undefined ? {} : { PORT: String(port) }) })
+  server = await startServer({ DATA_DIR: dataDir, ENGINE: "simulated", SECRETS_MASTER_KEY: masterKey, ...(port === undefined ? {} : { PORT: String(port) }) })
   await waitUntilServing(server)
   port = Number(new URL(server.url).port)
 }
