@@ -15,6 +15,7 @@ import { compare, EventStore, formatPosition, type LogPosition, type RecordedEve
 import { Clock, Context, Duration, Effect, FiberMap, Layer, Option, Redacted, Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Principal } from "../Access.ts"
+import { AgentsNode } from "../cluster/NodeLeases.ts"
 import { CommandHandler } from "../CommandHandler.ts"
 import { now } from "../Now.ts"
 import * as AuditWebhooksTable from "../readmodels/AuditWebhooksTable.ts"
@@ -94,9 +95,10 @@ export class AuditFeed extends Context.Service<AuditFeed>()("cairn/AuditFeed", {
     const commands = yield* CommandHandler
     const vault = yield* SecretVault
     const webhooks = AuditWebhooksTable.queries(sql)
+    const node = yield* AgentsNode
     yield* createTogether(sql, sql`CREATE TABLE IF NOT EXISTS cairn_audit_webhook_cursors (
       webhook_id text PRIMARY KEY, position text NOT NULL, delivered bigint NOT NULL DEFAULT 0,
-      updated_at timestamptz NOT NULL DEFAULT now())`).pipe(Effect.orDie)
+      node text NOT NULL, lease_until timestamptz NOT NULL, updated_at timestamptz NOT NULL DEFAULT now())`).pipe(Effect.orDie)
 
     const owners = new Map<string, string | null>()
     /** The workspace a stream is of (see the module's comment), read once per stream. */
@@ -148,11 +150,30 @@ export class AuditFeed extends Context.Service<AuditFeed>()("cairn/AuditFeed", {
         Effect.map(([row]) => Option.flatMap(Option.fromNullishOr(row), (r) => parseCursor(r.position)))
       )
 
+    /**
+     * Takes the webhook's deliveries for this node, at the position they stopped (`initial` for a webhook never
+     * delivered to): none when another node holds them and its lease has not run out.
+     */
+    const claim = (webhookId: string, initial: LogPosition) =>
+      sql<{ readonly position: string }>`INSERT INTO cairn_audit_webhook_cursors (webhook_id, position, node, lease_until)
+        VALUES (${webhookId}, ${formatPosition(initial)}, ${node}, now() + interval '120 seconds')
+        ON CONFLICT (webhook_id) DO UPDATE SET node = EXCLUDED.node, lease_until = EXCLUDED.lease_until
+        WHERE cairn_audit_webhook_cursors.node = EXCLUDED.node OR cairn_audit_webhook_cursors.lease_until < now()
+        RETURNING position`.pipe(
+        Effect.orDie,
+        Effect.map(([row]) => Option.flatMap(Option.fromNullishOr(row), (r) => parseCursor(r.position)))
+      )
+
+    /** Moves the cursor (and the lease) on; false when this node no longer holds the webhook. */
     const saveCursor = (webhookId: string, position: LogPosition, delivered: number) =>
-      sql`INSERT INTO cairn_audit_webhook_cursors (webhook_id, position, delivered, updated_at)
-        VALUES (${webhookId}, ${formatPosition(position)}, ${delivered}, now())
-        ON CONFLICT (webhook_id) DO UPDATE SET position = EXCLUDED.position,
-          delivered = cairn_audit_webhook_cursors.delivered + EXCLUDED.delivered, updated_at = now()`.pipe(Effect.orDie, Effect.asVoid)
+      sql`UPDATE cairn_audit_webhook_cursors SET position = ${formatPosition(position)}, delivered = delivered + ${delivered},
+        lease_until = now() + interval '120 seconds', updated_at = now()
+        WHERE webhook_id = ${webhookId} AND node = ${node} RETURNING webhook_id`.pipe(Effect.orDie, Effect.map((rows) => rows.length > 0))
+
+    /** Keeps the lease while nothing moves (waiting for events, retrying); false when it was lost. */
+    const renew = (webhookId: string) =>
+      sql`UPDATE cairn_audit_webhook_cursors SET lease_until = now() + interval '120 seconds'
+        WHERE webhook_id = ${webhookId} AND node = ${node} RETURNING webhook_id`.pipe(Effect.orDie, Effect.map((rows) => rows.length > 0))
 
     const list = (principal: Principal) =>
       Effect.gen(function*() {
@@ -201,11 +222,15 @@ export class AuditFeed extends Context.Service<AuditFeed>()("cairn/AuditFeed", {
         events.find((e) => e.type === "AuditWebhookRegistered" && (e.data as { readonly webhookId?: unknown }).webhookId === webhook.id)
           ?.position ?? start)
 
-    /** POSTs one entry until the receiver answers 2xx, waiting longer after each failure. */
+    /**
+     * POSTs one entry until the receiver answers 2xx, waiting longer after each failure; false if this node lost the
+     * webhook meanwhile (the lease outlives the longest wait, and is renewed before each attempt).
+     */
     const deliver = (webhook: AuditWebhooksTable.AuditWebhookRow, key: CryptoKey, entry: AuditEntry) =>
       Effect.gen(function*() {
         const backoff = yield* AuditWebhookBackoff
         for (let attempt = 1;; attempt++) {
+          if (attempt > 1 && !(yield* renew(webhook.id))) return false
           const timestamp = String(Math.floor((yield* Clock.currentTimeMillis) / 1000))
           const body = JSON.stringify({ ...entry, webhookId: webhook.id, timestamp })
           const signature = hex(yield* Effect.promise(() => crypto.subtle.sign("HMAC", key, encoder.encode(body))))
@@ -229,7 +254,7 @@ export class AuditFeed extends Context.Service<AuditFeed>()("cairn/AuditFeed", {
             await response.body?.cancel()
             return response.status
           }).pipe(Effect.match({ onFailure: (error) => `unreachable (${String((error.cause as Error | undefined)?.message ?? error.cause)})`, onSuccess: (status) => status }))
-          if (typeof outcome === "number" && outcome >= 200 && outcome < 300) return
+          if (typeof outcome === "number" && outcome >= 200 && outcome < 300) return true
           const wait = Math.min(backoff.maxMillis, backoff.baseMillis * 2 ** Math.min(attempt - 1, 30))
           yield* Effect.logWarning(`Audit webhook ${webhook.id}: delivery of ${entry.id} failed (${typeof outcome === "number" ? `HTTP ${outcome}` : outcome}), attempt ${attempt}; retrying in ${wait} ms`)
           yield* Effect.sleep(Duration.millis(wait))
@@ -243,15 +268,27 @@ export class AuditFeed extends Context.Service<AuditFeed>()("cairn/AuditFeed", {
         const key = yield* Effect.promise(() =>
           crypto.subtle.importKey("raw", encoder.encode(Redacted.value(secret)), { name: "HMAC", hash: "SHA-256" }, false, ["sign"])
         )
-        let cursor = yield* cursorOf(webhook.id).pipe(Effect.flatMap(Option.match({
-          onSome: Effect.succeed,
-          onNone: () => registeredAt(webhook).pipe(Effect.tap((at) => saveCursor(webhook.id, at, 0)))
-        })))
+        const initial = yield* cursorOf(webhook.id).pipe(Effect.flatMap(Option.match({ onSome: Effect.succeed, onNone: () => registeredAt(webhook) })))
+        let cursor = initial
+        // Another node delivers to it while its lease runs; this one takes over once it has run out.
+        for (;;) {
+          const claimed = yield* claim(webhook.id, initial)
+          if (Option.isSome(claimed)) {
+            cursor = claimed.value
+            break
+          }
+          yield* Effect.sleep(Duration.seconds(10))
+        }
         const belongs = isOf(webhook.workspaceId)
+        let renewed = Date.now()
         for (;;) {
           const seen = yield* store.appendCount
           const events = yield* store.readAll({ after: cursor, limit: batchSize })
           if (events.length === 0) {
+            if (Date.now() - renewed > 10_000) {
+              if (!(yield* renew(webhook.id))) return
+              renewed = Date.now()
+            }
             yield* store.awaitAppend(seen, pollMillis)
             continue
           }
@@ -259,15 +296,16 @@ export class AuditFeed extends Context.Service<AuditFeed>()("cairn/AuditFeed", {
             // Its own removal is where it ends (the row went in the same append).
             if (event.type === "AuditWebhookRemoved" && (event.data as { readonly webhookId?: unknown }).webhookId === webhook.id) return
             if (yield* belongs(event)) {
-              yield* deliver(webhook, key, entryOf(event))
-              yield* saveCursor(webhook.id, event.position, 1)
+              if (!(yield* deliver(webhook, key, entryOf(event)))) return
+              if (!(yield* saveCursor(webhook.id, event.position, 1))) return
             }
           }
           const last = events[events.length - 1]!.position
           if (compare(last, cursor) > 0) {
-            yield* saveCursor(webhook.id, last, 0)
+            if (!(yield* saveCursor(webhook.id, last, 0))) return
             cursor = last
           }
+          renewed = Date.now()
         }
       })
 
@@ -277,13 +315,22 @@ export class AuditFeed extends Context.Service<AuditFeed>()("cairn/AuditFeed", {
      */
     const run = Effect.gen(function*() {
       const fibers = yield* FiberMap.make<string>()
+      // A webhook whose deliveries failed (its key unreadable, the database away) is started again a minute later.
+      const failedUntil = new Map<string, number>()
       const reconcile = Effect.gen(function*() {
         const rows = yield* webhooks.all
         const ids = new Set(rows.map((row) => row.id))
         for (const [id] of [...fibers]) if (!ids.has(id)) yield* FiberMap.remove(fibers, id)
+        for (const id of failedUntil.keys()) if (!ids.has(id)) failedUntil.delete(id)
+        const time = yield* Clock.currentTimeMillis
         for (const row of rows) {
+          if ((failedUntil.get(row.id) ?? 0) > time) continue
           yield* FiberMap.run(fibers, row.id, deliverTo(row).pipe(
-            Effect.catchCause((cause) => Effect.logError(`Audit webhook ${row.id}: delivery stopped`, cause))
+            Effect.catchCause((cause) =>
+              Effect.logError(`Audit webhook ${row.id}: delivery stopped, starting again in a minute`, cause).pipe(
+                Effect.andThen(Clock.currentTimeMillis),
+                Effect.map((at) => void failedUntil.set(row.id, at + 60_000))
+              ))
           ), { onlyIfMissing: true })
         }
       })
