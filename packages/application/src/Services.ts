@@ -16,6 +16,7 @@ import { AgentChat } from "./agents/AgentChat.ts"
 import { EngineUpdates } from "./agents/EngineUpdates.ts"
 import { TemplateTasks } from "./workspace/TemplateTasks.ts"
 import { Agents } from "./agents/Agents.ts"
+import { AuditFeed } from "./audit/AuditFeed.ts"
 import { Gateway } from "./gateway/Gateway.ts"
 import { ApiKeys } from "./workspaces/ApiKeys.ts"
 import { Channels } from "./channels/Channels.ts"
@@ -52,6 +53,7 @@ export type Provided = AgentChat | EngineUpdates | TemplateTasks | Workspaces | 
   | Domains
   | NodeLeases | Failover
   | PinJobs
+  | AuditFeed
 
 /** The ports the services stand on; the read models' tables are reached through the event store's SqlClient. */
 export type Requirements =
@@ -61,7 +63,8 @@ export type Requirements =
   | FreeSpace
 
 /** Built floor by floor, in the order of the folders: each floor stands on the ones below it. */
-export const layer: Layer.Layer<Provided, never, Requirements> = Layer.mergeAll(Console.layer, WorkspaceFiles.layer, RuntimeConfig.layer, Tasks.layer, TemplateTasks.layer, AgentChat.layer, EngineUpdates.layer).pipe(
+export const layer: Layer.Layer<Provided, never, Requirements> = AuditFeed.layer.pipe(
+  Layer.provideMerge(Layer.mergeAll(Console.layer, WorkspaceFiles.layer, RuntimeConfig.layer, Tasks.layer, TemplateTasks.layer, AgentChat.layer, EngineUpdates.layer)),
   Layer.provideMerge(Layer.mergeAll(Agents.layer, Failover.layer)),
   Layer.provideMerge(Layer.mergeAll(Snapshots.layer, Channels.layer, Domains.layer)),
   Layer.provideMerge(Gateway.layer),

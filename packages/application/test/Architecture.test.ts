@@ -21,7 +21,8 @@ const floors: ReadonlyArray<ReadonlyArray<string>> = [
   ["gateway"],
   ["snapshots", "channels", "domains"],
   ["agents"],
-  ["workspace"]
+  ["workspace"],
+  ["audit"]
 ]
 const top = new Set(["Services.ts", "index.ts"])
 

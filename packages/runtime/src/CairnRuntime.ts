@@ -13,7 +13,7 @@ import { defaultWorkspaceLimits, WorkspaceLimits } from "@cairn/application"
 import { defaultSnapshotSettings, Snapshots, SnapshotSettings } from "@cairn/application"
 import { defaultDomainSettings, Domains, DomainSettings } from "@cairn/application"
 import { ChatTimeout, DiskReserveBytes } from "@cairn/application"
-import { defaultPinSettings, PinJobs, PinSettings, TemplateTasks } from "@cairn/application"
+import { AuditFeed, defaultPinSettings, PinJobs, PinSettings, TemplateTasks } from "@cairn/application"
 import { PinSources, trustlessGateways } from "@cairn/content-store"
 import { NodeDns } from "@cairn/dns/node"
 import { AdminToken, type GatewayTokens } from "@cairn/auth"
@@ -462,6 +462,9 @@ const templateTasks = Layer.effectDiscard(TemplateTasks.use((tasks) => Effect.fo
 /** Pin-by-CID jobs worked on (those a stop left open first), for as long as the server runs. */
 const pinWorker = Layer.effectDiscard(PinJobs.use((pins) => Effect.forkScoped(pins.run)))
 
+/** Audit webhooks delivered to (each from where it stopped), for as long as the server runs (decision 0050). */
+const auditWebhooks = Layer.effectDiscard(AuditFeed.use((audit) => Effect.forkScoped(audit.run)))
+
 /**
  * The templates Cairn ships are in the catalog, public and featured: published on a fresh install, given a new
  * version when an upgrade changed them, left alone otherwise. A failure (IPFS out of reach) is logged, not fatal.
@@ -481,7 +484,7 @@ const layerDataDirLock = Layer.effectDiscard(Effect.flatMap(dataDir, (dir) => Da
 
 /** What a server runs: the application, plus the runners that keep asynchronous read models current. */
 export const layerServer = (database: DatabaseLayer) =>
-  Layer.mergeAll(ReadModels.layerRunners, logAdminToken, resumeAgents, autoSnapshots, domainChecks, failover, pinWorker, templateTasks).pipe(Layer.merge(seedTemplates), Layer.provideMerge(layerApplication(database)), Layer.provide(layerDataDirLock))
+  Layer.mergeAll(ReadModels.layerRunners, logAdminToken, resumeAgents, autoSnapshots, domainChecks, failover, pinWorker, templateTasks, auditWebhooks).pipe(Layer.merge(seedTemplates), Layer.provideMerge(layerApplication(database)), Layer.provide(layerDataDirLock))
 
 /** The database chosen by the environment, logged (never a password). */
 export const databaseFromConfig = Effect.gen(function*() {

@@ -5,6 +5,7 @@
 import type { Projection } from "@cairn/event-store"
 import type { SqlClient } from "effect/sql"
 import * as AgentsTable from "./AgentsTable.ts"
+import * as AuditWebhooksTable from "./AuditWebhooksTable.ts"
 import * as DomainsTable from "./DomainsTable.ts"
 import * as ApiKeysTable from "./ApiKeysTable.ts"
 import * as ChannelsTable from "./ChannelsTable.ts"
@@ -27,6 +28,7 @@ export { GroupsTable }
 export { ChannelsTable }
 export { PinJobsTable }
 export { TemplateTasksTable }
+export { AuditWebhooksTable }
 
 export const all: ReadonlyArray<Projection<SqlClient.SqlClient>> = [
   WorkspacesTable.projection,
@@ -43,5 +45,6 @@ export const all: ReadonlyArray<Projection<SqlClient.SqlClient>> = [
   DomainsTable.projection,
   ChannelsTable.projection,
   PinJobsTable.projection,
-  TemplateTasksTable.projection
+  TemplateTasksTable.projection,
+  AuditWebhooksTable.projection
 ]

@@ -1,6 +1,7 @@
 /** Every `/v0` routes module, listed once. A new resource adds its module here. */
 import { Layer } from "effect"
 import * as AgentsRoutes from "./AgentsRoutes.ts"
+import * as AuditRoutes from "./AuditRoutes.ts"
 import * as ChannelsRoutes from "./ChannelsRoutes.ts"
 import * as ChatRoutes from "./ChatRoutes.ts"
 import * as ConfigRoutes from "./ConfigRoutes.ts"
@@ -18,4 +19,4 @@ import * as TemplatesRoutes from "./TemplatesRoutes.ts"
 
 export const layer = Layer.mergeAll(AgentsRoutes.layer, SecretsRoutes.layer, SkillsRoutes.layer, IssuesRoutes.layer,
   TemplatesRoutes.layer, ConsoleRoutes.layer, FilesRoutes.layer, ConfigRoutes.layer,
-  TasksRoutes.layer, SnapshotsRoutes.layer, ChannelsRoutes.layer, DomainsRoutes.layer, LogsRoutes.layer, ChatRoutes.layer, EngineRoutes.layer)
+  TasksRoutes.layer, SnapshotsRoutes.layer, ChannelsRoutes.layer, DomainsRoutes.layer, LogsRoutes.layer, ChatRoutes.layer, EngineRoutes.layer, AuditRoutes.layer)
