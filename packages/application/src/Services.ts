@@ -14,6 +14,7 @@ import { Layer } from "effect"
 import type { SqlClient } from "effect/sql"
 import { AgentChat } from "./agents/AgentChat.ts"
 import { Agents } from "./agents/Agents.ts"
+import { AgentsAt } from "./agents/AgentsAt.ts"
 import { Gateway } from "./gateway/Gateway.ts"
 import { ApiKeys } from "./workspaces/ApiKeys.ts"
 import { Channels } from "./channels/Channels.ts"
@@ -40,7 +41,7 @@ import { Templates } from "./templates/Templates.ts"
 import { WorkspaceFiles } from "./workspace/WorkspaceFiles.ts"
 import { Workspaces } from "./workspaces/Workspaces.ts"
 
-export type Provided = AgentChat | Workspaces | ApiKeys | Files | Groups | Signatures | SignedUrls | Agents | Gateway | Secrets | Skills | SecretVault | Issues | CommandHandler
+export type Provided = AgentChat | AgentsAt | Workspaces | ApiKeys | Files | Groups | Signatures | SignedUrls | Agents | Gateway | Secrets | Skills | SecretVault | Issues | CommandHandler
   | DiskReserve
   | Templates
   | Console | WorkspaceFiles
@@ -60,7 +61,7 @@ export type Requirements =
 
 /** Built floor by floor, in the order of the folders: each floor stands on the ones below it. */
 export const layer: Layer.Layer<Provided, never, Requirements> = Layer.mergeAll(Console.layer, WorkspaceFiles.layer, RuntimeConfig.layer, Tasks.layer, AgentChat.layer).pipe(
-  Layer.provideMerge(Layer.mergeAll(Agents.layer, Failover.layer)),
+  Layer.provideMerge(Layer.mergeAll(Agents.layer, AgentsAt.layer, Failover.layer)),
   Layer.provideMerge(Layer.mergeAll(Snapshots.layer, Channels.layer, Domains.layer)),
   Layer.provideMerge(Gateway.layer),
   Layer.provideMerge(Layer.mergeAll(Templates.layer, Skills.layer, SignedUrls.layer, PinJobs.layer)),

@@ -1,6 +1,7 @@
 /** Application services: each command is loaded, decided and appended by the CommandHandler; queries read the read models. */
 export * from "./Access.ts"
 export * from "./agents/Agents.ts"
+export * from "./agents/AgentsAt.ts"
 export {
   AgentChat,
   type AgentChatStream,
