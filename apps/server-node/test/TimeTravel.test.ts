@@ -12,7 +12,14 @@ import { join } from "node:path"
 import { cli, cliResult, type ServerProcess, startServer, waitUntilServing } from "../src/testing/index.ts"
 
 const dataDir = mkdtempSync(join(tmpdir(), "cairn-timetravel-"))
-const env = { DATA_DIR: dataDir, ENGINE: "simulated", SIMULATED_START_DELAY: "50 millis", APPS_DOMAIN: "apps.test" }
+// A master key of its own: on PostgreSQL there is no data directory key by default.
+const env = {
+  DATA_DIR: dataDir,
+  ENGINE: "simulated",
+  SIMULATED_START_DELAY: "50 millis",
+  APPS_DOMAIN: "apps.test",
+  SECRETS_MASTER_KEY: btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))))
+}
 const secretValue = `sk-timetravel-${crypto.randomUUID()}`
 const telegram = "987654321:AAFakeTelegramTokenForCairnTest0123"
 let server: ServerProcess | undefined
