@@ -2,7 +2,7 @@
  * Time travel against hand-built logs: events appended straight to an in-memory store, each at a time of its own,
  * then the agent asked for before, between and after each change, by time and by log position.
  */
-import { type AgentAt, AgentsAt, parsePoint, type Point } from "@cairn/application"
+import { type AgentAt, AgentsAt, foldAgent, isAtOrBefore, parsePoint, type Point, SnapshotEvery, snapshotStream } from "@cairn/application"
 import { Agent, Channel, Domain, RuntimeConfig, ScheduledTask, Secret, Skill } from "@cairn/domain"
 import { EventStore, ExpectedVersion, formatPosition, MemoryEventStore, type RecordedEvent } from "@cairn/event-store"
 import { assert, describe, it } from "@effect/vitest"
@@ -39,6 +39,11 @@ const changes: ReadonlyArray<readonly [number, string, Schema.Top, { readonly _t
 
 /** A store holding the changes, each recorded at its minute (and 30 s later, an unrelated stream's event). */
 const build = Effect.gen(function*() {
+  const { agentsAt, recorded } = yield* buildWithStore
+  return { agentsAt, recorded }
+})
+
+const buildWithStore = Effect.gen(function*() {
   let clock = new Date(t(0))
   const store = yield* MemoryEventStore.make({ now: () => clock })
   const recorded: Array<RecordedEvent> = []
@@ -51,7 +56,7 @@ const build = Effect.gen(function*() {
     yield* store.append([{ stream: `noise-${minute}`, expected: ExpectedVersion.NoStream, events: [{ type: "Noise", data: {} }] }])
   }
   const agentsAt = yield* AgentsAt.make.pipe(Effect.provideService(EventStore, store))
-  return { agentsAt, recorded }
+  return { agentsAt, recorded, store }
 })
 
 const time = (minute: number, seconds = 0): Point => ({ _tag: "Time", time: new Date(new Date(t(minute)).getTime() + seconds * 1000) })
@@ -183,6 +188,44 @@ describe("AgentsAt", () => {
       const bad = yield* Effect.flip(agentsAt.at(principal, agentId, "last tuesday"))
       assert.strictEqual(bad._tag, "ValidationFailed")
     }))
+})
+
+describe("AgentsAt's snapshots", () => {
+  it.effect("answer every point as the whole fold does, whichever points were asked first, and hold no ciphertext", () =>
+    Effect.gen(function*() {
+      const { agentsAt, recorded, store } = yield* buildWithStore
+      const all = recorded
+      const points: Array<Point> = [
+        ...recorded.map((e): Point => ({ _tag: "Position", position: e.position })),
+        ...changes.flatMap(([minute]) => [time(minute), time(minute - 1, 59), time(minute, 45)])
+      ]
+      /** The reference: every event up to the point, folded from nothing. */
+      const reference = (point: Point) => foldAgent(agentId, all.filter(isAtOrBefore(point)))
+      // The latest point first (snapshots every 2 events all along), then every point, then again in reverse.
+      for (const point of [points[points.length - 1]!, ...points, ...[...points].reverse()]) {
+        const answer = yield* Effect.result(agentsAt.anywhere(agentId, point))
+        const expected = reference(point)
+        if (expected === undefined) assert.isTrue(Result.isFailure(answer), JSON.stringify(point, (_, v) => typeof v === "bigint" ? String(v) : v))
+        else assert.deepStrictEqual(Result.getOrUndefined(answer), expected)
+      }
+      const snapshots = yield* store.readStream(snapshotStream(agentId))
+      assert.isAbove(snapshots.length, 2)
+      const text = JSON.stringify(snapshots.map((e) => e.data))
+      assert.notInclude(text, sealed.ciphertext)
+      assert.notInclude(text, sealed.nonce)
+    }).pipe(Effect.provideService(SnapshotEvery, 2)))
+
+  it.effect("are read, not rebuilt: a second travel folds from the latest one", () =>
+    Effect.gen(function*() {
+      const { agentsAt, recorded, store } = yield* buildWithStore
+      const point: Point = { _tag: "Position", position: recorded[16]!.position }
+      const first = yield* agentsAt.anywhere(agentId, point)
+      const written = (yield* store.readStream(snapshotStream(agentId))).length
+      assert.isAbove(written, 0)
+      // Asked again, the fold starts from a snapshot: fewer than `every` events past it, so none is written.
+      assert.deepStrictEqual(yield* agentsAt.anywhere(agentId, point), first)
+      assert.strictEqual((yield* store.readStream(snapshotStream(agentId))).length, written)
+    }).pipe(Effect.provideService(SnapshotEvery, 3)))
 })
 
 // Keeps the layer's type honest: AgentsAt stands on the event store alone.
