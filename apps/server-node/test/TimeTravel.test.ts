@@ -2,7 +2,7 @@
  * Time travel on a real server with the simulated engine: an agent changed step by step through the API (profile,
  * secret value, domain, channel, runtime config, task), then asked `?at=` each step's log position (from its
  * history) and a time: each answer is what the route answered then, in the same shape; the last position gives what
- * the routes give now. A bad `at` is 400, a time before the agent 404, and after its delete only the times before it
+ * the routes give now, with a snapshot kept every 3 events (so most travels start from one). A bad `at` is 400, a time before the agent 404, and after its delete only the times before it
  * answer. `cli audit --agent <id> --at <point>` prints it. No secret value nor token in any answer.
  */
 import { afterAll, assert, describe, it } from "@effect/vitest"
@@ -18,6 +18,8 @@ const env = {
   ENGINE: "simulated",
   SIMULATED_START_DELAY: "50 millis",
   APPS_DOMAIN: "apps.test",
+  // A snapshot every 3 events folded: the later travels start from snapshots, which must not change an answer.
+  TIME_TRAVEL_SNAPSHOT_EVERY: "3",
   SECRETS_MASTER_KEY: btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))))
 }
 const secretValue = `sk-timetravel-${crypto.randomUUID()}`

@@ -425,7 +425,10 @@ const channelsView = (state: Channel.ChannelsState): ChannelsView => {
   }
 }
 
-/** Every this many events folded past the last snapshot, the fold is kept as one (decision 0048). */
+/**
+ * Every this many events folded past the last snapshot, the fold is kept as one (decision 0048); read when the
+ * service is built (the runtime sets it from `TIME_TRAVEL_SNAPSHOT_EVERY`).
+ */
 export const SnapshotEvery = Context.Reference<number>("cairn/AgentsAt/SnapshotEvery", { defaultValue: () => 10_000 })
 
 /** Where an agent's time-travel snapshots are kept: not one of its audit streams, never in its history. */
@@ -495,6 +498,8 @@ class Progress {
 export class AgentsAt extends Context.Service<AgentsAt>()("cairn/AgentsAt", {
   make: Effect.gen(function*() {
     const store = yield* EventStore
+    const every = yield* SnapshotEvery
+    const chunk = Math.max(100, Math.min(5_000, every))
 
     /** A stream's events after what was folded, up to the point: read in chunks, stopping past the point. */
     const readAfter = (stream: string, progress: Progress, point: Point, chunk: number) =>
@@ -532,8 +537,6 @@ export class AgentsAt extends Context.Service<AgentsAt>()("cairn/AgentsAt", {
 
     /** The agent at the point, whatever its workspace (the operator's view); AgentNotFound when it did not exist then. */
     const anywhere = Effect.fn("AgentsAt.anywhere")(function*(agentId: string, point: Point) {
-      const every = yield* SnapshotEvery
-      const chunk = Math.max(100, Math.min(5_000, every))
       const snapshot = yield* latestSnapshot(agentId, point)
       const progress = new Progress(snapshot)
       const fold = snapshot === undefined ? new Fold(agentId) : Fold.fromJson(agentId, snapshot.state)
