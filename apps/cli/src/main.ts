@@ -131,17 +131,47 @@ const keyRevoke = Command.make(
     )
 ).pipe(Command.withDescription("Revoke an API key"))
 
-/** One line per event: time, stream and version, type, actor. */
+/** One line per event: time, stream#version@log position (what `--at` takes), type, actor. */
 const printHistory = (path: string) =>
   Effect.gen(function*() {
     const events = (yield* AdminClient.request("GET", path)) as Array<{
       stream: string
       version: number
+      position: string
       type: string
       at: string
       actor: string | null
     }>
-    for (const event of events) yield* Console.log(`${event.at}\t${event.stream}#${event.version}\t${event.type}\tby ${event.actor ?? "?"}`)
+    for (const event of events) yield* Console.log(`${event.at}\t${event.stream}#${event.version}@${event.position}\t${event.type}\tby ${event.actor ?? "?"}`)
+  })
+
+/** The agent as it was at a point, as the admin API answers it (AdminWire.AgentAt). */
+interface AgentAt {
+  readonly agent: { readonly agentId: string; readonly name: string; readonly status: string; readonly engineVersion: string; readonly createdAt: string; readonly model: string | null }
+  readonly workspaceId: string
+  readonly lastStop?: { readonly reason: string; readonly at: string }
+  readonly secrets: ReadonlyArray<{ readonly name: string; readonly version: number; readonly synced: boolean }>
+  readonly skills: ReadonlyArray<{ readonly name: string; readonly revision: number; readonly skillCid: string }>
+  readonly domains: ReadonlyArray<{ readonly subdomain: string | null; readonly customDomain: string | null; readonly status: string; readonly targetPort: number }>
+  readonly channels: Readonly<Record<string, { readonly configured: boolean; readonly enabled: boolean }>>
+  readonly tasks: ReadonlyArray<{ readonly id: string; readonly name: string; readonly enabled: boolean; readonly schedule: { readonly kind: string } }>
+  readonly config: { readonly hash: string | null; readonly writtenAt: string | null; readonly changedPaths: ReadonlyArray<string> }
+}
+
+/** `audit --agent <id> --at <point>`: one line per thing the agent held then; never a secret's value nor a token. */
+const agentAt = (agentId: string, at: string) =>
+  Effect.gen(function*() {
+    const found = (yield* AdminClient.request("GET", `/admin/agents/${encodeURIComponent(agentId)}?at=${encodeURIComponent(at)}`)) as AgentAt
+    const { agent } = found
+    yield* Console.log(`agent\t${agent.agentId}\t${agent.name}\tworkspace ${found.workspaceId}\t${agent.status}\tengine ${agent.engineVersion}\tcreated ${agent.createdAt}`)
+    if (agent.model !== null) yield* Console.log(`model\t${agent.model}`)
+    if (found.lastStop !== undefined) yield* Console.log(`last stop\t${found.lastStop.reason}\t${found.lastStop.at}`)
+    for (const s of found.secrets) yield* Console.log(`secret\t${s.name}\tversion ${s.version}${s.synced ? "" : "\tnot synced"}`)
+    for (const s of found.skills) yield* Console.log(`skill\t${s.name}\trevision ${s.revision}\t${s.skillCid}`)
+    for (const d of found.domains) yield* Console.log(`domain\t${d.subdomain ?? d.customDomain}\t${d.status}\tport ${d.targetPort}`)
+    for (const [name, c] of Object.entries(found.channels)) if (c.configured) yield* Console.log(`channel\t${name}\t${c.enabled ? "enabled" : "disabled"}`)
+    for (const t of found.tasks) yield* Console.log(`task\t${t.id}\t${t.name}\t${t.schedule.kind}\t${t.enabled ? "enabled" : "disabled"}`)
+    if (found.config.hash !== null) yield* Console.log(`config\thash ${found.config.hash}\twritten ${found.config.writtenAt}\tchanged ${found.config.changedPaths.join(",")}`)
   })
 
 const agentHistory = (agentId: string) => printHistory(`/admin/agents/${encodeURIComponent(agentId)}/events`)
@@ -223,10 +253,18 @@ const audit = Command.make(
   "audit",
   {
     agent: Flag.String("agent").pipe(Flag.withDescription("An agent's id: its events and what was done inside it"), Flag.optional),
-    file: Flag.String("file").pipe(Flag.withDescription("A CID (every file of it, in any workspace, and its signatures) or a file id"), Flag.optional)
+    file: Flag.String("file").pipe(Flag.withDescription("A CID (every file of it, in any workspace, and its signatures) or a file id"), Flag.optional),
+    at: Flag.String("at").pipe(
+      Flag.withDescription("With --agent: the agent as it was then (an ISO time, or a log position transactionId:globalPosition from its history)"),
+      Flag.optional
+    )
   },
-  ({ agent, file }) =>
-    Option.isSome(agent) && Option.isNone(file)
+  ({ agent, file, at }) =>
+    Option.isSome(at)
+      ? Option.isSome(agent) && Option.isNone(file)
+        ? agentAt(agent.value, at.value)
+        : Effect.fail(new UsageError({ detail: "--at goes with --agent <id>" }))
+      : Option.isSome(agent) && Option.isNone(file)
       ? agentHistory(agent.value)
       : Option.isSome(file) && Option.isNone(agent)
       ? fileHistory(file.value)

@@ -16,6 +16,7 @@ import { AgentChat } from "./agents/AgentChat.ts"
 import { EngineUpdates } from "./agents/EngineUpdates.ts"
 import { TemplateTasks } from "./workspace/TemplateTasks.ts"
 import { Agents } from "./agents/Agents.ts"
+import { AgentsAt } from "./agents/AgentsAt.ts"
 import { AuditFeed } from "./audit/AuditFeed.ts"
 import { Gateway } from "./gateway/Gateway.ts"
 import { ApiKeys } from "./workspaces/ApiKeys.ts"
@@ -43,7 +44,7 @@ import { Templates } from "./templates/Templates.ts"
 import { WorkspaceFiles } from "./workspace/WorkspaceFiles.ts"
 import { Workspaces } from "./workspaces/Workspaces.ts"
 
-export type Provided = AgentChat | EngineUpdates | TemplateTasks | Workspaces | ApiKeys | Files | Groups | Signatures | SignedUrls | Agents | Gateway | Secrets | Skills | SecretVault | Issues | CommandHandler
+export type Provided = AgentChat | AgentsAt | EngineUpdates | TemplateTasks | Workspaces | ApiKeys | Files | Groups | Signatures | SignedUrls | Agents | Gateway | Secrets | Skills | SecretVault | Issues | CommandHandler
   | DiskReserve
   | Templates
   | Console | WorkspaceFiles
@@ -65,7 +66,7 @@ export type Requirements =
 /** Built floor by floor, in the order of the folders: each floor stands on the ones below it. */
 export const layer: Layer.Layer<Provided, never, Requirements> = AuditFeed.layer.pipe(
   Layer.provideMerge(Layer.mergeAll(Console.layer, WorkspaceFiles.layer, RuntimeConfig.layer, Tasks.layer, TemplateTasks.layer, AgentChat.layer, EngineUpdates.layer)),
-  Layer.provideMerge(Layer.mergeAll(Agents.layer, Failover.layer)),
+  Layer.provideMerge(Layer.mergeAll(Agents.layer, AgentsAt.layer, Failover.layer)),
   Layer.provideMerge(Layer.mergeAll(Snapshots.layer, Channels.layer, Domains.layer)),
   Layer.provideMerge(Gateway.layer),
   Layer.provideMerge(Layer.mergeAll(Templates.layer, Skills.layer, SignedUrls.layer, PinJobs.layer)),

@@ -2,6 +2,7 @@
 export * from "./Access.ts"
 export * from "./agents/Agents.ts"
 export * from "./audit/AuditFeed.ts"
+export * from "./agents/AgentsAt.ts"
 export {
   AgentChat,
   type AgentChatStream,

@@ -3,8 +3,8 @@
  * file the server writes into DATA_DIR at first start). The admin CLI is its client: create and delete workspaces,
  * issue and revoke API keys, rotate the secrets master key, read an agent's or a file's audit trail.
  */
-import { Agents, ApiKeys, fileAuditTrail, SecretVault, Unauthorized, Workspaces } from "@cairn/application"
-import { Templates } from "@cairn/application"
+import { Agents, AgentsAt, ApiKeys, fileAuditTrail, SecretVault, Unauthorized, Workspaces } from "@cairn/application"
+import { Skills, Templates } from "@cairn/application"
 import { AdminToken } from "@cairn/auth"
 import { Agent, ApiKey, File, Template, Workspace } from "@cairn/domain"
 import { ValidationFailed } from "@cairn/domain"
@@ -19,6 +19,8 @@ import { data, json } from "./Respond.ts"
 import * as AdminWire from "./AdminWire.ts"
 import * as RouteCatalog from "./RouteCatalog.ts"
 import { toWire as templateToWire } from "./v0/TemplatesRoutes.ts"
+import { detailAt } from "./v0/AgentsRoutes.ts"
+import { atDescription } from "./v0/At.ts"
 
 const NullEnvelope = Schema.Struct({ data: Schema.Null })
 
@@ -76,6 +78,8 @@ export const layer = HttpRouter.use((router) =>
     const workspaces = yield* Workspaces
     const keys = yield* ApiKeys
     const agents = yield* Agents
+    const agentsAt = yield* AgentsAt
+    const skills = yield* Skills
     const vault = yield* SecretVault
     const templates = yield* Templates
     const store = yield* EventStore
@@ -136,7 +140,26 @@ export const layer = HttpRouter.use((router) =>
         yield* asAdmin(request)
         const { agentId = "" } = yield* HttpRouter.params
         const events = yield* agents.auditTrail(agentId)
-        return data(events.map((e) => ({ stream: e.stream, version: e.version, type: e.type, at: e.at, actor: e.actor, data: e.data })))
+        return data(events.map((e) => ({ stream: e.stream, version: e.version, position: e.position, type: e.type, at: e.at, actor: e.actor, data: e.data })))
+      })))
+
+    // Time travel for the operator: the agent at a point, whatever its workspace (a deleted agent's too, before its delete).
+    yield* RouteCatalog.add(router, { method: "GET", path: "/admin/agents/:agentId", summary: "An agent as it was at a time or log position (`?at=`, required), whatever its workspace", description: atDescription, auth: "admin", query: Schema.Struct({ at: Schema.String }), response: { schema: AdminWire.AgentAt }, errors: [new Agent.AgentNotFound({ agentId: "" })] }, (request) =>
+      handled(Effect.gen(function*() {
+        yield* asAdmin(request)
+        const { agentId = "" } = yield* HttpRouter.params
+        const at = new URL(request.url, "http://cairn").searchParams.get("at")
+        if (at === null) return yield* new ValidationFailed({ detail: "at is required: an ISO time or a log position transactionId:globalPosition" })
+        const point = yield* Effect.fromResult(agentsAt.parsePoint(at))
+        const found = yield* agentsAt.anywhere(agentId, point)
+        return data({
+          ...detailAt({ ...found, skills: yield* skills.withSigners(found.skills) }, agents.engine),
+          workspaceId: found.agent.workspaceId,
+          domains: found.domains,
+          channels: found.channels,
+          tasks: found.tasks,
+          config: found.config
+        })
       })))
 
     // The audit trail of a file by its CID (every file of it, in every workspace, and the CID's signatures) or id.
@@ -145,7 +168,7 @@ export const layer = HttpRouter.use((router) =>
         yield* asAdmin(request)
         const { cid = "" } = yield* HttpRouter.params
         const events = yield* fileAuditTrail(cid).pipe(Effect.provideService(EventStore, store))
-        return data(events.map((e) => ({ stream: e.stream, version: e.version, type: e.type, at: e.at, actor: e.actor, data: e.data })))
+        return data(events.map((e) => ({ stream: e.stream, version: e.version, position: e.position, type: e.type, at: e.at, actor: e.actor, data: e.data })))
       })))
 
     yield* RouteCatalog.add(router, { method: "POST", path: "/admin/keys/:keyId/revoke", summary: "Revoke an API key", auth: "admin", response: { schema: NullEnvelope }, errors: [new ApiKey.KeyNotFound({ keyId: "" })] }, (request) =>

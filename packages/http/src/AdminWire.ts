@@ -4,7 +4,7 @@
  */
 import { Secret, Workspace } from "@cairn/domain"
 import { Schema } from "effect"
-import { HistoryEntryWire } from "./v0/AgentsRoutes.ts"
+import { AgentDetailWire, HistoryEntryWire } from "./v0/AgentsRoutes.ts"
 import { TemplateWire } from "./v0/TemplatesRoutes.ts"
 
 const envelope = <S extends Schema.Top>(schema: S) => Schema.Struct({ data: schema })
@@ -27,6 +27,19 @@ export const KeyIssued = envelope(Schema.Struct({ keyId: Schema.String, token: S
 
 /** An audit trail: every event with its stream, its place in it, its actor and time, in log order. */
 export const AuditTrail = envelope(Schema.Array(HistoryEntryWire))
+
+/**
+ * An agent as it was at a point of the log, whatever its workspace (`cli audit --agent <id> --at <point>`): the agent
+ * route's detail with its workspace, and its domains, channels, tasks and config as the `?at=` routes show them.
+ */
+export const AgentAt = envelope(Schema.Struct({
+  ...AgentDetailWire.fields,
+  workspaceId: Schema.String,
+  domains: Schema.Array(Schema.Unknown),
+  channels: Schema.Unknown,
+  tasks: Schema.Array(Schema.Unknown),
+  config: Schema.Struct({ hash: Schema.NullOr(Schema.String), writtenAt: Schema.NullOr(Schema.String), changedPaths: Schema.Array(Schema.String) })
+}))
 
 /** A published template: whether it is new (201) and whether this version differs from the one before. */
 export const TemplatePublished = envelope(Schema.Struct({ template: TemplateWire, created: Schema.Boolean, changed: Schema.Boolean }))

@@ -3,7 +3,7 @@
  * embedding). It needs the application services, the content store, the token signer, the admin token, and a
  * FileSystem and Path for staging uploads.
  */
-import type { AgentChat, Agents, EngineUpdates, ApiKeys, Files, Groups, Issues, Secrets, SecretVault, Signatures, SignedUrls, Skills, Workspaces } from "@cairn/application"
+import type { AgentChat, Agents, AgentsAt, EngineUpdates, ApiKeys, Files, Groups, Issues, Secrets, SecretVault, Signatures, SignedUrls, Skills, Workspaces } from "@cairn/application"
 import type { Templates } from "@cairn/application"
 import type { Console, WorkspaceFiles } from "@cairn/application"
 import type { RuntimeConfig, Snapshots, Tasks } from "@cairn/application"
@@ -40,7 +40,7 @@ import * as V0Routes from "./v0/Routes.ts"
 
 /** What the routes need from the application around them (the event store only for the readiness probe's ping). */
 export type Requirements =
-  | AgentChat | Agents | EngineUpdates | ApiKeys | Files | Groups | Issues | Secrets | SecretVault | Signatures | SignedUrls | Skills | Workspaces | ContentStore | EventStore | TokenSigner | AdminToken.AdminToken
+  | AgentChat | Agents | AgentsAt | EngineUpdates | ApiKeys | Files | Groups | Issues | Secrets | SecretVault | Signatures | SignedUrls | Skills | Workspaces | ContentStore | EventStore | TokenSigner | AdminToken.AdminToken
   | FileSystem.FileSystem | Path.Path | HttpRouter.HttpRouter
   | Templates
   | Console | WorkspaceFiles

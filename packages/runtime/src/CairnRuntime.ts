@@ -13,7 +13,7 @@ import { defaultWorkspaceLimits, WorkspaceLimits } from "@cairn/application"
 import { defaultSnapshotSettings, Snapshots, SnapshotSettings } from "@cairn/application"
 import { defaultDomainSettings, Domains, DomainSettings } from "@cairn/application"
 import { ChatTimeout, DiskReserveBytes } from "@cairn/application"
-import { AuditFeed, defaultPinSettings, PinJobs, PinSettings, TemplateTasks } from "@cairn/application"
+import { AuditFeed, defaultPinSettings, PinJobs, PinSettings, SnapshotEvery, TemplateTasks } from "@cairn/application"
 import { PinSources, trustlessGateways } from "@cairn/content-store"
 import { NodeDns } from "@cairn/dns/node"
 import { AdminToken, type GatewayTokens } from "@cairn/auth"
@@ -420,6 +420,14 @@ const layerSkillSigners = Layer.unwrap(Effect.gen(function*() {
   return Layer.succeed(TrustedSkillSigners, configured)
 }))
 
+/** How many events a time travel folds before it keeps a snapshot (`TIME_TRAVEL_SNAPSHOT_EVERY`, 10,000; decision 0048). */
+const layerTimeTravel = Layer.unwrap(Effect.gen(function*() {
+  const every = yield* Config.schema(Schema.NumberFromString.pipe(Schema.check(Schema.isInt(), Schema.isGreaterThan(0))), "TIME_TRAVEL_SNAPSHOT_EVERY").pipe(
+    Config.withDefault(10_000)
+  )
+  return Layer.succeed(SnapshotEvery, every)
+}))
+
 /** The skill hub: a ClawHub-compatible registry at `CLAWHUB_URL`, else the offline catalog in `<DATA_DIR>/hub`. */
 const layerSkillHub = Layer.unwrap(Effect.map(dataDir, (dir) => SkillHubConfig.layer({ dataDir: dir })))
 
@@ -428,7 +436,7 @@ export const layerApplication = (database: DatabaseLayer) =>
   Services.layer.pipe(
     Layer.provideMerge(layerTemplates),
     Layer.provideMerge(Layer.mergeAll(layerContentStore, layerSignatureVerifier, layerCredentials, layerAgentEngine, layerNode, layerSkillHub,
-      layerWorkspaceLimits, layerSnapshotStore, layerSnapshotSettings, layerDomains, layerCluster, layerDiskReserve, layerPins, layerChat, layerSkillSigners)),
+      layerWorkspaceLimits, layerSnapshotStore, layerSnapshotSettings, layerDomains, layerCluster, layerDiskReserve, layerPins, layerChat, layerSkillSigners, layerTimeTravel)),
     Layer.provideMerge(layerStore(database))
   )
 

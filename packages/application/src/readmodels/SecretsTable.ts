@@ -62,6 +62,8 @@ export interface AgentSecretView {
   readonly name: string
   readonly createdAt: string
   readonly updatedAt: string
+  /** The current value's version (1 for the first value; never the value). */
+  readonly version: number
   /** Whether the running gateway has the secret's current value (a restart applies changes). */
   readonly synced: boolean
 }
@@ -106,8 +108,8 @@ export const queries = (sql: SqlClient.SqlClient) => ({
     ),
   /** The agent's secrets, and whether its gateway has each one's current value. */
   ofAgent: (agentId: string) =>
-    sql<SecretRow & { readonly synced: boolean }>`
-      SELECT s.id, s.user_id, s.name, s.created_at, s.updated_at, coalesce(x.delivered_version = s.version, false) AS synced
+    sql<SecretRow & { readonly version: number; readonly synced: boolean }>`
+      SELECT s.id, s.user_id, s.name, s.version, s.created_at, s.updated_at, coalesce(x.delivered_version = s.version, false) AS synced
         FROM cairn_agent_secrets x JOIN cairn_secrets s ON s.id = x.secret_id
        WHERE x.agent_id = ${agentId}
        ORDER BY s.name`.pipe(
@@ -118,6 +120,7 @@ export const queries = (sql: SqlClient.SqlClient) => ({
           name: row.name,
           createdAt: row.created_at.toISOString(),
           updatedAt: row.updated_at.toISOString(),
+          version: row.version,
           synced: row.synced
         }))
       )

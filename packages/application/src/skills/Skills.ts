@@ -96,6 +96,10 @@ export class Skills extends Context.Service<Skills>()("cairn/Skills", {
         }
       })
 
+    /** An agent's skills (as a time travel folds them) with who signed each version, as the signatures are now. */
+    const withSigners = (held: ReadonlyArray<SkillsTable.AgentSkillView>) =>
+      Effect.forEach(held, (skill) => Effect.map(signerOf(skill.skillCid), (signedBy) => ({ ...skill, signedBy })))
+
     const viewOf = (skill: Skill.Skill, signedBy: string | null): SkillsTable.SkillView => {
       const latest = Skill.current(skill)
       return {
@@ -451,7 +455,7 @@ export class Skills extends Context.Service<Skills>()("cairn/Skills", {
     return {
       registry: hub.registry,
       add, upload, list, remove, attachments, forTemplate, attach, detach, ofAgent, updates, update, installFromHub, hubSearch, hubGet,
-      ensureInstalled, releaseAll, install
+      ensureInstalled, releaseAll, install, withSigners
     }
   })
 }) {

@@ -9,6 +9,8 @@ import {
   type AgentSecretView,
   type AgentSkillView,
   type AgentView,
+  type AgentAt,
+  AgentsAt,
   Secrets,
   Skills
 } from "@cairn/application"
@@ -19,6 +21,7 @@ import { bearerToken, missingCredentials } from "../Authenticate.ts"
 import { handled } from "../ErrorResponse.ts"
 import { json } from "../Respond.ts"
 import * as RouteCatalog from "../RouteCatalog.ts"
+import { atDescription, AtQuery } from "./At.ts"
 import * as Kit from "./Kit.ts"
 
 /** The wire shape of an agent (Pinata's Agent object, without secrets), as the document describes it and the routes encode it. */
@@ -109,10 +112,14 @@ const heldSkillWire = (skill: AgentSkillView): typeof HeldSkillWire.Type => ({
   signedBy: skill.signedBy
 })
 
-/** A secret as the agent holds it: names and times, and whether the running gateway has its current value. */
+/**
+ * A secret as the agent holds it: name, its value's version and times (never the value), and whether the running
+ * gateway has its current value.
+ */
 const HeldSecretWire = Schema.Struct({
   id: Schema.String,
   name: Schema.String,
+  version: Schema.Int,
   createdAt: Schema.String,
   updatedAt: Schema.String,
   synced: Schema.Boolean
@@ -120,9 +127,22 @@ const HeldSecretWire = Schema.Struct({
 const heldSecretWire = (secret: AgentSecretView): typeof HeldSecretWire.Type => ({
   id: secret.id,
   name: secret.name,
+  version: secret.version,
   createdAt: secret.createdAt,
   updatedAt: secret.updatedAt,
   synced: secret.synced
+})
+
+/**
+ * The agent as it was at a point of the log (`?at=`), in the shape the route answers now: what the engine alone
+ * knows (provisioning, this node's limits) is absent.
+ */
+export const detailAt = (found: AgentAt, engine: string): typeof AgentDetailWire.Type => ({
+  agent: toWire(found.agent, engine),
+  processStatus: found.agent.status,
+  ...(found.agent.lastStop === undefined ? {} : { lastStop: found.agent.lastStop }),
+  skills: found.skills.map(heldSkillWire),
+  secrets: found.secrets.map(heldSecretWire)
 })
 
 /** The pairing requests an approve-all approved, by id. */
@@ -139,7 +159,7 @@ const LimitsWire = Schema.Struct({
   diskBytes: Schema.NullOr(Schema.Number)
 })
 
-const AgentDetailWire = Schema.Struct({
+export const AgentDetailWire = Schema.Struct({
   agent: AgentWire,
   processStatus: Agent.AgentStatus,
   lastStop: Schema.optionalKey(LastStopWire),
@@ -165,6 +185,8 @@ const PlatformTokenWire = Schema.Struct({ token: Schema.String, expiresAt: Schem
 export const HistoryEntryWire = Schema.Struct({
   stream: Schema.String,
   version: Schema.Int,
+  /** Its place in the log (`transactionId:globalPosition`), which `?at=` takes. */
+  position: Schema.String,
   type: Schema.String,
   at: Schema.String,
   actor: Schema.NullOr(Schema.String),
@@ -173,6 +195,7 @@ export const HistoryEntryWire = Schema.Struct({
 export const historyEntryWire = (entry: AgentHistoryEntry): typeof HistoryEntryWire.Type => ({
   stream: entry.stream,
   version: entry.version,
+  position: entry.position,
   type: entry.type,
   at: entry.at,
   actor: entry.actor,
@@ -208,6 +231,7 @@ export const layer = HttpRouter.use((router) =>
     const wire = (agent: AgentView) => toWire(agent, agents.engine)
     const secrets = yield* Secrets
     const skills = yield* Skills
+    const agentsAt = yield* AgentsAt
 
     yield* route("POST", "/v0/agents", {
       summary: "Create an agent",
@@ -243,11 +267,18 @@ export const layer = HttpRouter.use((router) =>
     }, ({ principal }) => Effect.map(agents.list(principal), (list) => ({ agents: list.map(wire) })))
 
     yield* agentRoute("GET", "/v0/agents/:agentId", {
-      summary: "Get an agent, with its skills and secrets",
+      summary: "Get an agent, with its skills and secrets (or as it was at a time or log position: `?at=`)",
+      description: atDescription,
+      query: AtQuery,
       response: { schema: AgentDetailWire },
       errors: [new Agent.AgentNotFound({ agentId: "" })]
-    }, ({ principal, agentId }) =>
+    }, ({ principal, agentId, request }) =>
       Effect.gen(function*() {
+        const at = Kit.query(request, "at")
+        if (at !== null) {
+          const found = yield* agentsAt.at(principal, agentId, at)
+          return detailAt({ ...found, skills: yield* skills.withSigners(found.skills) }, agents.engine)
+        }
         const agent = yield* agents.get(principal.workspaceId, agentId)
         const provisioning = yield* agents.provisioning(agentId)
         return {

@@ -3,10 +3,11 @@
  * `{botToken?, appToken?, dmPolicy?, allowFrom?, enabled?}`, an empty body allowed) and remove one (`DELETE`). The
  * channel name is checked before the body, so an unknown channel is `Unsupported channel` whatever was sent.
  */
-import { Channels } from "@cairn/application"
+import { AgentsAt, Channels } from "@cairn/application"
 import { Agent, Channel, Secret } from "@cairn/domain"
 import { Effect, Schema } from "effect"
 import { HttpRouter } from "effect/http"
+import { atDescription, AtQuery } from "./At.ts"
 import * as Kit from "./Kit.ts"
 
 /** What every channel shows: whether it is configured and enabled, its DM policy and allow list. */
@@ -29,9 +30,14 @@ export const layer = HttpRouter.use((router) =>
   Effect.gen(function*() {
     const { agentRoute } = yield* Kit.make(router)
     const channels = yield* Channels
+    const agentsAt = yield* AgentsAt
 
-    yield* agentRoute("GET", "/v0/agents/:agentId/channels", { summary: "Every messaging channel's state", response: { schema: ChannelsWire }, errors: [new Agent.AgentNotFound({ agentId: "" })] }, ({ principal, agentId }) =>
-      Effect.map(channels.list(principal, agentId), (view): typeof ChannelsWire.Type => view))
+    yield* agentRoute("GET", "/v0/agents/:agentId/channels", { summary: "Every messaging channel's state (or as it was: `?at=`; `linked` is then false, the engine's to say)", description: atDescription, query: AtQuery, response: { schema: ChannelsWire }, errors: [new Agent.AgentNotFound({ agentId: "" })] }, ({ principal, agentId, request }) => {
+      const at = Kit.query(request, "at")
+      return at === null
+        ? Effect.map(channels.list(principal, agentId), (view): typeof ChannelsWire.Type => view)
+        : Effect.map(agentsAt.at(principal, agentId, at), (found): typeof ChannelsWire.Type => found.channels)
+    })
 
     yield* agentRoute("POST", "/v0/agents/:agentId/channels/:channel", { summary: "Configure a messaging channel (telegram, slack, discord, whatsapp)", body: { schema: Schema.Unknown, optional: true, description: "{botToken?, appToken?, dmPolicy?, allowFrom?, enabled?}" }, response: { schema: Kit.Done }, errors: [new Agent.AgentNotFound({ agentId: "" }), new Channel.UnsupportedChannel({ channel: "" }), new Channel.ChannelsNotOnPlan(), new Channel.ConfigurationFailed({ channel: "", reason: "" }), new Secret.SecretsNotConfigured()] }, ({ principal, agentId, params, request, body }) =>
       Effect.gen(function*() {

@@ -4,11 +4,12 @@
  * custom domain's TXT record (`POST …/domains/{domainId}/verify`: 200 with `verified` true or false, never an
  * error for a record not seen yet). Every field of a body is checked by the service, for exact messages.
  */
-import { Domains, type DomainView } from "@cairn/application"
+import { AgentsAt, Domains, type DomainView } from "@cairn/application"
 import { DnsUnavailable } from "@cairn/dns"
 import { Agent, Domain } from "@cairn/domain"
 import { Effect, Schema } from "effect"
 import { HttpRouter } from "effect/http"
+import { atDescription, AtQuery } from "./At.ts"
 import * as Kit from "./Kit.ts"
 
 const DomainBody = Schema.Struct({
@@ -54,9 +55,14 @@ export const layer = HttpRouter.use((router) =>
   Effect.gen(function*() {
     const { agentRoute } = yield* Kit.make(router)
     const domains = yield* Domains
+    const agentsAt = yield* AgentsAt
 
-    yield* agentRoute("GET", "/v0/agents/:agentId/domains", { summary: "List the agent's domains", response: { schema: Schema.Struct({ domains: Schema.Array(DomainWire) }) }, errors: [new Agent.AgentNotFound({ agentId: "" })] }, ({ principal, agentId }) =>
-      Effect.map(domains.list(principal, agentId), (list) => ({ domains: list.map(toWire) })))
+    yield* agentRoute("GET", "/v0/agents/:agentId/domains", { summary: "List the agent's domains (or as they were: `?at=`)", description: atDescription, query: AtQuery, response: { schema: Schema.Struct({ domains: Schema.Array(DomainWire) }) }, errors: [new Agent.AgentNotFound({ agentId: "" })] }, ({ principal, agentId, request }) => {
+      const at = Kit.query(request, "at")
+      return at === null
+        ? Effect.map(domains.list(principal, agentId), (list) => ({ domains: list.map(toWire) }))
+        : Effect.map(agentsAt.at(principal, agentId, at), (found) => ({ domains: found.domains.map(toWire) }))
+    })
 
     yield* agentRoute("POST", "/v0/agents/:agentId/domains", { summary: "Add a subdomain or a custom domain", body: { schema: DomainBody }, response: { status: 201, schema: DomainDone }, errors: [new Agent.AgentNotFound({ agentId: "" }), new Domain.SubdomainTaken({ name: "" }), new Domain.DomainAlreadyVerified({ name: "" }), new Domain.DomainAlreadyAdded({ name: "" }), new Domain.CustomDomainsNotOnFreePlan()] }, ({ principal, agentId, body }) =>
       Effect.gen(function*() {

@@ -3,12 +3,13 @@
  * hub (`/v0/clawhub`: browse, look up, install into the library) and an agent's skills (attach up to 10, list,
  * detach, see and apply updates).
  */
-import { type AgentSkillView, Skills, type SkillUpdate, type SkillView } from "@cairn/application"
+import { AgentsAt, type AgentSkillView, Skills, type SkillUpdate, type SkillView } from "@cairn/application"
 import { Agent, Skill, ValidationFailed } from "@cairn/domain"
 import { Archive, type HubSkill, HubSkillNotFound, SkillHubUnavailable } from "@cairn/skill-hub"
 import { Effect, Schema } from "effect"
 import { HttpRouter } from "effect/http"
 import * as Body from "../Body.ts"
+import { atDescription, AtQuery } from "./At.ts"
 import * as Kit from "./Kit.ts"
 
 // Fields are checked by the service, so a missing or malformed one gets its own `Validation failed` detail.
@@ -157,6 +158,7 @@ export const layer = HttpRouter.use((router) =>
   Effect.gen(function*() {
     const { route, agentRoute } = yield* Kit.make(router)
     const skills = yield* Skills
+    const agentsAt = yield* AgentsAt
 
     yield* route("GET", "/v0/skills", { summary: "List the workspace's skill library", response: { schema: Schema.Struct({ skills: Schema.Array(SkillWire), currentUserId: Schema.String }) } }, ({ principal }) =>
       Effect.map(skills.list(principal), (list) => ({ skills: list.map(toWire), currentUserId: principal.userId })))
@@ -190,8 +192,15 @@ export const layer = HttpRouter.use((router) =>
     yield* route("POST", "/v0/clawhub/:slug/install", { summary: "Install a hub skill into the library", response: { status: 201, schema: SkillAdded }, errors: [new Skill.SkillNotFound({ skill: "" }), new Skill.SkillAlreadyInLibrary({ name: "" }), hubNotFound, hubUnavailable] }, ({ principal, params }) =>
       Effect.map(skills.installFromHub(principal, params["slug"] ?? ""), (skill) => Kit.created({ success: true, skill: toWire(skill) })))
 
-    yield* agentRoute("GET", "/v0/agents/:agentId/skills", { summary: "List the agent's skills", response: { schema: Schema.Struct({ skills: Schema.Array(AgentSkillWire) }) }, errors: [new Agent.AgentNotFound({ agentId: "" })] }, ({ principal, agentId }) =>
-      Effect.map(skills.ofAgent(principal, agentId), (list) => ({ skills: list.map(agentSkillWire) })))
+    yield* agentRoute("GET", "/v0/agents/:agentId/skills", { summary: "List the agent's skills (or as they were: `?at=`)", description: atDescription, query: AtQuery, response: { schema: Schema.Struct({ skills: Schema.Array(AgentSkillWire) }) }, errors: [new Agent.AgentNotFound({ agentId: "" })] }, ({ principal, agentId, request }) => {
+      const at = Kit.query(request, "at")
+      return at === null
+        ? Effect.map(skills.ofAgent(principal, agentId), (list) => ({ skills: list.map(agentSkillWire) }))
+        : agentsAt.at(principal, agentId, at).pipe(
+          Effect.flatMap((found) => skills.withSigners(found.skills)),
+          Effect.map((held) => ({ skills: held.map(agentSkillWire) }))
+        )
+    })
 
     yield* agentRoute("POST", "/v0/agents/:agentId/skills", { summary: "Attach skills to the agent (at most 10)", body: { schema: AttachSkills }, response: { schema: Schema.Struct({ success: Schema.Boolean, attached: Schema.Int }) }, errors: [new Agent.AgentNotFound({ agentId: "" }), new Skill.SkillNotFound({ skill: "" })] }, ({ principal, agentId, body }) =>
       Effect.gen(function*() {

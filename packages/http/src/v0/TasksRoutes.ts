@@ -4,15 +4,16 @@
  * marked `system: true`. Bodies are read as text, so that one that is not JSON is `Invalid parameters` like any
  * other malformed task.
  */
-import { type Task, Tasks, type TaskRun } from "@cairn/application"
+import { AgentsAt, type Task, type TaskAt, Tasks, type TaskRun } from "@cairn/application"
 import { Agent, ScheduledTask } from "@cairn/domain"
 import { Effect, Schema } from "effect"
 import { HttpRouter } from "effect/http"
+import { atDescription } from "./At.ts"
 import * as Kit from "./Kit.ts"
 
 const { query } = Kit
 
-const TasksQuery = Schema.Struct({ includeDisabled: Schema.optionalKey(Schema.Literals(["true", "false"])) })
+const TasksQuery = Schema.Struct({ includeDisabled: Schema.optionalKey(Schema.Literals(["true", "false"])), at: Schema.optionalKey(Schema.String) })
 const RunsQuery = Schema.Struct({ limit: Schema.optionalKey(Schema.String) })
 
 /** A schedule or a payload: its `kind` and that kind's fields, as the engine's cron holds them. */
@@ -91,15 +92,40 @@ const runWire = (run: TaskRun): typeof RunWire.Type => ({
   ...present("error", run.error)
 })
 
+/** A task as the log knows it at a point (`?at=`): its payload by kind only, no run state (the engine's). */
+const taskAtWire = (task: TaskAt): typeof TaskWire.Type => ({
+  id: task.id,
+  name: task.name,
+  enabled: task.enabled,
+  schedule: task.schedule as typeof TaskWire.Type["schedule"],
+  payload: task.payload,
+  system: task.system,
+  state: {}
+})
+
 const TaskDone = Schema.Struct({ success: Schema.Boolean, task: TaskWire })
 
 export const layer = HttpRouter.use((router) =>
   Effect.gen(function*() {
     const { agentRoute } = yield* Kit.make(router)
     const tasks = yield* Tasks
+    const agentsAt = yield* AgentsAt
 
-    yield* agentRoute("GET", "/v0/agents/:agentId/tasks", { summary: "List the agent's scheduled tasks", query: TasksQuery, response: { schema: Schema.Struct({ tasks: Schema.Array(TaskWire) }) }, errors: [new Agent.AgentNotFound({ agentId: "" }), new ScheduledTask.FailedToListCronJobs({ agentId: "" })] }, ({ principal, agentId, request }) =>
-      Effect.map(tasks.list(principal, agentId, query(request, "includeDisabled")), (list) => ({ tasks: list.map(toWire) })))
+    yield* agentRoute("GET", "/v0/agents/:agentId/tasks", {
+      summary: "List the agent's scheduled tasks (or as Cairn recorded them: `?at=`)",
+      description: `${atDescription} At a point a task is what its events hold: the tasks made through Cairn, each payload by its kind only, no run state.`,
+      query: TasksQuery,
+      response: { schema: Schema.Struct({ tasks: Schema.Array(TaskWire) }) },
+      errors: [new Agent.AgentNotFound({ agentId: "" }), new ScheduledTask.FailedToListCronJobs({ agentId: "" })]
+    }, ({ principal, agentId, request }) => {
+      const at = query(request, "at")
+      if (at === null) return Effect.map(tasks.list(principal, agentId, query(request, "includeDisabled")), (list) => ({ tasks: list.map(toWire) }))
+      return Effect.gen(function*() {
+        const withDisabled = yield* Effect.fromResult(ScheduledTask.includeDisabled(query(request, "includeDisabled")))
+        const found = yield* agentsAt.at(principal, agentId, at)
+        return { tasks: found.tasks.filter((task) => withDisabled || task.enabled).map(taskAtWire) }
+      })
+    })
 
     yield* agentRoute("POST", "/v0/agents/:agentId/tasks", { summary: "Create a scheduled task", body: { contentType: "application/json", description: "{name, schedule, payload, …} as the engine's cron holds it" }, response: { status: 201, schema: TaskDone }, errors: [new Agent.AgentNotFound({ agentId: "" }), new ScheduledTask.InvalidParameters({ reason: "" }), new ScheduledTask.FailedToCreateCronJob({ agentId: "" })] }, ({ principal, agentId, request }) =>
       Effect.gen(function*() {
