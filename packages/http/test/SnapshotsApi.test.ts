@@ -47,6 +47,26 @@ beforeAll(async () => {
 
 afterAll(dispose)
 
+describe("the agent's snapshot fields", () => {
+  it("are null before any snapshot, then the latest snapshot's time and CID, in the agent and the list alike", async () => {
+    const fresh = await newAgent(owner, "fields")
+    const shown = async () => {
+      const detail = (await request("GET", `/v0/agents/${fresh}`, owner)).body!["agent"]
+      const listed = ((await request("GET", "/v0/agents", owner)).body!["agents"] as Array<Record<string, unknown>>).find((a) => a["agentId"] === fresh)!
+      assert.deepStrictEqual([listed["lastSync"], listed["snapshotCid"]], [detail["lastSync"], detail["snapshotCid"]])
+      return { lastSync: detail["lastSync"], snapshotCid: detail["snapshotCid"] }
+    }
+    assert.deepStrictEqual(await shown(), { lastSync: null, snapshotCid: null })
+    await write(fresh, "a.txt", "one")
+    const first = (await sync(owner, fresh)).body!
+    assert.deepStrictEqual(await shown(), { lastSync: first["lastSync"], snapshotCid: first["snapshotCid"] })
+    await write(fresh, "a.txt", "two")
+    const second = (await sync(owner, fresh)).body!
+    assert.notStrictEqual(second["snapshotCid"], first["snapshotCid"])
+    assert.deepStrictEqual(await shown(), { lastSync: second["lastSync"], snapshotCid: second["snapshotCid"] })
+  })
+})
+
 describe("sync", () => {
   it("stores the workspace as a snapshot with a change summary; an unchanged workspace gives the same CID and no new entry", async () => {
     await write(agentId, "MEMORY.md", "remember this\n")

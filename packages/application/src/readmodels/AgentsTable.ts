@@ -75,12 +75,17 @@ interface Row {
   readonly last_stop_reason?: string | null
   readonly last_stop_at?: Date | null
   readonly created_at: Date
+  /** From the snapshots read model, where the query joins it. */
+  readonly last_sync?: Date | null
+  readonly snapshot_cid?: string | null
 }
 
 /** An agent as its row has it: everything but its secrets and skills (their own tables have those). */
 export type AgentView = Omit<Agent.Agent, "secrets" | "skills"> & {
   /** Why and when its gateway last stopped (`oom`: at its memory cap); absent while it never has. */
   readonly lastStop?: { readonly reason: Agent.AgentStopped["reason"]; readonly at: string }
+  /** When its workspace was last snapshotted, and that snapshot's CID (Pinata's `lastSync`, `snapshotCid`); absent: not read. */
+  readonly snapshots?: { readonly lastSync: string | null; readonly snapshotCid: string | null }
 }
 
 const toAgent = (row: Row): AgentView => ({
@@ -101,15 +106,22 @@ const toAgent = (row: Row): AgentView => ({
   ...(row.last_stop_reason === undefined || row.last_stop_reason === null || row.last_stop_at === undefined ||
       row.last_stop_at === null
     ? {}
-    : { lastStop: { reason: row.last_stop_reason as Agent.AgentStopped["reason"], at: new Date(row.last_stop_at).toISOString() } })
+    : { lastStop: { reason: row.last_stop_reason as Agent.AgentStopped["reason"], at: new Date(row.last_stop_at).toISOString() } }),
+  ...(row.last_sync === undefined
+    ? {}
+    : { snapshots: { lastSync: row.last_sync === null ? null : new Date(row.last_sync).toISOString(), snapshotCid: row.snapshot_cid ?? null } })
 })
 
 /** The queries the services make of it. */
 export const queries = (sql: SqlClient.SqlClient) => {
   /** The agents a node supervises; agents recorded before nodes were named count as everyone's. */
   const onNode = (node: string) => sql`(node = ${node} OR node IS NULL)`
+  /** An agent's row with its latest snapshot (snapshots read model): the time it was taken and its CID. */
+  const withSnapshot = sql.literal(`cairn_agents.*, ss.last_sync,
+      (SELECT s.cid FROM cairn_snapshots s WHERE s.agent_id = cairn_agents.id ORDER BY s.sequence DESC LIMIT 1) AS snapshot_cid
+    FROM cairn_agents LEFT JOIN cairn_snapshot_streams ss ON ss.agent_id = cairn_agents.id`)
   const byId = (agentId: string) =>
-    sql<Row>`SELECT * FROM cairn_agents WHERE id = ${agentId}`.pipe(
+    sql<Row>`SELECT ${withSnapshot} WHERE cairn_agents.id = ${agentId}`.pipe(
       Effect.orDie,
       Effect.map(([row]) => Option.map(Option.fromNullishOr(row), toAgent))
     )
@@ -122,7 +134,7 @@ export const queries = (sql: SqlClient.SqlClient) => {
           ? Effect.succeed(found.value)
           : Effect.fail(new Agent.AgentNotFound({ agentId }))),
     inWorkspace: (workspaceId: string) =>
-      sql<Row>`SELECT * FROM cairn_agents WHERE workspace_id = ${workspaceId} ORDER BY created_at, id`.pipe(
+      sql<Row>`SELECT ${withSnapshot} WHERE cairn_agents.workspace_id = ${workspaceId} ORDER BY cairn_agents.created_at, cairn_agents.id`.pipe(
         Effect.orDie,
         Effect.map((rows) => rows.map(toAgent))
       ),

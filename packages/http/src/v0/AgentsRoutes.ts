@@ -37,7 +37,10 @@ export const AgentWire = Schema.Struct({
   engine: Schema.String,
   engineVersion: Schema.String,
   createdAt: Schema.String,
-  status: Agent.AgentStatus
+  status: Agent.AgentStatus,
+  /** When its workspace was last snapshotted, and that snapshot's CID (Pinata's fields); null: never. */
+  lastSync: Schema.NullOr(Schema.String),
+  snapshotCid: Schema.NullOr(Schema.String)
 })
 
 /** An agent as the API shows it; `engine` is the engine this node runs agents on. */
@@ -52,7 +55,9 @@ export const toWire = (agent: AgentView, engine: string): typeof AgentWire.Type 
   engine,
   engineVersion: agent.engineVersion,
   createdAt: agent.createdAt,
-  status: agent.status
+  status: agent.status,
+  lastSync: agent.snapshots?.lastSync ?? null,
+  snapshotCid: agent.snapshots?.snapshotCid ?? null
 })
 
 /**
