@@ -13,6 +13,7 @@ import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import * as Cluster from "../src/testing/Cluster.ts"
 import { type ApiUser, newApiUser, type ServerProcess, startServer, stopServer, waitUntil, waitUntilServing } from "../src/testing/index.ts"
 
 interface Sse {
@@ -68,13 +69,17 @@ const dataDir = mkdtempSync(join(tmpdir(), "cairn-audit-"))
 const canary = `sk-ant-api03-AUDIT${crypto.randomUUID().replace(/-/g, "")}`
 // Given, so that secrets and webhook keys can be sealed on Postgres too (only an embedded server makes its own).
 const masterKey = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))))
+// On Postgres, a database of its own: on CI's shared one, every other test's server (with other keys) would compete for
+// the webhooks' delivery lease, and a stream with no cursor would scan every other test's events.
+const cleanups: Cluster.Cleanups = []
+const database = process.env["DATABASE_URL"] === undefined ? {} : { DATABASE_URL: Cluster.freshDatabase(process.env["DATABASE_URL"], cleanups) }
 let server: ServerProcess
 let port: number
 let ada: ApiUser
 let bob: ApiUser
 
 const start = async () => {
-  server = await startServer({ DATA_DIR: dataDir, ENGINE: "simulated", SECRETS_MASTER_KEY: masterKey, ...(port === undefined ? {} : { PORT: String(port) }) })
+  server = await startServer({ ...database, DATA_DIR: dataDir, ENGINE: "simulated", SECRETS_MASTER_KEY: masterKey, ...(port === undefined ? {} : { PORT: String(port) }) })
   await waitUntilServing(server)
   port = Number(new URL(server.url).port)
 }
@@ -88,6 +93,7 @@ beforeAll(async () => {
 afterAll(async () => {
   if (server !== undefined) await stopServer(server, dataDir)
   else rmSync(dataDir, { recursive: true, force: true })
+  for (const cleanup of cleanups.reverse()) await cleanup()
 })
 
 const secret = async (user: ApiUser, name: string) => {
