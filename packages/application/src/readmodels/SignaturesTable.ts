@@ -33,8 +33,22 @@ export interface StoredSignature {
   readonly workspaceId: string
 }
 
+/**
+ * Who signed a folder published for everyone (a skill version, a template): the wallet of the `/v3` signature its
+ * CID carries on the public network. As a join for listings: `address AS signed_by` of the row whose CID is
+ * `cidColumn`.
+ */
+export const publicSignerJoin = (sql: SqlClient.SqlClient, cidColumn: string) =>
+  sql.literal(`LEFT JOIN cairn_signatures signer ON signer.network = 'public' AND signer.cid = ${cidColumn}`)
+
 /** The queries the services make of it. */
 export const queries = (sql: SqlClient.SqlClient) => ({
+  /** Who signed a folder published for everyone (publicSignerJoin, for one CID); null when no one did. */
+  publicSigner: (cid: string) =>
+    sql<{ readonly address: string }>`SELECT address FROM cairn_signatures WHERE network = 'public' AND cid = ${cid}`.pipe(
+      Effect.orDie,
+      Effect.map(([row]) => row?.address ?? null)
+    ),
   byCid: (network: Network, cid: string) =>
     sql<{ readonly signature: string; readonly address: string; readonly workspace_id: string }>`
       SELECT signature, address, workspace_id FROM cairn_signatures WHERE network = ${network} AND cid = ${cid}`.pipe(

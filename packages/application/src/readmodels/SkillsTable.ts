@@ -7,6 +7,7 @@ import { Agent, Skill } from "@cairn/domain"
 import { Effect, Schema } from "effect"
 import type { SqlClient } from "effect/sql"
 import * as ReadModel from "./ReadModel.ts"
+import { publicSignerJoin } from "./SignaturesTable.ts"
 
 export const projection = ReadModel.make({
   name: "skills",
@@ -137,8 +138,7 @@ const toView = (row: SkillRow): SkillView => ({
 /** The queries the services make of them. */
 export const queries = (sql: SqlClient.SqlClient) => ({
   inWorkspace: (workspaceId: string) =>
-    sql<SkillRow>`SELECT s.*, sig.address AS signed_by FROM cairn_skills s
-        LEFT JOIN cairn_signatures sig ON sig.network = 'public' AND sig.cid = s.cid
+    sql<SkillRow>`SELECT s.*, signer.address AS signed_by FROM cairn_skills s ${publicSignerJoin(sql, "s.cid")}
         WHERE s.workspace_id = ${workspaceId} ORDER BY s.name, s.id`.pipe(
       Effect.orDie,
       Effect.map((rows) => rows.map(toView))
@@ -160,9 +160,8 @@ export const queries = (sql: SqlClient.SqlClient) => ({
       readonly agent_updated_at: Date
     }>`
       SELECT s.*, x.cid AS agent_cid, x.revision AS agent_revision, x.version AS agent_version, x.attached_at,
-             x.updated_at AS agent_updated_at, sig.address AS signed_by
-        FROM cairn_agent_skills x JOIN cairn_skills s ON s.id = x.skill_id
-        LEFT JOIN cairn_signatures sig ON sig.network = 'public' AND sig.cid = x.cid
+             x.updated_at AS agent_updated_at, signer.address AS signed_by
+        FROM cairn_agent_skills x JOIN cairn_skills s ON s.id = x.skill_id ${publicSignerJoin(sql, "x.cid")}
        WHERE x.agent_id = ${agentId}
        ORDER BY s.name`.pipe(
       Effect.orDie,

@@ -7,6 +7,7 @@ import { Template } from "@cairn/domain"
 import { Effect, Option } from "effect"
 import type { SqlClient } from "effect/sql"
 import * as ReadModel from "./ReadModel.ts"
+import { publicSignerJoin } from "./SignaturesTable.ts"
 
 export const projection = ReadModel.make({
   name: "templates",
@@ -152,8 +153,8 @@ export const queries = (sql: SqlClient.SqlClient) => {
       ? sql`visibility = 'public'`
       : sql`(visibility = 'public' OR cairn_templates.workspace_id = ${viewer.workspaceId})`
   // Each template with who signed its folder's CID, if anyone did.
-  const withSigner = sql.literal(`cairn_templates.*, sig.address AS signed_by FROM cairn_templates
-    LEFT JOIN cairn_signatures sig ON sig.network = 'public' AND sig.cid = cairn_templates.snapshot_cid`)
+  const withSigner = sql`cairn_templates.*, signer.address AS signed_by FROM cairn_templates
+    ${publicSignerJoin(sql, "cairn_templates.snapshot_cid")}`
   return {
     /** Published templates the caller sees: featured first, then by name. */
     list: (query: ListQuery) =>

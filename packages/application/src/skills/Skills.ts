@@ -10,7 +10,7 @@ import { AgentEngine } from "@cairn/agent-engine"
 import { ContentStore } from "@cairn/content-store"
 import { Agent, Reservation, Skill, ValidationFailed } from "@cairn/domain"
 import { Archive, type HubSkill, SkillHub } from "@cairn/skill-hub"
-import { Context, Effect, Layer, Option, Result } from "effect"
+import { Context, Effect, Layer, Result } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Semver from "semver"
 import type { Principal } from "../Access.ts"
@@ -79,10 +79,6 @@ export class Skills extends Context.Service<Skills>()("cairn/Skills", {
         return { loaded, skill }
       })
 
-    /** The wallet that signed a folder CID (its `/v3` signature on the public network), if one did. */
-    const signerOf = (cid: string) =>
-      Effect.map(signatures.byCid("public", cid), (found) => Option.getOrNull(Option.map(found, (s) => s.address)))
-
     /**
      * With `SKILLS_TRUSTED_SIGNERS` set, a version is attached or installed only when its folder CID is signed by one
      * of them (hub installs answer to the hub's security verdict instead); with it unset, any version is.
@@ -90,7 +86,7 @@ export class Skills extends Context.Service<Skills>()("cairn/Skills", {
     const requireTrusted = (skill: Skill.Skill, attached: Agent.AttachedSkill) =>
       Effect.gen(function*() {
         if (trustedSigners.length === 0 || skill.source === "clawhub") return
-        const signer = yield* signerOf(attached.cid)
+        const signer = yield* signatures.publicSigner(attached.cid)
         if (signer === null || !trustedSigners.includes(signer.toLowerCase())) {
           return yield* new Skill.UntrustedSkill({ name: skill.name, cid: attached.cid, signer })
         }
@@ -98,7 +94,7 @@ export class Skills extends Context.Service<Skills>()("cairn/Skills", {
 
     /** An agent's skills (as a time travel folds them) with who signed each version, as the signatures are now. */
     const withSigners = (held: ReadonlyArray<SkillsTable.AgentSkillView>) =>
-      Effect.forEach(held, (skill) => Effect.map(signerOf(skill.skillCid), (signedBy) => ({ ...skill, signedBy })))
+      Effect.forEach(held, (skill) => Effect.map(signatures.publicSigner(skill.skillCid), (signedBy) => ({ ...skill, signedBy })))
 
     const viewOf = (skill: Skill.Skill, signedBy: string | null): SkillsTable.SkillView => {
       const latest = Skill.current(skill)
@@ -156,7 +152,7 @@ export class Skills extends Context.Service<Skills>()("cairn/Skills", {
           ] as const
         }), { actor: userId })
         const registered = activeSkill(outcome.state)
-        return viewOf(registered, yield* signerOf(Skill.current(registered).cid))
+        return viewOf(registered, yield* signatures.publicSigner(Skill.current(registered).cid))
       })
 
     /** Checks a folder's files and stores them as one directory on the public network. */

@@ -168,8 +168,6 @@ export class Templates extends Context.Service<Templates>()("cairn/Templates", {
     const allowLocalGit = yield* AllowLocalGit
     const table = TemplatesTable.queries(yield* SqlClient.SqlClient)
     const signatures = SignaturesTable.queries(yield* SqlClient.SqlClient)
-    /** The wallet that signed a folder CID (its `/v3` signature on the public network), if one did. */
-    const signerOf = (cid: string) => Effect.map(signatures.byCid("public", cid), (found) => Option.getOrNull(Option.map(found, (s) => s.address)))
 
     const notAFolder = (cid: string) => new Template.InvalidTemplate({ errors: [`templateCid ${cid} is not a folder stored on the public network`] })
 
@@ -306,7 +304,7 @@ export class Templates extends Context.Service<Templates>()("cairn/Templates", {
           decision(Template.decider, Template.stream(templateId), new Template.PublishTemplate(command))
         ], { actor: t.userId }).pipe(Effect.catchTag("ReservationTaken", () => Effect.fail(new Template.DuplicateTemplateSlug({ slug: t.slug }))))
         const published = (state as Extract<Template.TemplateState, { _tag: "Published" }>).template
-        return viewOf(published, yield* signerOf(published.snapshotCid))
+        return viewOf(published, yield* signatures.publicSigner(published.snapshotCid))
       })
 
     /** Records the prepared folder as the template's next version (nothing when it is the same folder). */
@@ -322,7 +320,7 @@ export class Templates extends Context.Service<Templates>()("cairn/Templates", {
         })
         const { state, events } = yield* commands.execute(Template.decider, Template.stream(templateId), command, { actor: userId })
         const published = (state as Extract<Template.TemplateState, { _tag: "Published" }>).template
-        return { template: viewOf(published, yield* signerOf(published.snapshotCid)), changed: events.length > 0 }
+        return { template: viewOf(published, yield* signatures.publicSigner(published.snapshotCid)), changed: events.length > 0 }
       })
 
     /** The template that holds a slug, if any: its id and state. */
