@@ -1,7 +1,7 @@
 /**
  * `cairn_template_tasks`: the agents made from a template whose declared tasks are not created yet (a row from
- * `AgentCreated` with a template until `TemplateTasksCreated`), for the worker that creates them once the agent's
- * gateway runs (Tasks.ts).
+ * `AgentCreated` with a template until `TemplateTasksCreated`, or its deletion), for the worker that creates them once
+ * the agent's gateway runs (TemplateTasks.ts).
  */
 import { Agent, ScheduledTask } from "@cairn/domain"
 import { Effect, Schema } from "effect"
@@ -10,7 +10,7 @@ import * as ReadModel from "./ReadModel.ts"
 
 export const projection = ReadModel.make({
   name: "template-tasks",
-  events: Schema.Union([Agent.AgentCreated, ScheduledTask.TemplateTasksCreated]),
+  events: Schema.Union([Agent.AgentCreated, Agent.AgentDeleted, ScheduledTask.TemplateTasksCreated]),
   tables: ["cairn_template_tasks"],
   setup: (sql) =>
     sql`CREATE TABLE IF NOT EXISTS cairn_template_tasks (
@@ -23,7 +23,8 @@ export const projection = ReadModel.make({
         : sql`INSERT INTO cairn_template_tasks (agent_id, workspace_id, user_id, template_id, snapshot_cid, created_at)
             VALUES (${e.agentId}, ${e.workspaceId}, ${e.userId}, ${e.template.templateId}, ${e.template.snapshotCid}, ${e.at})
             ON CONFLICT (agent_id) DO NOTHING`,
-    TemplateTasksCreated: (sql, e) => sql`DELETE FROM cairn_template_tasks WHERE agent_id = ${e.agentId}`
+    TemplateTasksCreated: (sql, e) => sql`DELETE FROM cairn_template_tasks WHERE agent_id = ${e.agentId}`,
+    AgentDeleted: (sql, e) => sql`DELETE FROM cairn_template_tasks WHERE agent_id = ${e.agentId}`
   }
 })
 
@@ -38,24 +39,18 @@ export interface PendingTemplateTasks {
 
 /** The queries the services make of it. */
 export const queries = (sql: SqlClient.SqlClient) => ({
-  /**
-   * The agents this node runs, running now, whose template's tasks are still to be created, oldest first (a deleted
-   * agent has no `cairn_agents` row, and is left out).
-   */
-  runningOn: (node: string) =>
-    sql<{ agent_id: string; workspace_id: string; user_id: string; template_id: string; snapshot_cid: string }>`
-      SELECT t.agent_id, t.workspace_id, t.user_id, t.template_id, t.snapshot_cid FROM cairn_template_tasks t
-      JOIN cairn_agents a ON a.id = t.agent_id
-      WHERE a.status = 'running' AND (a.node = ${node} OR a.node IS NULL) ORDER BY t.created_at, t.agent_id`.pipe(
-      Effect.orDie,
-      Effect.map((rows) =>
-        rows.map((r): PendingTemplateTasks => ({
-          agentId: r.agent_id,
-          workspaceId: r.workspace_id,
-          userId: r.user_id,
-          templateId: r.template_id,
-          snapshotCid: r.snapshot_cid
-        }))
-      )
+  /** Every agent whose template's tasks are still to be created, oldest first (a handful: each waits only until it runs). */
+  pending: sql<{ agent_id: string; workspace_id: string; user_id: string; template_id: string; snapshot_cid: string }>`
+    SELECT agent_id, workspace_id, user_id, template_id, snapshot_cid FROM cairn_template_tasks ORDER BY created_at, agent_id`.pipe(
+    Effect.orDie,
+    Effect.map((rows) =>
+      rows.map((r): PendingTemplateTasks => ({
+        agentId: r.agent_id,
+        workspaceId: r.workspace_id,
+        userId: r.user_id,
+        templateId: r.template_id,
+        snapshotCid: r.snapshot_cid
+      }))
     )
+  )
 })

@@ -14,6 +14,7 @@ import { SqlClient } from "effect/sql"
 import { AgentsNode } from "../cluster/NodeLeases.ts"
 import { CommandHandler } from "../CommandHandler.ts"
 import { now } from "../Now.ts"
+import * as AgentsTable from "../readmodels/AgentsTable.ts"
 import * as TemplateTasksTable from "../readmodels/TemplateTasksTable.ts"
 import { Templates } from "../templates/Templates.ts"
 
@@ -24,6 +25,7 @@ export class TemplateTasks extends Context.Service<TemplateTasks>()("cairn/Templ
     const templates = yield* Templates
     const node = yield* AgentsNode
     const table = TemplateTasksTable.queries(yield* SqlClient.SqlClient)
+    const agents = AgentsTable.queries(yield* SqlClient.SqlClient)
 
     /**
      * Creates the agent's template's tasks. A task its gateway has by that name already (a round cut off half-way)
@@ -68,7 +70,10 @@ export class TemplateTasks extends Context.Service<TemplateTasks>()("cairn/Templ
 
     /** One round over the agents this node runs, running now, that still lack their template's tasks. */
     const round = Effect.gen(function*() {
-      for (const pending of yield* table.runningOn(node)) {
+      const waiting = yield* table.pending
+      if (waiting.length === 0) return
+      const running = new Set((yield* agents.runningOn(node)).map((agent) => agent.agentId))
+      for (const pending of waiting.filter((p) => running.has(p.agentId))) {
         yield* createFor(pending).pipe(
           Effect.catchCause((cause) => Effect.logWarning(`Agent ${pending.agentId}: its template's tasks are not created yet`, cause))
         )
