@@ -64,6 +64,11 @@ describe("the agent's snapshot fields", () => {
     const second = (await sync(owner, fresh)).body!
     assert.notStrictEqual(second["snapshotCid"], first["snapshotCid"])
     assert.deepStrictEqual(await shown(), { lastSync: second["lastSync"], snapshotCid: second["snapshotCid"] })
+    // What a restart and a PATCH answer shows them too.
+    const restarted = (await request("POST", `/v0/agents/${fresh}/restart`, owner)).body!["agent"]
+    assert.deepStrictEqual([restarted["lastSync"], restarted["snapshotCid"]], [second["lastSync"], second["snapshotCid"]])
+    const patched = (await request("PATCH", `/v0/agents/${fresh}`, owner, { vibe: "calm" })).body!["agent"]
+    assert.deepStrictEqual([patched["lastSync"], patched["snapshotCid"]], [second["lastSync"], second["snapshotCid"]])
   })
 })
 

@@ -60,6 +60,8 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
 
     /** The agent, if the caller's workspace has it. */
     const get = agents.visibleIn
+    /** `get`, with what the API shows of it besides (its latest snapshot). */
+    const shown = agents.shownIn
 
     /** The agent as its own stream has it now: what a response right after a command shows. */
     const current = (agentId: string) => Effect.map(commands.load(Agent.decider, Agent.stream(agentId)), ({ state }) => liveAgent(state))
@@ -195,7 +197,7 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
           Effect.catch((error) => Effect.logWarning(`Agent ${agentId}: model ${model} not applied to its runtime config yet`, error))
         )
       }
-      return yield* get(principal.workspaceId, agentId)
+      return yield* shown(principal.workspaceId, agentId)
     })
 
     /** The agent and everything it held, let go in one append; planned again if any of it changes meanwhile. */
@@ -232,7 +234,11 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
 
     /** Restarts the agent's gateway (optionally onto another engine version) through its owner. */
     const restart = (principal: Principal, agentId: string, requested: string | undefined) =>
-      get(principal.workspaceId, agentId).pipe(Effect.andThen(gateway.restart(principal, agentId, requested)))
+      get(principal.workspaceId, agentId).pipe(
+        Effect.andThen(gateway.restart(principal, agentId, requested)),
+        // As the API shows it: the restart is recorded in the tables already, which add its latest snapshot.
+        Effect.andThen(shown(principal.workspaceId, agentId))
+      )
 
     const devices = (principal: Principal, agentId: string) =>
       get(principal.workspaceId, agentId).pipe(
@@ -389,7 +395,7 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
       engine: engine.name,
       /** What each agent's processes may use together on this node (decision 0042); absent where nothing caps them. */
       agentLimits: engine.agentLimits,
-      create, list, get, changeProfile, remove, restart, devices, answerPairing, approveAllPairings, removeDevice, recentLogs, logsAfter, retryScripts, gatewayToken, rotateGatewayToken,
+      create, list, get, shown, changeProfile, remove, restart, devices, answerPairing, approveAllPairings, removeDevice, recentLogs, logsAfter, retryScripts, gatewayToken, rotateGatewayToken,
       gatewayPrincipal, platformPrincipal, whoami, platformToken, history, auditTrail, provisioning
     }
   })

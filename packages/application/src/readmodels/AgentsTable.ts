@@ -121,18 +121,23 @@ export const queries = (sql: SqlClient.SqlClient) => {
       (SELECT s.cid FROM cairn_snapshots s WHERE s.agent_id = cairn_agents.id ORDER BY s.sequence DESC LIMIT 1) AS snapshot_cid
     FROM cairn_agents LEFT JOIN cairn_snapshot_streams ss ON ss.agent_id = cairn_agents.id`)
   const byId = (agentId: string) =>
+    sql<Row>`SELECT * FROM cairn_agents WHERE id = ${agentId}`.pipe(
+      Effect.orDie,
+      Effect.map(([row]) => Option.map(Option.fromNullishOr(row), toAgent))
+    )
+  const withSnapshotById = (agentId: string) =>
     sql<Row>`SELECT ${withSnapshot} WHERE cairn_agents.id = ${agentId}`.pipe(
       Effect.orDie,
       Effect.map(([row]) => Option.map(Option.fromNullishOr(row), toAgent))
     )
+  const visible = (found: Option.Option<AgentView>, workspaceId: string, agentId: string) =>
+    Option.isSome(found) && found.value.workspaceId === workspaceId ? Effect.succeed(found.value) : Effect.fail(new Agent.AgentNotFound({ agentId }))
   return {
     byId,
     /** The agent, if `workspaceId` has it: another workspace's agent, or a deleted one, is not found. */
-    visibleIn: (workspaceId: string, agentId: string) =>
-      Effect.flatMap(byId(agentId), (found) =>
-        Option.isSome(found) && found.value.workspaceId === workspaceId
-          ? Effect.succeed(found.value)
-          : Effect.fail(new Agent.AgentNotFound({ agentId }))),
+    visibleIn: (workspaceId: string, agentId: string) => Effect.flatMap(byId(agentId), (found) => visible(found, workspaceId, agentId)),
+    /** `visibleIn`, with its latest snapshot: the agent as the API shows it (every other caller only checks it is there). */
+    shownIn: (workspaceId: string, agentId: string) => Effect.flatMap(withSnapshotById(agentId), (found) => visible(found, workspaceId, agentId)),
     inWorkspace: (workspaceId: string) =>
       sql<Row>`SELECT ${withSnapshot} WHERE cairn_agents.workspace_id = ${workspaceId} ORDER BY cairn_agents.created_at, cairn_agents.id`.pipe(
         Effect.orDie,

@@ -284,7 +284,7 @@ export const layer = HttpRouter.use((router) =>
           const found = yield* agentsAt.at(principal, agentId, at)
           return detailAt({ ...found, skills: yield* skills.withSigners(found.skills) }, agents.engine)
         }
-        const agent = yield* agents.get(principal.workspaceId, agentId)
+        const agent = yield* agents.shown(principal.workspaceId, agentId)
         const provisioning = yield* agents.provisioning(agentId)
         return {
           agent: wire(agent),
