@@ -182,6 +182,31 @@ const auditAgent = Command.make("agent", { agentId: Argument.String("agentId") }
   Command.withDescription("Print an agent's history (the same as audit --agent <id>)")
 )
 
+interface LogVerified {
+  readonly ok: boolean
+  readonly blocks: number
+  readonly events: number
+  readonly unsealed: number
+  readonly chain: { readonly introducedAt: string; readonly backfilledThrough: string | null } | null
+  readonly broken: { readonly block: number; readonly position: string | null; readonly stream: string | null; readonly version: number | null; readonly problem: string } | null
+}
+
+/** `verify`: the server checks the whole log against its seals (docs/audit-proofs.md); exit 1 names the first broken link. */
+const verify = Command.make("verify", {}, () =>
+  Effect.gen(function*() {
+    const report = (yield* AdminClient.request("POST", "/admin/audit/verify")) as LogVerified
+    if (report.chain !== null) {
+      yield* Console.log(`chain\tintroduced ${report.chain.introducedAt}\tbackfilled through ${report.chain.backfilledThrough ?? "(not yet)"}`)
+    }
+    yield* Console.log(`checked\t${report.events} events in ${report.blocks} blocks\t${report.unsealed} recorded since the last block`)
+    const { broken } = report
+    if (broken !== null) {
+      const where = broken.position === null ? `block ${broken.block}` : `block ${broken.block}, event ${broken.position} (${broken.stream} version ${broken.version})`
+      return yield* new Refused({ detail: `the log is broken at ${where}: ${broken.problem}` })
+    }
+    yield* Console.log("ok")
+  })).pipe(Command.withDescription("Check every event's hash and every sealed block of the log (exit 1 names the first broken link)"))
+
 const workspaceDelete = Command.make(
   "delete",
   { workspaceId: Argument.String("workspaceId") },
@@ -295,7 +320,7 @@ const usageOnStderr = CliOutput.layerPresenter({
 
 Command.make("cairn").pipe(
   Command.withDescription("Administer a Cairn installation"),
-  Command.withSubcommands([workspace, key, secrets, audit, replay, stats,
+  Command.withSubcommands([workspace, key, secrets, audit, verify, replay, stats,
     template, engine]),
   Command.run({ version: "0.1.0" }),
   Effect.provide(Layer.merge(NodeServices.layer, usageOnStderr)),

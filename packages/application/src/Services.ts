@@ -18,6 +18,8 @@ import { TemplateTasks } from "./workspace/TemplateTasks.ts"
 import { Agents } from "./agents/Agents.ts"
 import { AgentsAt } from "./agents/AgentsAt.ts"
 import { AuditFeed } from "./audit/AuditFeed.ts"
+import { AuditLog } from "./audit/AuditLog.ts"
+import { LogSeals } from "./audit/LogSeals.ts"
 import { Gateway } from "./gateway/Gateway.ts"
 import { ApiKeys } from "./workspaces/ApiKeys.ts"
 import { Channels } from "./channels/Channels.ts"
@@ -54,7 +56,7 @@ export type Provided = AgentChat | AgentsAt | EngineUpdates | TemplateTasks | Wo
   | Domains
   | NodeLeases | Failover
   | PinJobs
-  | AuditFeed
+  | AuditFeed | AuditLog | LogSeals
 
 /** The ports the services stand on; the read models' tables are reached through the event store's SqlClient. */
 export type Requirements =
@@ -64,7 +66,7 @@ export type Requirements =
   | FreeSpace
 
 /** Built floor by floor, in the order of the folders: each floor stands on the ones below it. */
-export const layer: Layer.Layer<Provided, never, Requirements> = AuditFeed.layer.pipe(
+export const layer: Layer.Layer<Provided, never, Requirements> = Layer.merge(AuditFeed.layer, AuditLog.layer).pipe(
   Layer.provideMerge(Layer.mergeAll(Console.layer, WorkspaceFiles.layer, RuntimeConfig.layer, Tasks.layer, TemplateTasks.layer, AgentChat.layer, EngineUpdates.layer)),
   Layer.provideMerge(Layer.mergeAll(Agents.layer, AgentsAt.layer, Failover.layer)),
   Layer.provideMerge(Layer.mergeAll(Snapshots.layer, Channels.layer, Domains.layer)),
@@ -72,5 +74,5 @@ export const layer: Layer.Layer<Provided, never, Requirements> = AuditFeed.layer
   Layer.provideMerge(Layer.mergeAll(Templates.layer, Skills.layer, SignedUrls.layer, PinJobs.layer)),
   Layer.provideMerge(Layer.mergeAll(Workspaces.layer, ApiKeys.layer, Issues.layer, Files.layer, Groups.layer, Signatures.layer, Secrets.layer, NodeLeases.layer)),
   Layer.provideMerge(SecretVault.layer),
-  Layer.provideMerge(Layer.merge(CommandHandler.layer, DiskReserve.layer))
+  Layer.provideMerge(Layer.mergeAll(CommandHandler.layer, DiskReserve.layer, LogSeals.layer))
 )

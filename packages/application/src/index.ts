@@ -2,6 +2,9 @@
 export * from "./Access.ts"
 export * from "./agents/Agents.ts"
 export * from "./audit/AuditFeed.ts"
+export * from "./audit/AuditLog.ts"
+export { LogSeals, SealInterval, type Seal } from "./audit/LogSeals.ts"
+export type { BrokenLink, VerifyReport } from "./audit/LogVerify.ts"
 export * from "./agents/AgentsAt.ts"
 export {
   AgentChat,

@@ -87,5 +87,12 @@ export class TokenSigner extends Context.Service<TokenSigner, {
    * effect clock). A token of another purpose, or any other token, fails with `missing-claims`.
    */
   readonly verifyGrant: (token: string, purpose: Grant["purpose"]) => Effect.Effect<Grant, InvalidToken>
+  /**
+   * A compact JWS (ES256, `typ: cairn-seal`) over `payload`, by the active key: how a block of the log is sealed
+   * (docs/audit-proofs.md). Anyone with the JWKS verifies it.
+   */
+  readonly signSeal: (payload: string) => Effect.Effect<string>
+  /** The payload of a seal signed by one of our keys (the active one or a kept previous one). */
+  readonly verifySeal: (jws: string) => Effect.Effect<string, InvalidToken>
   readonly jwks: Effect.Effect<Jwks>
 }>()("cairn/TokenSigner") {}

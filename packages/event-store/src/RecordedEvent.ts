@@ -53,3 +53,10 @@ export const compare = (a: LogPosition, b: LogPosition): number =>
 /** `transactionId:globalPosition`, the form positions take in checkpoints, logs and the CLI. */
 export const formatPosition = (position: LogPosition): string =>
   `${position.transactionId}:${position.globalPosition}`
+
+/** A position as `formatPosition` writes it, or `0` for the log's start; undefined for anything else. */
+export const parsePosition = (text: string): LogPosition | undefined => {
+  if (text === "0") return start
+  const match = /^(\d{1,19}):(\d{1,19})$/.exec(text)
+  return match === null ? undefined : { transactionId: BigInt(match[1]!), globalPosition: BigInt(match[2]!) }
+}

@@ -3,7 +3,7 @@
  * file the server writes into DATA_DIR at first start). The admin CLI is its client: create and delete workspaces,
  * issue and revoke API keys, rotate the secrets master key, read an agent's or a file's audit trail.
  */
-import { Agents, AgentsAt, ApiKeys, fileAuditTrail, SecretVault, Unauthorized, Workspaces } from "@cairn/application"
+import { Agents, AgentsAt, ApiKeys, AuditLog, fileAuditTrail, SecretVault, Unauthorized, Workspaces } from "@cairn/application"
 import { Skills, Templates } from "@cairn/application"
 import { AdminToken } from "@cairn/auth"
 import { Agent, ApiKey, File, Template, Workspace } from "@cairn/domain"
@@ -83,6 +83,7 @@ export const layer = HttpRouter.use((router) =>
     const vault = yield* SecretVault
     const templates = yield* Templates
     const store = yield* EventStore
+    const auditLog = yield* AuditLog
 
     const asAdmin = (request: HttpServerRequest.HttpServerRequest) =>
       Effect.gen(function*() {
@@ -169,6 +170,12 @@ export const layer = HttpRouter.use((router) =>
         const { cid = "" } = yield* HttpRouter.params
         const events = yield* fileAuditTrail(cid).pipe(Effect.provideService(EventStore, store))
         return data(events.map((e) => ({ stream: e.stream, version: e.version, position: e.position, type: e.type, at: e.at, actor: e.actor, data: e.data })))
+      })))
+
+    yield* RouteCatalog.add(router, { method: "POST", path: "/admin/audit/verify", summary: "Check the whole log against its seals: every event's hash, every block's root, link and signature", description: "Reads the log again from its start (docs/audit-proofs.md). `ok: false` names the first broken link in `broken`: its block, the event to blame (position, stream, version) when there is one, and the check that failed. `unsealed`: events recorded since the last block (the sealer seals them within seconds), checked by a later run.", auth: "admin", response: { schema: AdminWire.LogVerified } }, (request) =>
+      handled(Effect.gen(function*() {
+        yield* asAdmin(request)
+        return data(yield* auditLog.verify)
       })))
 
     yield* RouteCatalog.add(router, { method: "POST", path: "/admin/keys/:keyId/revoke", summary: "Revoke an API key", auth: "admin", response: { schema: NullEnvelope }, errors: [new ApiKey.KeyNotFound({ keyId: "" })] }, (request) =>

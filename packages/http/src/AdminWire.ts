@@ -47,3 +47,19 @@ export const TemplatePublished = envelope(Schema.Struct({ template: TemplateWire
 
 /** A rotation without a master key configured. */
 export const rotateMasterKeyErrors = [new Secret.SecretsNotConfigured()]
+
+/** `cairn verify`: the whole log checked against its seals (docs/audit-proofs.md). */
+export const LogVerified = envelope(Schema.Struct({
+  ok: Schema.Boolean,
+  blocks: Schema.Number,
+  events: Schema.Number,
+  unsealed: Schema.Number,
+  chain: Schema.NullOr(Schema.Struct({ introducedAt: Schema.String, backfilledThrough: Schema.NullOr(Schema.String) })),
+  broken: Schema.NullOr(Schema.Struct({
+    block: Schema.Number,
+    position: Schema.NullOr(Schema.String),
+    stream: Schema.NullOr(Schema.String),
+    version: Schema.NullOr(Schema.Number),
+    problem: Schema.String
+  }))
+}))

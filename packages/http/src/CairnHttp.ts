@@ -11,7 +11,7 @@ import type { Channels } from "@cairn/application"
 import type { Domains } from "@cairn/application"
 import type { DiskReserve } from "@cairn/application"
 import type { PinJobs } from "@cairn/application"
-import type { AuditFeed } from "@cairn/application"
+import type { AuditFeed, AuditLog } from "@cairn/application"
 import type { AdminToken, TokenSigner } from "@cairn/auth"
 import type { ContentStore } from "@cairn/content-store"
 import type { EventStore } from "@cairn/event-store"
@@ -51,6 +51,7 @@ export type Requirements =
   | DiskReserve
   | PinJobs
   | AuditFeed
+  | AuditLog
 
 export const routes: Layer.Layer<never, Config.ConfigError, Requirements> = Layer.mergeAll(
   // Before any route is matched, and around every route: request ids, metrics, NUL refusal, 404 and 405.

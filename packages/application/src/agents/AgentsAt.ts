@@ -15,7 +15,7 @@
  * before its first event or after its deletion it is not found (decision 0048).
  */
 import { Agent, Channel, Domain, RuntimeConfig, ScheduledTask, Secret, Skill, ValidationFailed } from "@cairn/domain"
-import { compare, EventStore, ExpectedVersion, formatPosition, type LogPosition, type RecordedEvent } from "@cairn/event-store"
+import { compare, EventStore, ExpectedVersion, formatPosition, type LogPosition, parsePosition, type RecordedEvent, start } from "@cairn/event-store"
 import { Context, Effect, Layer, Result, Schema } from "effect"
 import type { Principal } from "../Access.ts"
 import type { ChannelsView } from "../channels/Channels.ts"
@@ -29,16 +29,13 @@ export type Point =
   | { readonly _tag: "Time"; readonly time: Date }
   | { readonly _tag: "Position"; readonly position: LogPosition }
 
-const positionPattern = /^(\d{1,19}):(\d{1,19})$/
 // A calendar date (midnight UTC), or a date and time with its offset (`Z` or `±hh:mm`): never a local time.
 const timePattern = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/
 
 /** `at` as a query gives it: an ISO time or `transactionId:globalPosition`; 400 `Validation failed: …` otherwise. */
 export const parsePoint = (text: string): Result.Result<Point, ValidationFailed> => {
-  const position = positionPattern.exec(text)
-  if (position !== null) {
-    return Result.succeed({ _tag: "Position", position: { transactionId: BigInt(position[1]!), globalPosition: BigInt(position[2]!) } })
-  }
+  const position = text === "0" ? undefined : parsePosition(text)
+  if (position !== undefined) return Result.succeed({ _tag: "Position", position })
   const time = timePattern.test(text) ? new Date(text) : undefined
   if (time === undefined || Number.isNaN(time.getTime())) {
     return Result.fail(
@@ -449,16 +446,14 @@ interface Snapshot {
   readonly state: FoldJson
 }
 
-const parsePosition = (text: string): LogPosition => {
-  const [tx = "0", gp = "0"] = text.split(":")
-  return { transactionId: BigInt(tx), globalPosition: BigInt(gp) }
-}
+/** A snapshot's position as this module stored it (`formatPosition`). */
+const storedPosition = (text: string): LogPosition => parsePosition(text) ?? start
 
 /** Whether everything a snapshot folded is at or before the point. */
 const covers = (snapshot: Snapshot, point: Point) =>
   point._tag === "Time"
     ? new Date(snapshot.lastRecordedAt).getTime() <= point.time.getTime()
-    : compare(parsePosition(snapshot.position), point.position) <= 0
+    : compare(storedPosition(snapshot.position), point.position) <= 0
 
 /** Each stream's versions folded so far: the dense prefix, and the later ones folded out of turn. */
 class Progress {
@@ -528,7 +523,7 @@ export class AgentsAt extends Context.Service<AgentsAt>()("cairn/AgentsAt", {
           if (event.type !== snapshotType) continue
           const snapshot = event.data as Snapshot
           if (!covers(snapshot, point)) continue
-          if (best === undefined || compare(parsePosition(best.position), parsePosition(snapshot.position)) < 0) best = snapshot
+          if (best === undefined || compare(storedPosition(best.position), storedPosition(snapshot.position)) < 0) best = snapshot
         }
         return best
       })

@@ -3,15 +3,11 @@
  * is recorded. `follow` is the stream `GET /v0/audit/stream` serves (server-sent events that resume exactly after a
  * position); webhooks get the same entries POSTed one at a time, in order, signed with HMAC-SHA256 under a key
  * sealed in the workspace's vault, retried with backoff until the receiver answers 2xx, and resumed after a restart
- * from the position each webhook was delivered up to (`cairn_audit_webhook_cursors`).
- *
- * Which workspace an event is of: its own `workspaceId` when its data names one (a CID's stream holds several
- * workspaces' events), else its stream's, which is the workspace its stream's first event names; an agent's streams
- * (console, uploads, channels, …: `AuditStreams`) are its agent's, whose `AgentCreated` names it. An event of no
- * workspace (reservations, the shipped templates) is in no feed.
+ * from the position each webhook was delivered up to (`cairn_audit_webhook_cursors`). Which workspace an event is
+ * of: EventOwners.ts.
  */
-import { Audit, AuditStreams, ValidationFailed } from "@cairn/domain"
-import { compare, EventStore, formatPosition, type LogPosition, type RecordedEvent, start } from "@cairn/event-store"
+import { Audit, ValidationFailed } from "@cairn/domain"
+import { compare, EventStore, formatPosition, type LogPosition, parsePosition, type RecordedEvent, start } from "@cairn/event-store"
 import { Clock, Context, Duration, Effect, FiberMap, Layer, Option, Redacted, Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Principal } from "../Access.ts"
@@ -21,6 +17,7 @@ import { now } from "../Now.ts"
 import * as AuditWebhooksTable from "../readmodels/AuditWebhooksTable.ts"
 import { createTogether } from "../SchemaSetup.ts"
 import { SecretVault } from "../secrets/SecretVault.ts"
+import * as EventOwners from "./EventOwners.ts"
 
 /** One event as the feed shows it. `id` is its log position, the opaque cursor a client resumes after. */
 export interface AuditEntry {
@@ -44,11 +41,7 @@ export const entryOf = (event: RecordedEvent): AuditEntry => ({
 })
 
 /** A cursor a client gave back (`Last-Event-ID`, `?after=`): an entry's `id`, or `0` for the log's start. */
-export const parseCursor = (text: string): Option.Option<LogPosition> => {
-  if (text === "0") return Option.some(start)
-  const match = /^(\d{1,19}):(\d{1,19})$/.exec(text)
-  return match === null ? Option.none() : Option.some({ transactionId: BigInt(match[1]!), globalPosition: BigInt(match[2]!) })
-}
+export const parseCursor = (text: string): Option.Option<LogPosition> => Option.fromNullishOr(parsePosition(text))
 
 /** How a failed delivery is retried: after `baseMillis`, doubling each time, at most `maxMillis` apart. */
 export const AuditWebhookBackoff = Context.Reference<{ readonly baseMillis: number; readonly maxMillis: number; readonly timeoutMillis: number }>(
@@ -65,21 +58,8 @@ export interface AuditWebhookView {
   readonly deliveredUpTo: string | null
 }
 
-const workspaceIdIn = (data: unknown): string | undefined => {
-  const id = typeof data === "object" && data !== null ? (data as { readonly workspaceId?: unknown }).workspaceId : undefined
-  return typeof id === "string" ? id : undefined
-}
-
-const agentStreamPrefixes = AuditStreams.auditStreams("")
-const agentStreamOf = (stream: string) => {
-  const prefix = agentStreamPrefixes.find((p) => stream.startsWith(p))
-  return prefix === undefined ? stream : `agent-${stream.slice(prefix.length)}`
-}
-
 const batchSize = 500
 const pollMillis = 500
-/** Streams whose workspace is known, at most this many (then forgotten all at once). */
-const maxCachedStreams = 50_000
 
 const encoder = new TextEncoder()
 // WebCrypto's own type, named through the global `crypto` (no DOM lib and no `node:` import here).
@@ -100,24 +80,7 @@ export class AuditFeed extends Context.Service<AuditFeed>()("cairn/AuditFeed", {
       webhook_id text PRIMARY KEY, position text NOT NULL, delivered bigint NOT NULL DEFAULT 0,
       node text NOT NULL, lease_until timestamptz NOT NULL, updated_at timestamptz NOT NULL DEFAULT now())`).pipe(Effect.orDie)
 
-    const owners = new Map<string, string | null>()
-    /** The workspace a stream is of (see the module's comment), read once per stream. */
-    const ownerOf = (stream: string) =>
-      Effect.suspend(() => {
-        const known = owners.get(stream)
-        if (known !== undefined) return Effect.succeed(known)
-        return Effect.map(store.readStream(agentStreamOf(stream), { limit: 1 }), ([first]) => {
-          const owner = workspaceIdIn(first?.data) ?? null
-          if (owners.size >= maxCachedStreams) owners.clear()
-          owners.set(stream, owner)
-          return owner
-        })
-      })
-
-    const isOf = (workspaceId: string) => (event: RecordedEvent) => {
-      const own = workspaceIdIn(event.data)
-      return own !== undefined ? Effect.succeed(own === workspaceId) : Effect.map(ownerOf(event.stream), (owner) => owner === workspaceId)
-    }
+    const { isOf } = EventOwners.make(store)
 
     /**
      * The workspace's events after `after`, in log order, then each new one as it is recorded. Never ends by itself.

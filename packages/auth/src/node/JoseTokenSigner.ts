@@ -14,6 +14,8 @@ import { type ApiKeyClaims, type Grant, InvalidToken, type IssueOptions, type Pl
 
 const issuer = "cairn"
 const algorithm = "ES256"
+/** The JWS `typ` of a seal over a block of the log, so a seal never passes for a token nor a token for a seal. */
+const sealType = "cairn-seal"
 
 export const PublicJwk = Schema.Struct({
   kty: Schema.Literal("EC"),
@@ -288,7 +290,37 @@ export const make = Effect.fnUntraced(function*(keys: Redacted.Redacted<KeySet>,
     } satisfies Grant
   })
 
-  return TokenSigner.of({ issueApiKey, issuePlatformToken, verifyApiKey, verifyPlatformToken, issueGrant, verifyGrant, jwks: Effect.succeed(jwks) })
+  const encoder = new TextEncoder()
+  const decoder = new TextDecoder()
+  const signSeal = (payload: string) =>
+    Effect.promise(() =>
+      new jose.CompactSign(encoder.encode(payload)).setProtectedHeader({ alg: algorithm, kid: activeKid, typ: sealType }).sign(signingKey)
+    )
+
+  const verifySeal = (jws: string) =>
+    Effect.tryPromise({
+      try: () => jose.compactVerify(jws, keyFor, { algorithms: [algorithm] }),
+      catch: (error) => error
+    }).pipe(
+      Effect.flatMap(({ payload, protectedHeader }) =>
+        protectedHeader.typ === sealType ? Effect.succeed(decoder.decode(payload)) : Effect.fail(new InvalidToken({ reason: "missing-claims" }))
+      ),
+      Effect.catch((error) =>
+        error instanceof jose.errors.JOSEError ? Effect.fail(new InvalidToken({ reason: reasonFor(error) })) : Effect.die(error)
+      )
+    )
+
+  return TokenSigner.of({
+    issueApiKey,
+    issuePlatformToken,
+    verifyApiKey,
+    verifyPlatformToken,
+    issueGrant,
+    verifyGrant,
+    signSeal,
+    verifySeal,
+    jwks: Effect.succeed(jwks)
+  })
 })
 
 export const layer = (keys: Redacted.Redacted<KeySet>) => Layer.effect(TokenSigner, make(keys))

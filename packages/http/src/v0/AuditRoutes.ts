@@ -3,7 +3,7 @@
  * for the workspace as server-sent events, resumed exactly after `Last-Event-ID` (or `?after=`); `/v0/audit/webhooks`
  * registers URLs that get each event POSTed, signed, in order, retried until they answer 2xx.
  */
-import { AuditFeed, type AuditEntry, parseCursor } from "@cairn/application"
+import { AuditFeed, type AuditEntry, AuditLog, parseCursor, parsePoint } from "@cairn/application"
 import { Audit, ValidationFailed } from "@cairn/domain"
 import { start } from "@cairn/event-store"
 import { Effect, Option, Schema, Stream } from "effect"
@@ -36,6 +36,7 @@ export const layer = HttpRouter.use((router) =>
   Effect.gen(function*() {
     const { route } = yield* Kit.make(router)
     const audit = yield* AuditFeed
+    const auditLog = yield* AuditLog
 
     yield* route("GET", "/v0/audit/stream", {
       summary: "The workspace's events as server-sent events, as they are recorded",
@@ -62,6 +63,34 @@ export const layer = HttpRouter.use((router) =>
         return HttpServerResponse.stream(Stream.encodeText(body), {
           contentType: "text/event-stream",
           headers: { "cache-control": "no-store", "x-accel-buffering": "no" }
+        })
+      }))
+
+    yield* route("GET", "/v0/audit/export", {
+      summary: "The workspace's sealed events with their proofs, as a CAR a third party checks offline",
+      description: "Every event of the workspace recorded after `since` (an event's `id` from the audit stream, `0`, or an ISO " +
+        "time; the start when omitted) and sealed (within about a second of being recorded), each with the block it was " +
+        "sealed in: the block's signed header and its leaves. The format, and the program that checks a file offline " +
+        "(`examples/verify-audit-export`), are in docs/audit-proofs.md. A sealed secret's ciphertext is left out; the " +
+        "event's data then comes with the hash it was sealed under.",
+      query: Schema.Struct({ since: Schema.optional(Schema.String) }),
+      response: { contentType: "application/vnd.ipld.car", description: "A CAR (v1) of JSON blocks: a manifest, one seal per block, an end" },
+      errors: [new ValidationFailed({ detail: "since must be an ISO time with its offset (2026-11-28T14:00:00Z) or a log position transactionId:globalPosition (812:4051)" })]
+    }, ({ principal, request }) =>
+      Effect.gen(function*() {
+        const given = Kit.query(request, "since")?.trim() ?? ""
+        // The same points as `?at=` (AgentsAt.parsePoint), and `0` for the start.
+        const since = given === "" || given === "0"
+          ? { _tag: "Position" as const, position: start }
+          : yield* Effect.fromResult(parsePoint(given)).pipe(
+            Effect.mapError((error) => new ValidationFailed({ detail: error.detail.replace(/^at /, "since ") }))
+          )
+        return HttpServerResponse.stream(auditLog.exportCar(principal.workspaceId, since), {
+          contentType: "application/vnd.ipld.car",
+          headers: {
+            "cache-control": "no-store",
+            "content-disposition": `attachment; filename="audit-${principal.workspaceId}.car"`
+          }
         })
       }))
 

@@ -1,0 +1,110 @@
+/**
+ * The tamper-evident log's arithmetic (docs/audit-proofs.md, decision 0053): an event's hash chained to its stream's
+ * previous one, the Merkle root over a block's hashes, and a block's header. Pure: the sealer, `cairn verify` and the
+ * export all compute with these, and the offline verifier in `examples/verify-audit-export` does the same from the
+ * document alone.
+ */
+import { sha256 } from "@noble/hashes/sha2"
+import { formatPosition, type LogPosition, type RecordedEvent } from "@cairn/event-store"
+
+export type Hash = Uint8Array
+
+/** The hash a stream's first event chains from, and block 1 from. */
+export const ZERO: Hash = new Uint8Array(32)
+
+const encoder = new TextEncoder()
+
+/** The hash of an event's data, which stands for it in the event's own hash (an export can then leave it out). */
+export const dataHash = (data: unknown): string => toHex(sha256(encoder.encode(JSON.stringify(data))))
+
+/** The event as the hash reads it: every column of the events table, in a fixed order, the data by its hash. */
+export const canonical = (event: RecordedEvent): string =>
+  JSON.stringify([
+    "cairn-event/1",
+    event.position.transactionId.toString(),
+    event.position.globalPosition.toString(),
+    event.stream,
+    event.version,
+    event.eventId,
+    event.type,
+    dataHash(event.data),
+    event.metadata,
+    event.recordedAt.toISOString()
+  ])
+
+/** sha256(prev || utf8(canonical(event))). */
+export const eventHash = (prev: Hash, event: RecordedEvent): Hash => {
+  const text = encoder.encode(canonical(event))
+  const input = new Uint8Array(32 + text.length)
+  input.set(prev, 0)
+  input.set(text, 32)
+  return sha256(input)
+}
+
+/** Pairs hashed with a 0x01 prefix, an odd last one carried up, until one is left; one hash is its own root. */
+export const merkleRoot = (leaves: ReadonlyArray<Hash>): Hash => {
+  if (leaves.length === 0) throw new Error("merkleRoot: a block has at least one event")
+  let level = leaves
+  const pair = new Uint8Array(65)
+  pair[0] = 1
+  while (level.length > 1) {
+    const next: Array<Hash> = []
+    for (let i = 0; i + 1 < level.length; i += 2) {
+      pair.set(level[i]!, 1)
+      pair.set(level[i + 1]!, 33)
+      next.push(sha256(pair))
+    }
+    if (level.length % 2 === 1) next.push(level[level.length - 1]!)
+    level = next
+  }
+  return level[0]!
+}
+
+/** A block's header; `headerText` fixes its key order, which the signature and the block hash are over. */
+export interface BlockHeader {
+  readonly v: 1
+  readonly block: number
+  readonly prev: string
+  readonly after: string
+  readonly last: string
+  readonly count: number
+  readonly root: string
+  readonly sealedAt: string
+}
+
+export const headerText = (header: BlockHeader): string =>
+  JSON.stringify({
+    v: header.v,
+    block: header.block,
+    prev: header.prev,
+    after: header.after,
+    last: header.last,
+    count: header.count,
+    root: header.root,
+    sealedAt: header.sealedAt
+  })
+
+export const blockHash = (header: BlockHeader): Hash => sha256(encoder.encode(headerText(header)))
+
+/** A position as headers write it: `"0"` for the log's start. */
+export const positionText = (position: LogPosition): string =>
+  position.transactionId === 0n && position.globalPosition === 0n ? "0" : formatPosition(position)
+
+const hexDigits = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"))
+export const toHex = (bytes: Uint8Array): string => {
+  let text = ""
+  for (let i = 0; i < bytes.length; i++) text += hexDigits[bytes[i]!]
+  return text
+}
+
+export const fromHex = (text: string): Hash => {
+  const bytes = new Uint8Array(text.length / 2)
+  for (let i = 0; i < bytes.length; i++) bytes[i] = parseInt(text.slice(2 * i, 2 * i + 2), 16)
+  return bytes
+}
+
+export const sameHash = (a: Hash, b: Hash): boolean => {
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
+  return true
+}

@@ -1,0 +1,246 @@
+/**
+ * The sealer (issue 37, decision 0053, docs/audit-proofs.md): follows the log in its order and seals what is new as
+ * numbered blocks, each event hashed and chained to its stream's previous one, each block a Merkle root over those
+ * hashes, chained to the block before and signed with the installation's key. Sealing follows the log instead of
+ * running inside appends: a hash over the position columns needs them final, which they are only once the log's
+ * order is, and the append path stays as it was measured (`bench:store`).
+ *
+ * In a cluster every node runs it; a block number is taken once (its primary key), and a node that lost the race
+ * reads where the other got to and goes on from there.
+ */
+import { EventStore, type LogPosition, parsePosition, type RecordedEvent, start } from "@cairn/event-store"
+import { TokenSigner } from "@cairn/auth"
+import { Context, Duration, Effect, Layer, Option } from "effect"
+import { SqlClient } from "effect/sql"
+import { now } from "../Now.ts"
+import { createTogether } from "../SchemaSetup.ts"
+import * as LogProof from "./LogProof.ts"
+
+/** At most this many events in a block: what one exported seal carries as leaves. */
+export const maxBlockEvents = 1000
+
+/** How long the sealer waits between rounds: the most an edit can go unsealed (a test sets it shorter). */
+export const SealInterval = Context.Reference<Duration.Duration>("cairn/SealInterval", { defaultValue: () => Duration.millis(500) })
+
+/** A block as stored: its header, its signature and its leaves (each event's hash, in log order). */
+export interface Seal {
+  readonly header: LogProof.BlockHeader
+  readonly signature: string
+  readonly leaves: ReadonlyArray<LogProof.Hash>
+  /** What the header's hash was stored as (the next block's `prev` names it too). */
+  readonly hash: string
+}
+
+interface SealRow {
+  readonly block: string | number | bigint
+  readonly prev: string
+  readonly after: string
+  readonly last: string
+  readonly count: number
+  readonly root: string
+  readonly hash: string
+  readonly leaves: string
+  readonly signature: string
+  readonly sealed_at: string
+}
+
+const sealOf = (row: SealRow): Seal => {
+  const leaves: Array<LogProof.Hash> = []
+  for (let i = 0; i + 64 <= row.leaves.length; i += 64) leaves.push(LogProof.fromHex(row.leaves.slice(i, i + 64)))
+  return {
+    header: {
+      v: 1,
+      block: Number(row.block),
+      prev: row.prev,
+      after: row.after,
+      last: row.last,
+      count: Number(row.count),
+      root: row.root,
+      sealedAt: row.sealed_at
+    },
+    signature: row.signature,
+    leaves,
+    hash: row.hash
+  }
+}
+
+const sealColumns = (sql: SqlClient.SqlClient) =>
+  sql`block, encode(prev, 'hex') AS prev, after, last, count, encode(root, 'hex') AS root, encode(hash, 'hex') AS hash,
+    encode(leaves, 'hex') AS leaves, signature, sealed_at`
+
+/** Where a position in a header points: `"0"` is the log's start. */
+export const positionFrom = (text: string): LogPosition => parsePosition(text) ?? start
+
+/** Streams whose last hash is held in memory, at most this many (then forgotten all at once, and read again). */
+const maxCachedHeads = 100_000
+
+export class LogSeals extends Context.Service<LogSeals>()("cairn/LogSeals", {
+  make: Effect.gen(function*() {
+    const store = yield* EventStore
+    const sql = yield* SqlClient.SqlClient
+    const signer = yield* TokenSigner
+    yield* createTogether(sql, Effect.all([
+      sql`CREATE TABLE IF NOT EXISTS cairn_log_seals (
+        block bigint PRIMARY KEY, prev bytea NOT NULL, after text NOT NULL, last text NOT NULL,
+        last_tx bigint NOT NULL, last_gp bigint NOT NULL, count integer NOT NULL, root bytea NOT NULL,
+        hash bytea NOT NULL, leaves bytea NOT NULL, signature text NOT NULL, sealed_at text NOT NULL)`,
+      sql`CREATE TABLE IF NOT EXISTS cairn_event_hashes (
+        global_position bigint PRIMARY KEY, block bigint NOT NULL, idx integer NOT NULL, prev bytea NOT NULL)`,
+      sql`CREATE TABLE IF NOT EXISTS cairn_stream_heads (stream_id text PRIMARY KEY, hash bytea NOT NULL)`,
+      sql`CREATE TABLE IF NOT EXISTS cairn_log_chain (
+        id boolean PRIMARY KEY DEFAULT true CHECK (id), introduced_at text NOT NULL, backfilled_through text)`
+    ], { discard: true })).pipe(Effect.orDie)
+
+    /** The last block, or none before the first. */
+    const lastSeal = sql<SealRow>`SELECT ${sealColumns(sql)} FROM cairn_log_seals ORDER BY block DESC LIMIT 1`.pipe(
+      Effect.orDie,
+      Effect.map(([row]) => Option.map(Option.fromNullishOr(row), sealOf))
+    )
+
+    /** Blocks `from` to `to` (inclusive), in order. */
+    const seals = (from: number, to: number) =>
+      sql<SealRow>`SELECT ${sealColumns(sql)} FROM cairn_log_seals WHERE block BETWEEN ${from} AND ${to} ORDER BY block`.pipe(
+        Effect.orDie,
+        Effect.map((rows) => rows.map(sealOf))
+      )
+
+    /** The blocks holding events after `position`, in order, `limit` at a time from block `from` on. */
+    const sealsAfter = (position: LogPosition, from: number, limit: number) =>
+      sql<SealRow>`SELECT ${sealColumns(sql)} FROM cairn_log_seals
+        WHERE block >= ${from} AND (last_tx, last_gp) > (${position.transactionId.toString()}::int8, ${position.globalPosition.toString()}::int8)
+        ORDER BY block LIMIT ${limit}`.pipe(Effect.orDie, Effect.map((rows) => rows.map(sealOf)))
+
+    /** Where each of these events was sealed (block, leaf index) and what it chains from; absent for one not sealed. */
+    const sealedAt = (positions: ReadonlyArray<bigint>) =>
+      sql<{ readonly global_position: string | bigint; readonly block: string | number; readonly idx: number; readonly prev: string }>`
+        SELECT global_position, block, idx, encode(prev, 'hex') AS prev
+          FROM cairn_event_hashes WHERE global_position IN (SELECT unnest(${positions.map(String)}::int8[]))`.pipe(
+        Effect.orDie,
+        Effect.map((rows) =>
+          new Map(rows.map((row) => [BigInt(row.global_position), { block: Number(row.block), index: Number(row.idx), prev: row.prev }]))
+        )
+      )
+
+    const chainStart = sql<{ readonly introduced_at: string; readonly backfilled_through: string | null }>`
+      SELECT introduced_at, backfilled_through FROM cairn_log_chain`.pipe(
+      Effect.orDie,
+      Effect.map(([row]) => Option.map(Option.fromNullishOr(row), (r) => ({ introducedAt: r.introduced_at, backfilledThrough: r.backfilled_through })))
+    )
+
+    const heads = new Map<string, LogProof.Hash>()
+    /** Each stream's last sealed hash, from memory or else from `cairn_stream_heads`. */
+    const headsOf = (streams: ReadonlyArray<string>) =>
+      Effect.gen(function*() {
+        const missing = streams.filter((stream) => !heads.has(stream))
+        if (missing.length === 0) return
+        if (heads.size + missing.length > maxCachedHeads) heads.clear()
+        const rows = yield* sql<{ readonly stream_id: string; readonly hash: string }>`SELECT stream_id, encode(hash, 'hex') AS hash
+          FROM cairn_stream_heads WHERE stream_id IN (SELECT unnest(${missing}::text[]))`.pipe(Effect.orDie)
+        for (const row of rows) heads.set(row.stream_id, LogProof.fromHex(row.hash))
+      })
+
+    /** Records where the chain began, once: the first seal on a log that already had events hashes them after the fact. */
+    const recordStart = (first: boolean, caughtUpAt: Option.Option<string>) =>
+      Effect.gen(function*() {
+        if (first) yield* sql`INSERT INTO cairn_log_chain (introduced_at) VALUES (${yield* now}) ON CONFLICT (id) DO NOTHING`.pipe(Effect.orDie)
+        if (Option.isSome(caughtUpAt)) {
+          yield* sql`UPDATE cairn_log_chain SET backfilled_through = ${caughtUpAt.value} WHERE backfilled_through IS NULL`.pipe(Effect.orDie)
+        }
+      })
+
+    /**
+     * Seals the events recorded since the last block as the next block: the number of events sealed (0 when there
+     * were none, or when another node took the block number first).
+     */
+    const sealNext = Effect.gen(function*() {
+      const tip = yield* lastSeal
+      const after = Option.match(tip, { onNone: () => start, onSome: (seal) => positionFrom(seal.header.last) })
+      const events = yield* store.readAll({ after, limit: maxBlockEvents })
+      if (Option.isNone(tip)) yield* recordStart(true, Option.none())
+      if (events.length === 0) {
+        yield* recordStart(false, Option.some(LogProof.positionText(after)))
+        return 0
+      }
+      yield* headsOf([...new Set(events.map((event) => event.stream))])
+      const { leaves, prevs, newHeads } = hashAll(events, heads)
+      const header: LogProof.BlockHeader = {
+        v: 1,
+        block: Option.match(tip, { onNone: () => 1, onSome: (seal) => seal.header.block + 1 }),
+        prev: Option.match(tip, { onNone: () => LogProof.toHex(LogProof.ZERO), onSome: (seal) => seal.hash }),
+        after: LogProof.positionText(after),
+        last: LogProof.positionText(events[events.length - 1]!.position),
+        count: events.length,
+        root: LogProof.toHex(LogProof.merkleRoot(leaves)),
+        sealedAt: yield* now
+      }
+      const signature = yield* signer.signSeal(LogProof.headerText(header))
+      const last = events[events.length - 1]!.position
+      const written = yield* sql.withTransaction(Effect.gen(function*() {
+        const taken = yield* sql`INSERT INTO cairn_log_seals (block, prev, after, last, last_tx, last_gp, count, root, hash, leaves, signature, sealed_at)
+          VALUES (${header.block}, decode(${header.prev}, 'hex'), ${header.after}, ${header.last}, ${last.transactionId.toString()}::int8,
+            ${last.globalPosition.toString()}::int8, ${header.count}, decode(${header.root}, 'hex'),
+            decode(${LogProof.toHex(LogProof.blockHash(header))}, 'hex'), decode(${leaves.map(LogProof.toHex).join("")}, 'hex'),
+            ${signature}, ${header.sealedAt})
+          ON CONFLICT (block) DO NOTHING RETURNING block`
+        if (taken.length === 0) return false
+        yield* sql`INSERT INTO cairn_event_hashes (global_position, block, idx, prev)
+          SELECT p, ${header.block}, i - 1, decode(h, 'hex')
+            FROM unnest(${events.map((event) => event.position.globalPosition.toString())}::int8[], ${prevs}::text[]) WITH ORDINALITY AS x(p, h, i)`
+        const streams = [...newHeads.keys()]
+        yield* sql`INSERT INTO cairn_stream_heads (stream_id, hash)
+          SELECT s, decode(h, 'hex') FROM unnest(${streams}::text[], ${streams.map((s) => LogProof.toHex(newHeads.get(s)!))}::text[]) AS x(s, h)
+          ON CONFLICT (stream_id) DO UPDATE SET hash = EXCLUDED.hash`
+        return true
+      })).pipe(Effect.orDie)
+      if (!written) {
+        // Another node sealed this block: what it chained from is in the table, not in this node's memory.
+        heads.clear()
+        return 0
+      }
+      for (const [stream, hash] of newHeads) heads.set(stream, hash)
+      // A block short of full is the log caught up: on the first such, what the chain was introduced over is known.
+      if (events.length < maxBlockEvents) yield* recordStart(false, Option.some(header.last))
+      return events.length
+    })
+
+    /** Seals until the log is caught up: how many events that took. */
+    const sealPending = Effect.gen(function*() {
+      let total = 0
+      for (;;) {
+        const sealed = yield* sealNext
+        total += sealed
+        if (sealed < maxBlockEvents) return total
+      }
+    })
+
+    /** The sealer, for as long as the server runs: a round every `SealInterval`, sooner after an append here. */
+    const run = Effect.gen(function*() {
+      const interval = yield* SealInterval
+      for (;;) {
+        const seen = yield* store.appendCount
+        yield* sealPending.pipe(Effect.catchCause((cause) => Effect.logError("Sealing the log failed; trying again", cause)))
+        yield* Effect.sleep(interval)
+        yield* store.awaitAppend(seen, Duration.toMillis(interval) * 4)
+      }
+    })
+
+    return { lastSeal, seals, sealsAfter, sealedAt, chainStart, sealPending, run }
+  })
+}) {
+  static readonly layer = Layer.effect(this, this.make)
+}
+
+/** Each event's hash chained from its stream's last (`heads`, not changed), and the heads after them. */
+export const hashAll = (events: ReadonlyArray<RecordedEvent>, heads: ReadonlyMap<string, LogProof.Hash>) => {
+  const newHeads = new Map<string, LogProof.Hash>()
+  const leaves: Array<LogProof.Hash> = []
+  const prevs: Array<string> = []
+  for (const event of events) {
+    const prev = newHeads.get(event.stream) ?? heads.get(event.stream) ?? LogProof.ZERO
+    const hash = LogProof.eventHash(prev, event)
+    newHeads.set(event.stream, hash)
+    leaves.push(hash)
+    prevs.push(LogProof.toHex(prev))
+  }
+  return { leaves, prevs, newHeads }
+}
