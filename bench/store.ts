@@ -20,9 +20,16 @@
  * (shared/docs/reference/eventstore-anchors.md §1.8: BEGIN; INSERT into a 3-column table; COMMIT), for context.
  * `BENCH_GROWTH_SIZES=10000,100000` runs a shorter growth section; `BENCH_GROWTH_SIZES=` skips it.
  * `BENCH_WORKLOADS=AD` runs only those workloads (C reads the stream B writes, so it needs B).
+ * `BENCH_SEAL=on` seals the log (audit/LogSeals.ts, decision 0053) at the end of every measured block of A, B, D and
+ * F, inside its timing: the store's side then pays for hashing, signing and storing its events' seals as well as for
+ * appending them (on a server the sealer does it in the background, off the request's path). Compare its ratios with
+ * a run without it for what the tamper-evident log costs appends.
  * For A, D and F it also prints the Node process's CPU per append, store and raw, which a loaded machine disturbs
  * far less than the wall-clock ratios.
  */
+import { LogSeals } from "@cairn/application"
+import { TokenSigner } from "@cairn/auth"
+import { JoseTokenSigner } from "@cairn/auth/node"
 import { EventStore, ExpectedVersion, type Projection, Subscription } from "@cairn/event-store"
 import { PgDatabase, PgEventStore } from "@cairn/event-store-pg"
 import * as PgliteWorker from "@cairn/event-store-pg/PgliteWorker"
@@ -95,9 +102,16 @@ const cpuPerOp = () => {
   return { measure, report }
 }
 
+const sealing = process.env["BENCH_SEAL"] === "on"
+
 const program = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const store = yield* EventStore
+  const seals = sealing
+    ? yield* LogSeals.make.pipe(Effect.provideService(TokenSigner, yield* Effect.flatMap(JoseTokenSigner.generate, JoseTokenSigner.make)))
+    : undefined
+  /** A measured block, and with BENCH_SEAL=on the sealing of what it appended. */
+  const sealed = <A, E, R>(block: Effect.Effect<A, E, R>) => seals === undefined ? block : Effect.tap(block, () => seals.sealPending)
   const run = `b${Date.now().toString(36)}`
   yield* sql`CREATE TABLE bench_raw (LIKE cairn_events INCLUDING ALL)`
   yield* sql`CREATE TABLE bench_anchor (stream_id text NOT NULL, pos bigint NOT NULL, data jsonb NOT NULL)`
@@ -120,6 +134,8 @@ const program = Effect.gen(function*() {
     yield* anchorInsert(`${run}-warmanchor-${i}`, i)
   }
 
+  if (seals !== undefined) yield* seals.sealPending
+
   // A: 20 rounds of 500 appends per side.
   const sequential = (name: string, op: (stream: string, i: number) => Effect.Effect<unknown, unknown>) => (round: number) =>
     Effect.gen(function*() {
@@ -130,7 +146,7 @@ const program = Effect.gen(function*() {
     const a = yield* Paired.throughput({
       rounds: 20,
       opsPerBlock: 500,
-      measured: (round) => cpu.measure("store", 500, sequential("store", appendNew)(round)),
+      measured: (round) => cpu.measure("store", 500, sealed(sequential("store", appendNew)(round))),
       baselines: { raw: (round) => cpu.measure("raw", 500, sequential("raw", rawInsert)(round)), floor: sequential("floor", floorInsert), anchor: sequential("anchor", anchorInsert) }
     })
     record("A sequential appends", a, "ev/s", ">= 0.95x raw", (r) => r["raw"]!.median >= 0.95)
@@ -153,12 +169,12 @@ const program = Effect.gen(function*() {
       rounds: 10,
       opsPerBlock: 1000,
       measured: (round) =>
-        Effect.gen(function*() {
+        sealed(Effect.gen(function*() {
           for (let k = 0; k < 10; k++) {
             const at = (round * 10 + k) * 100
             yield* store.append([{ stream: streamB, expected: ExpectedVersion.Exact(at), events: batch(at) }])
           }
-        }),
+        })),
       baselines: { raw: multiRow("bench_raw"), floor: multiRow("bench_floor") }
     })
     record("B 100-event appends to one stream", b, "ev/s", ">= 0.9x raw multi-row", (r) => r["raw"]!.median >= 0.9)
@@ -185,7 +201,7 @@ const program = Effect.gen(function*() {
     const d = yield* Paired.throughput({
       rounds: 10,
       opsPerBlock: 1000,
-      measured: (round) => cpu.measure("store", 1000, concurrent("store", appendNew)(round)),
+      measured: (round) => cpu.measure("store", 1000, sealed(concurrent("store", appendNew)(round))),
       baselines: { raw: (round) => cpu.measure("raw", 1000, concurrent("raw", rawInsert)(round)), floor: concurrent("floor", floorInsert), anchor: concurrent("anchor", anchorInsert) }
     })
     record("D 8 concurrent callers", d, "ev/s", ">= 1.5x raw", (r) => r["raw"]!.median >= 1.5)
@@ -243,7 +259,7 @@ const program = Effect.gen(function*() {
     const f = yield* Paired.throughput({
       rounds: 20,
       opsPerBlock: 500,
-      measured: (round) => cpu.measure("store", 500, sequential("storeF", appendProjected)(round)),
+      measured: (round) => cpu.measure("store", 500, sealed(sequential("storeF", appendProjected)(round))),
       baselines: { raw: (round) => cpu.measure("raw", 500, sequential("rawF", rawProjected)(round)) }
     })
     record("F appends with an inline projection", f, "ev/s", ">= 0.95x raw", (r) => r["raw"]!.median >= 0.95)
@@ -252,7 +268,7 @@ const program = Effect.gen(function*() {
 
   const where = url === undefined ? "embedded PGlite (temporary directory)" : "PostgreSQL (fresh database)"
   const [{ version }] = yield* sql<{ version: string }>`SELECT version()`
-  console.log(`\nbench:store on ${where}: ${version.split(" on ")[0]}, Node ${process.version}\n`)
+  console.log(`\nbench:store on ${where}: ${version.split(" on ")[0]}, Node ${process.version}${sealing ? ", every measured block sealed (BENCH_SEAL=on)" : ""}\n`)
   console.table(rows)
   if (cpuRows.length > 0) {
     console.log("\nNode CPU per append (medians over rounds; the ratio is paired per round, lower is better)\n")
