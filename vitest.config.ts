@@ -31,7 +31,8 @@ const unitPackages = new Set([
   "packages/event-store",
   "packages/signatures",
   "packages/skill-hub",
-  "packages/templates"
+  "packages/templates",
+  "examples/verify-audit-export"
 ])
 
 const tiers = ["unit", "int", "engine"] as const
