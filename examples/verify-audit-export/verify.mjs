@@ -237,12 +237,13 @@ const checkSeal = (state, seal, where) => {
 /** Check 2 for one event (its hash is its leaf; index and log order increase), then check 3 (its stream's chain). */
 const checkEvent = (state, event, leaves, previousIndex, after, last, where) => {
   const position = parsePosition(event?.position, `${where}: event ${JSON.stringify(event?.position)}`, false)
-  const { index, prev, stream, version, eventId, type, data, metadata, recordedAt } = event
+  const { index, prev, stream, version, eventId, type, data, metadata, recordedAt, redacted, dataHash } = event
   where = `${where}, event ${event.position} (stream ${JSON.stringify(stream)}, version ${version})`
   if (
     typeof stream !== "string" || !Number.isInteger(version) || typeof eventId !== "string" ||
     typeof type !== "string" || typeof recordedAt !== "string" || data === undefined || metadata === undefined ||
-    typeof prev !== "string" || prev.length !== 64
+    typeof prev !== "string" || prev.length !== 64 ||
+    (redacted === true && (typeof dataHash !== "string" || !/^[0-9a-f]{64}$/.test(dataHash)))
   ) fail(`${where}: a field is missing or of the wrong type`)
   if (!Number.isInteger(index) || index <= previousIndex || index >= leaves.length) {
     fail(`${where}: index ${index} is not after the previous event's (${previousIndex}) and within the leaves`)
@@ -255,8 +256,10 @@ const checkEvent = (state, event, leaves, previousIndex, after, last, where) => 
   }
 
   const [, transactionId, globalPosition] = POSITION.exec(event.position)
+  // The data goes in by its hash; a redacted event (a sealed secret's ciphertext left out) gives the hash it was sealed under.
+  const hashOfData = redacted === true ? dataHash : hashOnce("sha256", JSON.stringify(data), "hex")
   const canonical = JSON.stringify([
-    "cairn-event/1", transactionId, globalPosition, stream, version, eventId, type, data, metadata, recordedAt
+    "cairn-event/1", transactionId, globalPosition, stream, version, eventId, type, hashOfData, metadata, recordedAt
   ])
   const hash = hashEvent(prev, canonical)
   if (hash !== leaves[index]) fail(`${where}: hash(e) != leaves[${index}] (the event or its prev was changed)`)

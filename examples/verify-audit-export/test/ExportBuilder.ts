@@ -68,12 +68,23 @@ export const makeSigner = async (): Promise<Signer> => {
 
 export const jwksOf = (...signers: ReadonlyArray<Signer>) => ({ keys: signers.map((signer) => signer.jwk) })
 
+/** dataHash(e): the hash of the data as recorded, which stands for it in the event's hash. */
+export const hashData = (data: unknown) => createHash("sha256").update(JSON.stringify(data)).digest("hex")
+
+/** What the export shows of data holding a sealed value (the server's `Audit.shownData`): that value left out. */
+const sealedLeftOut = (data: unknown) => {
+  if (typeof data !== "object" || data === null || !("sealed" in data)) return undefined
+  const { sealed: _, ...shown } = data as Record<string, unknown>
+  return shown
+}
+
 /** "An event's hash": sha256(prev || utf8(canonical(e))). */
 export const hashEvent = (prevHex: string, event: LogEvent): string => {
   const [transactionId, globalPosition] = event.position.split(":")
+  const dataHash = hashData(event.data)
   const canonical = JSON.stringify([
     "cairn-event/1", transactionId, globalPosition, event.stream, event.version, event.eventId, event.type,
-    event.data, event.metadata, event.recordedAt
+    dataHash, event.metadata, event.recordedAt
   ])
   return sha256(Buffer.from(prevHex, "hex"), canonical).toString("hex")
 }
@@ -175,7 +186,9 @@ export const exportOf = (
         version: event.version,
         eventId: event.eventId,
         type: event.type,
-        data: event.data,
+        ...(sealedLeftOut(event.data) === undefined
+          ? { data: event.data }
+          : { data: sealedLeftOut(event.data), redacted: true, dataHash: hashData(event.data) }),
         metadata: event.metadata,
         recordedAt: event.recordedAt
       }))

@@ -89,8 +89,11 @@ const makeLog = (entries: ReadonlyArray<string>): Array<LogEvent> => {
       version,
       eventId: `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`,
       type: `${stream}.Happened`,
-      // Integer-like keys (JSON.stringify puts them first), nesting, non-ASCII text, null.
-      data: { n: i, text: "café ✓ \u2028", nested: { b: [1, "x", null], a: true } },
+      // Integer-like keys (JSON.stringify puts them first), nesting, non-ASCII text, null; some holding a sealed
+      // secret, which the export leaves out (redacted, with the data's hash).
+      data: i % 5 === 3
+        ? { n: i, name: "API_KEY", sealed: { ciphertext: "bm90IGEgcmVhbCBjaXBoZXJ0ZXh0", keyVersion: 1 } }
+        : { n: i, text: "café ✓ \u2028", nested: { b: [1, "x", null], a: true } },
       metadata: { "10": "ten", "2": "two", causationId: `c-${i}`, empty: {} },
       recordedAt: new Date(Date.UTC(2026, 10, 1, 0, 0, 0, 250 * i)).toISOString()
     }
@@ -193,6 +196,29 @@ describe("examples/verify-audit-export", () => {
         )
       })
     }
+  })
+
+  describe("a redacted event (a sealed secret left out)", () => {
+    const redacted = (exported: Array<any>) => seals(exported).flatMap((seal) => seal.events).find((event) => event.redacted === true)
+    it("passes with the hash its data was sealed under, and shows no ciphertext", async () => {
+      const exported = values()
+      const event = redacted(exported)
+      assert.isDefined(event)
+      assert.notProperty(event.data, "sealed")
+      assert.notInclude(JSON.stringify(exported), "bm90IGEgcmVhbCBjaXBoZXJ0ZXh0")
+      assertOk(await verify(exported), /^OK: /)
+    })
+    it("fails when its dataHash, its shown data's place, or its redacted mark was changed", async () => {
+      for (const edit of [
+        (event: any) => (event.dataHash = "0".repeat(64)),
+        (event: any) => delete event.redacted,
+        (event: any) => (event.dataHash = "not hex")
+      ]) {
+        const exported = values()
+        edit(redacted(exported))
+        assertFails(await verify(exported))
+      }
+    })
   })
 
   it("fails when a leaf was edited", async () => {
