@@ -4,7 +4,7 @@
  */
 import * as Bundle from "@cairn/server-node/Bundle"
 import { build } from "@cairn/server-node/BundleBuild"
-import { freePort, ioSettled, newApiUser, type ServerProcess, startServer, waitUntilServing } from "@cairn/server-node/testing"
+import { type Cleanups, freePort, freshDatabase, ioSettled, newApiUser, type ServerProcess, startServer, waitUntilServing } from "@cairn/server-node/testing"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { spawnSync } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -44,8 +44,13 @@ const failure = (args: ReadonlyArray<string>, env: Record<string, string> = {}) 
   return { ...run, server, stderr: server === undefined ? run.stderr : run.stderr.slice(server.length) }
 }
 
+// On Postgres, a database of its own: `verify` checks every block's signature, and on CI's shared database the other
+// tests' servers seal with keys of their own.
+const cleanups: Cleanups = []
+const database = process.env["DATABASE_URL"] === undefined ? {} : { DATABASE_URL: freshDatabase(process.env["DATABASE_URL"], cleanups) }
+
 beforeAll(async () => {
-  server = await startServer({ DATA_DIR: dataDir, ENGINE: "simulated", SIMULATED_START_DELAY: "100 millis" })
+  server = await startServer({ ...database, DATA_DIR: dataDir, ENGINE: "simulated", SIMULATED_START_DELAY: "100 millis" })
   await waitUntilServing(server)
 }, timeout)
 
@@ -55,6 +60,7 @@ afterAll(async () => {
     await server.exited
   }
   rmSync(dataDir, { recursive: true, force: true })
+  for (const cleanup of cleanups.reverse()) await cleanup()
 })
 
 describe("the admin CLI when a request fails", () => {
@@ -266,5 +272,22 @@ describe("audit trails through the CLI", () => {
     const unknown = failure(["audit", "--file", "bafkreinothere"])
     assert.strictEqual(unknown.code, 1)
     assert.strictEqual(unknown.stderr, "cairn: File not found (HTTP 404 from GET /admin/files/bafkreinothere/events)\n")
+  }, timeout)
+})
+
+describe("verify through the CLI", () => {
+  it("checks the log the server sealed in the background: every event, where the chain began, ok", async () => {
+    const { call } = newApiUser({ url: server.url, dataDir }, { workspace: "Verified", scopes: "org:agents" })
+    assert.strictEqual((await call("POST", "/v0/secrets", { name: "VERIFIED", value: "v" })).status, 201)
+    // The sealer's rounds are half a second apart at most under load, a few seconds when idle.
+    let run = cli(["verify"])
+    for (let tries = 0; tries < 40 && !/\t0 recorded since the last block$/m.test(run.stdout); tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 250))
+      run = cli(["verify"])
+    }
+    assert.strictEqual(run.code, 0, run.stdout + run.stderr)
+    assert.match(run.stdout, /^chain\tintroduced \S+Z\tbackfilled through (\d+:\d+|0)$/m)
+    assert.match(run.stdout, /^checked\t\d+ events in \d+ blocks\t0 recorded since the last block$/m)
+    assert.match(run.stdout, /^ok$/m)
   }, timeout)
 })
