@@ -5,7 +5,7 @@
  * again once the edit is undone. `GET /v0/audit/export` gives the workspace's sealed events with their proofs, read
  * back here with `@ipld/car` and checked by the offline verifier program, which also refuses an edited export.
  */
-import { AuditLog } from "@cairn/application"
+import { AuditLog, LogSeals } from "@cairn/application"
 import { ApiKit, TestRuntime } from "@cairn/runtime/testing"
 import { CarReader } from "@ipld/car"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
@@ -44,6 +44,7 @@ const verify = async (): Promise<Report> => {
 const sql = <A>(f: (sql: SqlClient.SqlClient) => import("effect").Effect.Effect<A, unknown>) => runtime.runPromise(SqlClient.SqlClient.use(f))
 
 let owner: string
+let agentId: string
 let other: string
 let workspaceId: string
 /** A sealed event of the workspace to edit: its secret's creation. */
@@ -53,7 +54,7 @@ beforeAll(async () => {
   workspaceId = await api.workspace(5)
   owner = (await api.key(workspaceId)).token
   other = (await api.key(await api.workspace(5))).token
-  await newAgent(owner, "audited")
+  agentId = await newAgent(owner, "audited")
   assert.strictEqual((await request("POST", "/v0/secrets", owner, { name: "AUDITED_KEY", value: "sk-very-secret-value" })).status, 201)
   await newAgent(other, "someone-else")
   const [row] = await sql((s) => s<{ global_position: string; stream_id: string; version: string }>`
@@ -86,6 +87,16 @@ describe("verify", () => {
     assert.strictEqual(sealed.unsealed, 0)
     assert.strictEqual(sealed.events, report.events + pending.unsealed)
     assert.strictEqual(sealed.blocks, report.blocks + 1)
+  })
+
+  it("chains a restarted sealer's blocks from the stored ones (it remembers no stream)", async () => {
+    // Another event on streams sealed before: the agent's, the workspace's.
+    assert.strictEqual((await request("PATCH", `/v0/agents/${agentId}`, owner, { description: "after a restart" })).status, 200)
+    const fresh = await runtime.runPromise(LogSeals.make)
+    assert.isAtLeast(await runtime.runPromise(fresh.sealPending), 1)
+    const report = await verify()
+    assert.strictEqual(report.ok, true, JSON.stringify(report.broken))
+    assert.strictEqual(report.unsealed, 0)
   })
 
   /** Edits one column of the target event, expects verify to name it, undoes the edit, expects the log whole again. */
@@ -161,30 +172,27 @@ describe("verify", () => {
     assert.strictEqual((await verify()).ok, true)
   })
 
-  it("finds the seals' own tables edited: a chained-from hash, a leaf, a root, a signature, a block removed", async () => {
-    const edits: ReadonlyArray<readonly [string, string, RegExp]> = [
-      ["cairn_event_hashes", `UPDATE cairn_event_hashes SET prev = decode(repeat('ab', 32), 'hex') WHERE global_position = ${target.position}`, /chain from/],
-      ["cairn_log_seals", `UPDATE cairn_log_seals SET leaves = overlay(leaves placing '\\xff'::bytea from 1 for 1) WHERE block = 1`, /leaves|root/],
-      ["cairn_log_seals", `UPDATE cairn_log_seals SET root = decode(repeat('cd', 32), 'hex') WHERE block = 1`, /hash|signature|root/],
-      ["cairn_log_seals", `UPDATE cairn_log_seals SET signature = signature || 'x' WHERE block = 1`, /signature/],
-      ["cairn_log_seals", `DELETE FROM cairn_log_seals WHERE block = 1`, /block 1 is missing/]
+  it("finds the seals themselves edited: a chained-from hash, a position, a leaf, a root, a signature, a block removed", async () => {
+    const edits: ReadonlyArray<readonly [string, RegExp]> = [
+      [`UPDATE cairn_log_seals SET prevs = overlay(prevs placing '\\xab'::bytea from 1 for 1) WHERE block = 1`, /chain from/],
+      [`UPDATE cairn_log_seals SET positions[1] = positions[1] + 100000 WHERE block = 1`, /no event was sealed at this position/],
+      [`UPDATE cairn_log_seals SET leaves = overlay(leaves placing '\\xff'::bytea from 1 for 1) WHERE block = 1`, /leaves|root/],
+      [`UPDATE cairn_log_seals SET root = decode(repeat('cd', 32), 'hex') WHERE block = 1`, /hash|signature|root/],
+      [`UPDATE cairn_log_seals SET signature = signature || 'x' WHERE block = 1`, /signature/],
+      [`DELETE FROM cairn_log_seals WHERE block = 1`, /block 1 is missing/]
     ]
-    for (const [table, edit, problem] of edits) {
-      const saved = await sql((s) => s.unsafe<Record<string, unknown>>(`SELECT * FROM ${table}`))
+    for (const [edit, problem] of edits) {
+      const saved = await sql((s) => s<{ row: string }>`SELECT row_to_json(t)::text AS row FROM cairn_log_seals t`)
       await sql((s) => s.unsafe(edit))
       const report = await verify()
       assert.strictEqual(report.ok, false, `${edit} went unnoticed`)
-      assert.match(report.broken!.problem, problem)
-      await sql((s) => s.unsafe(`DELETE FROM ${table}`))
-      await sql((s) => s.unsafe(`INSERT INTO ${table} SELECT * FROM json_populate_recordset(NULL::${table}, $1::json)`, [JSON.stringify(saved.map(hexBytes))]))
+      assert.match(report.broken!.problem, problem, edit)
+      await sql((s) => s`DELETE FROM cairn_log_seals`)
+      await sql((s) => s`INSERT INTO cairn_log_seals SELECT * FROM json_populate_recordset(NULL::cairn_log_seals, ${`[${saved.map((r) => r.row).join(",")}]`}::json)`)
       assert.strictEqual((await verify()).ok, true, `undoing ${edit}`)
     }
   })
 })
-
-/** A row read with bytea columns, written back through json_populate_recordset (bytea as `\x…` text). */
-const hexBytes = (row: Record<string, unknown>) =>
-  Object.fromEntries(Object.entries(row).map(([k, v]) => [k, v instanceof Uint8Array ? `\\x${Buffer.from(v).toString("hex")}` : typeof v === "bigint" ? v.toString() : v]))
 
 describe("export", () => {
   const exportOf = async (token: string, query = "") => {

@@ -77,14 +77,13 @@ export class AuditLog extends Context.Service<AuditLog>()("cairn/AuditLog", {
           if (later && (yield* isOf(event))) mine.push({ event, index })
         }
         if (mine.length === 0) return undefined
-        const sealed = yield* seals.sealedAt(mine.map(({ event }) => event.position.globalPosition))
         return {
           kind: "seal",
           block: seal.header.block,
           header: seal.header,
           signature: seal.signature,
           leaves: seal.leaves.map(LogProof.toHex),
-          events: mine.map(({ event, index }) => exported(event, index, sealed.get(event.position.globalPosition)?.prev ?? ""))
+          events: mine.map(({ event, index }) => exported(event, index, LogProof.toHex(seal.prevs[index] ?? LogProof.ZERO)))
         }
       })
 

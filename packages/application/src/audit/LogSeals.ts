@@ -22,11 +22,16 @@ export const maxBlockEvents = 1000
 /** How long the sealer waits between rounds: the most an edit can go unsealed (a test sets it shorter). */
 export const SealInterval = Context.Reference<Duration.Duration>("cairn/SealInterval", { defaultValue: () => Duration.millis(500) })
 
-/** A block as stored: its header, its signature and its leaves (each event's hash, in log order). */
+/**
+ * A block as stored, in one row: its header and signature, and for each of its events (in log order) its global
+ * position, its hash (a leaf) and the hash it chains from.
+ */
 export interface Seal {
   readonly header: LogProof.BlockHeader
   readonly signature: string
   readonly leaves: ReadonlyArray<LogProof.Hash>
+  readonly prevs: ReadonlyArray<LogProof.Hash>
+  readonly positions: ReadonlyArray<bigint>
   /** What the header's hash was stored as (the next block's `prev` names it too). */
   readonly hash: string
 }
@@ -40,14 +45,20 @@ interface SealRow {
   readonly root: string
   readonly hash: string
   readonly leaves: string
+  readonly prevs: string
+  readonly positions: ReadonlyArray<string | bigint>
   readonly signature: string
   readonly sealed_at: string
 }
 
-const sealOf = (row: SealRow): Seal => {
-  const leaves: Array<LogProof.Hash> = []
-  for (let i = 0; i + 64 <= row.leaves.length; i += 64) leaves.push(LogProof.fromHex(row.leaves.slice(i, i + 64)))
-  return {
+/** 32-byte hashes stored end to end, as hex. */
+const hashesIn = (hex: string): Array<LogProof.Hash> => {
+  const hashes: Array<LogProof.Hash> = []
+  for (let i = 0; i + 64 <= hex.length; i += 64) hashes.push(LogProof.fromHex(hex.slice(i, i + 64)))
+  return hashes
+}
+
+const sealOf = (row: SealRow): Seal => ({
     header: {
       v: 1,
       block: Number(row.block),
@@ -59,14 +70,15 @@ const sealOf = (row: SealRow): Seal => {
       sealedAt: row.sealed_at
     },
     signature: row.signature,
-    leaves,
+    leaves: hashesIn(row.leaves),
+    prevs: hashesIn(row.prevs),
+    positions: row.positions.map(BigInt),
     hash: row.hash
-  }
-}
+})
 
 const sealColumns = (sql: SqlClient.SqlClient) =>
   sql`block, encode(prev, 'hex') AS prev, after, last, count, encode(root, 'hex') AS root, encode(hash, 'hex') AS hash,
-    encode(leaves, 'hex') AS leaves, signature, sealed_at`
+    encode(leaves, 'hex') AS leaves, encode(prevs, 'hex') AS prevs, positions::text[] AS positions, signature, sealed_at`
 
 /** Where a position in a header points: `"0"` is the log's start. */
 export const positionFrom = (text: string): LogPosition => parsePosition(text) ?? start
@@ -79,14 +91,15 @@ export class LogSeals extends Context.Service<LogSeals>()("cairn/LogSeals", {
     const store = yield* EventStore
     const sql = yield* SqlClient.SqlClient
     const signer = yield* TokenSigner
+    // One row per block: what a block's events need to be checked (their positions, hashes and what each chains
+    // from) is in it, so sealing writes one row, not one per event.
     yield* createTogether(sql, Effect.all([
       sql`CREATE TABLE IF NOT EXISTS cairn_log_seals (
         block bigint PRIMARY KEY, prev bytea NOT NULL, after text NOT NULL, last text NOT NULL,
         last_tx bigint NOT NULL, last_gp bigint NOT NULL, count integer NOT NULL, root bytea NOT NULL,
-        hash bytea NOT NULL, leaves bytea NOT NULL, signature text NOT NULL, sealed_at text NOT NULL)`,
-      sql`CREATE TABLE IF NOT EXISTS cairn_event_hashes (
-        global_position bigint PRIMARY KEY, block bigint NOT NULL, idx integer NOT NULL, prev bytea NOT NULL)`,
-      sql`CREATE TABLE IF NOT EXISTS cairn_stream_heads (stream_id text PRIMARY KEY, hash bytea NOT NULL)`,
+        hash bytea NOT NULL, leaves bytea NOT NULL, prevs bytea NOT NULL, positions bigint[] NOT NULL,
+        signature text NOT NULL, sealed_at text NOT NULL)`,
+      sql`CREATE UNIQUE INDEX IF NOT EXISTS cairn_log_seals_last ON cairn_log_seals (last_tx, last_gp)`,
       sql`CREATE TABLE IF NOT EXISTS cairn_log_chain (
         id boolean PRIMARY KEY DEFAULT true CHECK (id), introduced_at text NOT NULL, backfilled_through text)`
     ], { discard: true })).pipe(Effect.orDie)
@@ -110,17 +123,6 @@ export class LogSeals extends Context.Service<LogSeals>()("cairn/LogSeals", {
         WHERE block >= ${from} AND (last_tx, last_gp) > (${position.transactionId.toString()}::int8, ${position.globalPosition.toString()}::int8)
         ORDER BY block LIMIT ${limit}`.pipe(Effect.orDie, Effect.map((rows) => rows.map(sealOf)))
 
-    /** Where each of these events was sealed (block, leaf index) and what it chains from; absent for one not sealed. */
-    const sealedAt = (positions: ReadonlyArray<bigint>) =>
-      sql<{ readonly global_position: string | bigint; readonly block: string | number; readonly idx: number; readonly prev: string }>`
-        SELECT global_position, block, idx, encode(prev, 'hex') AS prev
-          FROM cairn_event_hashes WHERE global_position IN (SELECT unnest(${positions.map(String)}::int8[]))`.pipe(
-        Effect.orDie,
-        Effect.map((rows) =>
-          new Map(rows.map((row) => [BigInt(row.global_position), { block: Number(row.block), index: Number(row.idx), prev: row.prev }]))
-        )
-      )
-
     const chainStart = sql<{ readonly introduced_at: string; readonly backfilled_through: string | null }>`
       SELECT introduced_at, backfilled_through FROM cairn_log_chain`.pipe(
       Effect.orDie,
@@ -128,15 +130,31 @@ export class LogSeals extends Context.Service<LogSeals>()("cairn/LogSeals", {
     )
 
     const heads = new Map<string, LogProof.Hash>()
-    /** Each stream's last sealed hash, from memory or else from `cairn_stream_heads`. */
-    const headsOf = (streams: ReadonlyArray<string>) =>
+    /**
+     * Each stream's last sealed hash, from memory, or else found as the leaf of the stream's previous version in the
+     * block that holds it: a stream's events are in the log in version order (the next version is inserted only
+     * once the previous one's transaction has committed, and a transaction's id is taken by its first write, the
+     * insert), so its last sealed event is the version before the first one to seal. A version 1 chains from ZERO.
+     */
+    const headsOf = (firsts: ReadonlyArray<RecordedEvent>) =>
       Effect.gen(function*() {
-        const missing = streams.filter((stream) => !heads.has(stream))
+        const missing = firsts.filter((event) => event.version > 1 && !heads.has(event.stream))
         if (missing.length === 0) return
         if (heads.size + missing.length > maxCachedHeads) heads.clear()
-        const rows = yield* sql<{ readonly stream_id: string; readonly hash: string }>`SELECT stream_id, encode(hash, 'hex') AS hash
-          FROM cairn_stream_heads WHERE stream_id IN (SELECT unnest(${missing}::text[]))`.pipe(Effect.orDie)
-        for (const row of rows) heads.set(row.stream_id, LogProof.fromHex(row.hash))
+        const before = yield* Effect.forEach(missing, (event) =>
+          Effect.map(store.readStream(event.stream, { fromVersion: event.version - 1, limit: 1 }), ([previous]) => previous), { concurrency: 4 })
+        const found = before.filter((event): event is RecordedEvent => event !== undefined)
+        if (found.length === 0) return
+        const rows = yield* sql<{ readonly global_position: string | bigint; readonly hash: string }>`
+          SELECT x.p AS global_position, encode(substring(s.leaves FROM (array_position(s.positions, x.p) - 1) * 32 + 1 FOR 32), 'hex') AS hash
+            FROM unnest(${found.map((e) => e.position.transactionId.toString())}::int8[], ${found.map((e) => e.position.globalPosition.toString())}::int8[]) AS x(t, p)
+            CROSS JOIN LATERAL (SELECT leaves, positions FROM cairn_log_seals s WHERE (s.last_tx, s.last_gp) >= (x.t, x.p)
+              ORDER BY s.last_tx, s.last_gp LIMIT 1) s`.pipe(Effect.orDie)
+        const byPosition = new Map(rows.map((row) => [BigInt(row.global_position), row.hash]))
+        for (const event of found) {
+          const hash = byPosition.get(event.position.globalPosition)
+          if (hash !== undefined && hash.length === 64) heads.set(event.stream, LogProof.fromHex(hash))
+        }
       })
 
     /** Records where the chain began, once: the first seal on a log that already had events hashes them after the fact. */
@@ -161,7 +179,9 @@ export class LogSeals extends Context.Service<LogSeals>()("cairn/LogSeals", {
         yield* recordStart(false, Option.some(LogProof.positionText(after)))
         return 0
       }
-      yield* headsOf([...new Set(events.map((event) => event.stream))])
+      const firsts = new Map<string, RecordedEvent>()
+      for (const event of events) if (!firsts.has(event.stream)) firsts.set(event.stream, event)
+      yield* headsOf([...firsts.values()])
       const { leaves, prevs, newHeads } = hashAll(events, heads)
       const header: LogProof.BlockHeader = {
         v: 1,
@@ -175,25 +195,16 @@ export class LogSeals extends Context.Service<LogSeals>()("cairn/LogSeals", {
       }
       const signature = yield* signer.signSeal(LogProof.headerText(header))
       const last = events[events.length - 1]!.position
-      const written = yield* sql.withTransaction(Effect.gen(function*() {
-        const taken = yield* sql`INSERT INTO cairn_log_seals (block, prev, after, last, last_tx, last_gp, count, root, hash, leaves, signature, sealed_at)
-          VALUES (${header.block}, decode(${header.prev}, 'hex'), ${header.after}, ${header.last}, ${last.transactionId.toString()}::int8,
-            ${last.globalPosition.toString()}::int8, ${header.count}, decode(${header.root}, 'hex'),
-            decode(${LogProof.toHex(LogProof.blockHash(header))}, 'hex'), decode(${leaves.map(LogProof.toHex).join("")}, 'hex'),
-            ${signature}, ${header.sealedAt})
-          ON CONFLICT (block) DO NOTHING RETURNING block`
-        if (taken.length === 0) return false
-        yield* sql`INSERT INTO cairn_event_hashes (global_position, block, idx, prev)
-          SELECT p, ${header.block}, i - 1, decode(h, 'hex')
-            FROM unnest(${events.map((event) => event.position.globalPosition.toString())}::int8[], ${prevs}::text[]) WITH ORDINALITY AS x(p, h, i)`
-        const streams = [...newHeads.keys()]
-        yield* sql`INSERT INTO cairn_stream_heads (stream_id, hash)
-          SELECT s, decode(h, 'hex') FROM unnest(${streams}::text[], ${streams.map((s) => LogProof.toHex(newHeads.get(s)!))}::text[]) AS x(s, h)
-          ON CONFLICT (stream_id) DO UPDATE SET hash = EXCLUDED.hash`
-        return true
-      })).pipe(Effect.orDie)
+      const written = yield* sql`INSERT INTO cairn_log_seals
+          (block, prev, after, last, last_tx, last_gp, count, root, hash, leaves, prevs, positions, signature, sealed_at)
+        VALUES (${header.block}, decode(${header.prev}, 'hex'), ${header.after}, ${header.last}, ${last.transactionId.toString()}::int8,
+          ${last.globalPosition.toString()}::int8, ${header.count}, decode(${header.root}, 'hex'),
+          decode(${LogProof.toHex(LogProof.blockHash(header))}, 'hex'), decode(${leaves.map(LogProof.toHex).join("")}, 'hex'),
+          decode(${prevs.join("")}, 'hex'), ${events.map((event) => event.position.globalPosition.toString())}::int8[],
+          ${signature}, ${header.sealedAt})
+        ON CONFLICT DO NOTHING RETURNING block`.pipe(Effect.orDie, Effect.map((rows) => rows.length > 0))
       if (!written) {
-        // Another node sealed this block: what it chained from is in the table, not in this node's memory.
+        // Another node sealed this block: what the next one chains from is in its row, not in this node's memory.
         heads.clear()
         return 0
       }
@@ -224,7 +235,7 @@ export class LogSeals extends Context.Service<LogSeals>()("cairn/LogSeals", {
       }
     })
 
-    return { lastSeal, seals, sealsAfter, sealedAt, chainStart, sealPending, run }
+    return { lastSeal, seals, sealsAfter, chainStart, sealPending, run }
   })
 }) {
   static readonly layer = Layer.effect(this, this.make)

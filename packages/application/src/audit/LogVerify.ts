@@ -64,23 +64,26 @@ export const verify = Effect.gen(function*() {
       if (seal.leaves.length !== header.count) return brokenAt(n, `block ${n} stores ${seal.leaves.length} leaves for ${header.count} events`)
       if (LogProof.toHex(LogProof.merkleRoot(seal.leaves)) !== header.root) return brokenAt(n, `block ${n}'s leaves do not make its root`)
 
+      if (seal.prevs.length !== header.count || seal.positions.length !== header.count) {
+        return brokenAt(n, `block ${n} stores ${seal.prevs.length} chained-from hashes and ${seal.positions.length} positions for ${header.count} events`)
+      }
       const read = yield* store.readAll({ after, limit: header.count })
-      const recorded = yield* seals.sealedAt(read.map((event) => event.position.globalPosition))
       const last = positionFrom(header.last)
+      const sealedIndex = new Map(seal.positions.map((position, i) => [position, i]))
       for (let i = 0; i < read.length; i++) {
         const event = read[i]!
         if (compare(event.position, last) > 0) {
           return brokenAt(n, `block ${n} sealed ${header.count} events but holds ${i}: an event was deleted or moved out of it`, event)
         }
-        const sealed = recorded.get(event.position.globalPosition)
-        if (sealed === undefined) {
+        const sealedAt = sealedIndex.get(event.position.globalPosition)
+        if (sealedAt === undefined) {
           return brokenAt(n, "no event was sealed at this position: inserted after sealing, or its position edited", event)
         }
-        if (sealed.block !== n || sealed.index !== i) {
-          return brokenAt(n, `this event was sealed as leaf ${sealed.index} of block ${sealed.block}, but is read as leaf ${i} of block ${n}: an event before it was deleted, inserted or moved`, event)
+        if (sealedAt !== i) {
+          return brokenAt(n, `this event was sealed as leaf ${sealedAt} of block ${n}, but is read as leaf ${i}: an event before it was deleted, inserted or moved`, event)
         }
         const prev = heads.get(event.stream) ?? LogProof.ZERO
-        if (sealed.prev !== LogProof.toHex(prev)) return brokenAt(n, "the hash this event is recorded to chain from is not its stream's previous event's", event)
+        if (!LogProof.sameHash(seal.prevs[i]!, prev)) return brokenAt(n, "the hash this event is recorded to chain from is not its stream's previous event's", event)
         const hash = LogProof.eventHash(prev, event)
         if (!LogProof.sameHash(hash, seal.leaves[i]!)) return brokenAt(n, "this event's content does not match its sealed hash: it was edited", event)
         heads.set(event.stream, hash)
