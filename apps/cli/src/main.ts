@@ -1,6 +1,6 @@
 /**
- * Cairn's admin CLI. `workspace create|delete`, `key create|revoke`, `secrets rotate-master-key`, `audit --agent|--file`
- * and `template publish|archive` are clients of the running server's admin API (CAIRN_URL). `replay [projection]`
+ * Cairn's admin CLI. `workspace create|delete`, `key create|revoke`, `secrets rotate-master-key`, `audit --agent|--file`,
+ * `verify` and `template publish|archive` are clients of the running server's admin API (CAIRN_URL). `replay [projection]`
  * and `stats` open the database themselves (DATABASE_URL, or the PGlite in DATA_DIR, which must not be in use by a
  * running server). Exit codes: 0 done, 1 refused (by the server, or a check that found differences), 2 a command
  * line that cannot work, 3 the server cannot be reached.

@@ -7,7 +7,6 @@
 import { TokenSigner } from "@cairn/auth"
 import { Audit } from "@cairn/domain"
 import { compare, EventStore, formatPosition, type RecordedEvent } from "@cairn/event-store"
-import { sha256 } from "@noble/hashes/sha2"
 import { CarWriter } from "@ipld/car"
 import { Context, Effect, Layer, Stream } from "effect"
 import { CID } from "multiformats/cid"
@@ -27,7 +26,7 @@ const encoder = new TextEncoder()
 
 const block = (value: unknown) => {
   const bytes = encoder.encode(JSON.stringify(value))
-  return { cid: CID.createV1(jsonCodec, Digest.create(0x12, sha256(bytes))), bytes }
+  return { cid: CID.createV1(jsonCodec, Digest.create(0x12, LogProof.sha256(bytes))), bytes }
 }
 
 /** An event as an export carries it: a sealed value's ciphertext left out, the data then by its hash. */

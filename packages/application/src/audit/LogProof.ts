@@ -4,10 +4,20 @@
  * export all compute with these, and the offline verifier in `examples/verify-audit-export` does the same from the
  * document alone.
  */
-import { sha256 } from "@noble/hashes/sha2"
+import { sha256 as portableSha256 } from "@noble/hashes/sha2"
 import { formatPosition, type LogPosition, type RecordedEvent } from "@cairn/event-store"
 
 export type Hash = Uint8Array
+
+// The runtime's own SHA-256 where it has one (Node, Bun and Deno all offer `node:crypto` through
+// `process.getBuiltinModule`): twice as fast as the portable one, and sealing a block hashes every event three times.
+// Reached this way rather than imported, so that this module still loads where there is no `node:crypto`.
+const runtimeCrypto = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process?.getBuiltinModule?.("node:crypto") as
+  | { readonly hash?: (algorithm: string, data: Uint8Array | string, encoding: string) => Uint8Array & string }
+  | undefined
+const runtimeHash = typeof runtimeCrypto?.hash === "function" ? runtimeCrypto.hash : undefined
+
+export const sha256 = (bytes: Uint8Array): Hash => runtimeHash !== undefined ? runtimeHash("sha256", bytes, "buffer") : portableSha256(bytes)
 
 /** The hash a stream's first event chains from, and block 1 from. */
 export const ZERO: Hash = new Uint8Array(32)
@@ -15,7 +25,10 @@ export const ZERO: Hash = new Uint8Array(32)
 const encoder = new TextEncoder()
 
 /** The hash of an event's data, which stands for it in the event's own hash (an export can then leave it out). */
-export const dataHash = (data: unknown): string => toHex(sha256(encoder.encode(JSON.stringify(data))))
+export const dataHash = (data: unknown): string => {
+  const text = JSON.stringify(data)
+  return runtimeHash !== undefined ? runtimeHash("sha256", text, "hex") : toHex(portableSha256(encoder.encode(text)))
+}
 
 /** The event as the hash reads it: every column of the events table, in a fixed order, the data by its hash. */
 export const canonical = (event: RecordedEvent): string =>
@@ -32,13 +45,17 @@ export const canonical = (event: RecordedEvent): string =>
     event.recordedAt.toISOString()
   ])
 
+// One buffer the events' hash inputs are written into, grown when an event needs more.
+let scratch = new Uint8Array(1 << 16)
+
 /** sha256(prev || utf8(canonical(event))). */
 export const eventHash = (prev: Hash, event: RecordedEvent): Hash => {
-  const text = encoder.encode(canonical(event))
-  const input = new Uint8Array(32 + text.length)
-  input.set(prev, 0)
-  input.set(text, 32)
-  return sha256(input)
+  const text = canonical(event)
+  // UTF-8 takes at most 3 bytes per UTF-16 unit.
+  if (scratch.length < 32 + text.length * 3) scratch = new Uint8Array(2 * (32 + text.length * 3))
+  scratch.set(prev, 0)
+  const { written } = encoder.encodeInto(text, scratch.subarray(32))
+  return sha256(scratch.subarray(0, 32 + written))
 }
 
 /** Pairs hashed with a 0x01 prefix, an odd last one carried up, until one is left; one hash is its own root. */

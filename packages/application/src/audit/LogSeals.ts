@@ -44,18 +44,24 @@ interface SealRow {
   readonly count: number
   readonly root: string
   readonly hash: string
-  readonly leaves: string
-  readonly prevs: string
+  readonly leaves: Uint8Array
+  readonly prevs: Uint8Array
   readonly positions: ReadonlyArray<string | bigint>
   readonly signature: string
   readonly sealed_at: string
 }
 
-/** 32-byte hashes stored end to end, as hex. */
-const hashesIn = (hex: string): Array<LogProof.Hash> => {
+/** 32-byte hashes stored end to end. */
+const hashesIn = (bytes: Uint8Array): Array<LogProof.Hash> => {
   const hashes: Array<LogProof.Hash> = []
-  for (let i = 0; i + 64 <= hex.length; i += 64) hashes.push(LogProof.fromHex(hex.slice(i, i + 64)))
+  for (let i = 0; i + 32 <= bytes.length; i += 32) hashes.push(bytes.subarray(i, i + 32))
   return hashes
+}
+
+const joined = (hashes: ReadonlyArray<LogProof.Hash>): Uint8Array => {
+  const bytes = new Uint8Array(32 * hashes.length)
+  for (let i = 0; i < hashes.length; i++) bytes.set(hashes[i]!, 32 * i)
+  return bytes
 }
 
 const sealOf = (row: SealRow): Seal => ({
@@ -78,7 +84,7 @@ const sealOf = (row: SealRow): Seal => ({
 
 const sealColumns = (sql: SqlClient.SqlClient) =>
   sql`block, encode(prev, 'hex') AS prev, after, last, count, encode(root, 'hex') AS root, encode(hash, 'hex') AS hash,
-    encode(leaves, 'hex') AS leaves, encode(prevs, 'hex') AS prevs, positions::text[] AS positions, signature, sealed_at`
+    leaves, prevs, positions::text[] AS positions, signature, sealed_at`
 
 /** Where a position in a header points: `"0"` is the log's start. */
 export const positionFrom = (text: string): LogPosition => parsePosition(text) ?? start
@@ -199,8 +205,8 @@ export class LogSeals extends Context.Service<LogSeals>()("cairn/LogSeals", {
           (block, prev, after, last, last_tx, last_gp, count, root, hash, leaves, prevs, positions, signature, sealed_at)
         VALUES (${header.block}, decode(${header.prev}, 'hex'), ${header.after}, ${header.last}, ${last.transactionId.toString()}::int8,
           ${last.globalPosition.toString()}::int8, ${header.count}, decode(${header.root}, 'hex'),
-          decode(${LogProof.toHex(LogProof.blockHash(header))}, 'hex'), decode(${leaves.map(LogProof.toHex).join("")}, 'hex'),
-          decode(${prevs.join("")}, 'hex'), ${events.map((event) => event.position.globalPosition.toString())}::int8[],
+          decode(${LogProof.toHex(LogProof.blockHash(header))}, 'hex'), ${joined(leaves)}::bytea, ${joined(prevs)}::bytea,
+          ${events.map((event) => event.position.globalPosition.toString())}::int8[],
           ${signature}, ${header.sealedAt})
         ON CONFLICT DO NOTHING RETURNING block`.pipe(Effect.orDie, Effect.map((rows) => rows.length > 0))
       if (!written) {
@@ -245,13 +251,13 @@ export class LogSeals extends Context.Service<LogSeals>()("cairn/LogSeals", {
 export const hashAll = (events: ReadonlyArray<RecordedEvent>, heads: ReadonlyMap<string, LogProof.Hash>) => {
   const newHeads = new Map<string, LogProof.Hash>()
   const leaves: Array<LogProof.Hash> = []
-  const prevs: Array<string> = []
+  const prevs: Array<LogProof.Hash> = []
   for (const event of events) {
     const prev = newHeads.get(event.stream) ?? heads.get(event.stream) ?? LogProof.ZERO
     const hash = LogProof.eventHash(prev, event)
     newHeads.set(event.stream, hash)
     leaves.push(hash)
-    prevs.push(LogProof.toHex(prev))
+    prevs.push(prev)
   }
   return { leaves, prevs, newHeads }
 }
