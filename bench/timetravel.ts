@@ -14,6 +14,10 @@
  * point: at most SnapshotEvery events read and folded). `raw` reads the same streams through the store's readStream
  * and does nothing with them; `sql` is one plain SELECT of the same rows. Each side runs `BENCH_ROUNDS` times (3),
  * alternating; the table shows the median time of each and the ratios. `BENCH_SNAPSHOT_EVERY` changes N.
+ *
+ * A server keeps snapshots as the log grows (AgentsAt's background snapshotter), so before the first travel the bench
+ * runs its rounds until it has caught up with the log, timed apart: `first` is then the first travel to the point
+ * with those snapshots there. `BENCH_BACKGROUND=off` skips that, and `first` is the cold fold from the start.
  */
 import { AgentsAt, SnapshotEvery } from "@cairn/application"
 import { Agent, Channel, Domain, RuntimeConfig, ScheduledTask } from "@cairn/domain"
@@ -123,8 +127,15 @@ const program = Effect.gen(function*() {
   const plain = sql<{ n: number }>`SELECT stream_id, version, global_position, transaction_id::text AS transaction_id, event_id, type, data, metadata, recorded_at
     FROM cairn_events WHERE stream_id = ANY(${streams}::text[])`.pipe(Effect.map((rows) => rows.length))
 
+  const background = process.env["BENCH_BACKGROUND"] !== "off"
+  if (background) {
+    const caughtUp = yield* timed(Effect.gen(function*() {
+      while ((yield* agentsAt.keepSnapshots) > 0) { /* rounds until the log is caught up */ }
+    }))
+    console.log(`background: the snapshotter caught up with the ${total.toLocaleString("en")}-event log in ${(caughtUp.ms / 1000).toFixed(1)} s`)
+  }
   const cold = yield* timed(measured)
-  console.log(`cold: ${cold.ms.toFixed(0)} ms (the first travel there, keeping snapshots on the way)`)
+  console.log(`first: ${cold.ms.toFixed(0)} ms (the first travel there, ${background ? "from the background snapshotter's snapshots" : "no snapshot yet: folds from the start"})`)
   // Other points near it: each from the latest snapshot before it.
   const others: Array<number> = []
   for (let i = 0; i < rounds; i++) {
@@ -152,13 +163,13 @@ const program = Effect.gen(function*() {
   const where = url === undefined ? "embedded PGlite (temporary directory)" : "PostgreSQL (fresh database)"
   console.log(`\nbench:timetravel on ${where}, Node ${process.version}: an agent ${back.toLocaleString("en")} events back in a ${total.toLocaleString("en")}-event log (its name then: ${String(shown)})\n`)
   console.table([
-    { side: "cold: AgentsAt, the first travel (no snapshot yet: folds from the start, keeps snapshots)", "median ms": cold.ms.toFixed(0), runs: cold.ms.toFixed(0), "vs raw": `${(cold.ms / r).toFixed(2)}x` },
+    { side: background ? "first: AgentsAt, the first travel (from the background snapshotter's snapshots)" : "first: AgentsAt, the first travel (no snapshot yet: folds from the start, keeps snapshots)", "median ms": cold.ms.toFixed(0), runs: cold.ms.toFixed(0), "vs raw": `${(cold.ms / r).toFixed(2)}x` },
     { side: `nearby: AgentsAt at other points up to ${(3 * every).toLocaleString("en")} events before it`, "median ms": median(others).toFixed(0), runs: others.map((t) => t.toFixed(0)).join(", "), "vs raw": `${(median(others) / r).toFixed(2)}x` },
     { side: "measured: AgentsAt at the point again (from its latest snapshot)", "median ms": m.toFixed(0), runs: times.measured.map((t) => t.toFixed(0)).join(", "), "vs raw": `${(m / r).toFixed(2)}x` },
     { side: "raw: readStream of the same streams, nothing done", "median ms": r.toFixed(0), runs: times.raw.map((t) => t.toFixed(0)).join(", "), "vs raw": "1.00x" },
     { side: "sql: one plain SELECT of the same rows", "median ms": s.toFixed(0), runs: times.sql.map((t) => t.toFixed(0)).join(", "), "vs raw": `${(s / r).toFixed(2)}x` }
   ])
-  console.log(`\ntarget: <= 1000 ms once snapshots are kept: ${m <= 1000 && median(others) <= 1000 ? "met" : "not met"}; snapshot every ${every.toLocaleString("en")} events`)
+  console.log(`\ntarget: <= 1000 ms: ${m <= 1000 && median(others) <= 1000 && (!background || cold.ms <= 1000) ? "met" : "not met"}${background ? ", the first travel included" : " once snapshots are kept"}; snapshot every ${every.toLocaleString("en")} events`)
 })
 
 await Effect.runPromise(

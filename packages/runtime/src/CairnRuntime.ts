@@ -13,7 +13,7 @@ import { defaultWorkspaceLimits, WorkspaceLimits } from "@cairn/application"
 import { defaultSnapshotSettings, Snapshots, SnapshotSettings } from "@cairn/application"
 import { defaultDomainSettings, Domains, DomainSettings } from "@cairn/application"
 import { ChatTimeout, DiskReserveBytes } from "@cairn/application"
-import { AuditFeed, defaultPinSettings, LogSeals, PinJobs, PinSettings, SnapshotEvery, TemplateTasks } from "@cairn/application"
+import { AgentsAt, AuditFeed, defaultPinSettings, LogSeals, PinJobs, PinSettings, SnapshotEvery, TemplateTasks } from "@cairn/application"
 import { PinSources, trustlessGateways } from "@cairn/content-store"
 import { NodeDns } from "@cairn/dns/node"
 import { AdminToken, type GatewayTokens } from "@cairn/auth"
@@ -473,6 +473,9 @@ const pinWorker = Layer.effectDiscard(PinJobs.use((pins) => Effect.forkScoped(pi
 /** Audit webhooks delivered to (each from where it stopped), for as long as the server runs (decision 0050). */
 const auditWebhooks = Layer.effectDiscard(AuditFeed.use((audit) => Effect.forkScoped(audit.run)))
 
+/** Time-travel snapshots kept as agents' histories grow, so that the first travel to a point is fast too (decision 0048). */
+const timeTravelSnapshots = Layer.effectDiscard(AgentsAt.use((at) => Effect.forkScoped(at.run)))
+
 /** The log sealed as it grows: every event hashed, every block signed (decision 0053). */
 const logSealer = Layer.effectDiscard(LogSeals.use((seals) => Effect.forkScoped(seals.run)))
 
@@ -495,7 +498,7 @@ const layerDataDirLock = Layer.effectDiscard(Effect.flatMap(dataDir, (dir) => Da
 
 /** What a server runs: the application, plus the runners that keep asynchronous read models current. */
 export const layerServer = (database: DatabaseLayer) =>
-  Layer.mergeAll(ReadModels.layerRunners, logAdminToken, resumeAgents, autoSnapshots, domainChecks, failover, pinWorker, templateTasks, auditWebhooks, logSealer).pipe(Layer.merge(seedTemplates), Layer.provideMerge(layerApplication(database)), Layer.provide(layerDataDirLock))
+  Layer.mergeAll(ReadModels.layerRunners, logAdminToken, resumeAgents, autoSnapshots, domainChecks, failover, pinWorker, templateTasks, auditWebhooks, logSealer, timeTravelSnapshots).pipe(Layer.merge(seedTemplates), Layer.provideMerge(layerApplication(database)), Layer.provide(layerDataDirLock))
 
 /** The database chosen by the environment, logged (never a password). */
 export const databaseFromConfig = Effect.gen(function*() {

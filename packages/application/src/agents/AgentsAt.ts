@@ -430,6 +430,9 @@ const channelsView = (state: Channel.ChannelsState): ChannelsView => {
  */
 export const SnapshotEvery = Context.Reference<number>("cairn/AgentsAt/SnapshotEvery", { defaultValue: () => 10_000 })
 
+/** The checkpoint of the background snapshotter (`keepSnapshots`). */
+const snapshotsCheckpoint = "agentat-snapshots"
+
 /** Where an agent's time-travel snapshots are kept: not one of its audit streams, never in its history. */
 export const snapshotStream = (agentId: string) => `agentat-${agentId}`
 const snapshotType = "AgentStateSnapshotted"
@@ -565,6 +568,54 @@ export class AgentsAt extends Context.Service<AgentsAt>()("cairn/AgentsAt", {
       if (found === undefined) return yield* new Agent.AgentNotFound({ agentId })
       return found
     })
+    // Which agent a stream's events are state of (`stateStreams`), by the stream's name alone.
+    const statePrefixes = stateStreams("")
+    const agentOf = (stream: string) => {
+      const prefix = statePrefixes.find((p) => stream.startsWith(p))
+      return prefix === undefined ? undefined : stream.slice(prefix.length)
+    }
+    /** Events of each agent's state seen since its last snapshot was written by `keepSnapshots` (this process only). */
+    const grown = new Map<string, number>()
+
+    /**
+     * One round of the background snapshotter: the log read on from its checkpoint, and every agent whose state
+     * grew by `SnapshotEvery` events since the last round that folded it is folded now, from its latest snapshot,
+     * keeping snapshots on the way as a travel does. The first travel to any point then folds at most that many
+     * events (decision 0048), instead of the whole history up to it. Gives how many events it read.
+     */
+    const keepSnapshots = Effect.gen(function*() {
+      const every = yield* SnapshotEvery
+      const from = yield* store.loadCheckpoint(snapshotsCheckpoint)
+      const events = yield* store.readAll({ after: from, limit: 5_000 })
+      if (events.length === 0) return 0
+      for (const event of events) {
+        const agentId = agentOf(event.stream)
+        if (agentId !== undefined) grown.set(agentId, (grown.get(agentId) ?? 0) + 1)
+      }
+      const to = events[events.length - 1]!.position
+      for (const [agentId, count] of grown) {
+        if (count < every) continue
+        grown.delete(agentId)
+        // A deleted agent is not found at the end, but its snapshots up to its deletion are kept all the same.
+        yield* anywhere(agentId, { _tag: "Position", position: to }).pipe(Effect.catchTag("AgentNotFound", () => Effect.void))
+      }
+      yield* store.commitCheckpoint(snapshotsCheckpoint, from, to, Effect.void).pipe(
+        // Another node moved it: that node folded these; this one goes on from where it got.
+        Effect.catchTag("CheckpointConflict", () => Effect.void)
+      )
+      return events.length
+    })
+
+    /** The background snapshotter, for as long as the server runs: rounds until the log is caught up, every few seconds. */
+    const run = Effect.gen(function*() {
+      for (;;) {
+        const read = yield* keepSnapshots.pipe(
+          Effect.catchCause((cause) => Effect.as(Effect.logWarning("Time-travel snapshots: a round failed; trying again", cause), 0))
+        )
+        if (read < 5_000) yield* Effect.sleep("5 seconds")
+      }
+    })
+
     /** The agent at the point, as its workspace sees it: another workspace's agent is not found. */
     const visible = (principal: Principal, agentId: string, point: Point) =>
       anywhere(agentId, point).pipe(
@@ -575,7 +626,7 @@ export class AgentsAt extends Context.Service<AgentsAt>()("cairn/AgentsAt", {
     const at = (principal: Principal, agentId: string, text: string) =>
       Effect.fromResult(parsePoint(text)).pipe(Effect.flatMap((point) => visible(principal, agentId, point)))
 
-    return { anywhere, visible, at, parsePoint }
+    return { anywhere, visible, at, parsePoint, keepSnapshots, run }
   })
 }) {
   static readonly layer = Layer.effect(this, this.make)

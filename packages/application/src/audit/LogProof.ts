@@ -114,9 +114,15 @@ export const toHex = (bytes: Uint8Array): string => {
   return text
 }
 
+// Each hex digit's value by its character code (lowercase, as Postgres's `encode(…, 'hex')` writes them).
+const digitValue = new Uint8Array(128)
+for (let d = 0; d < 16; d++) digitValue[d.toString(16).charCodeAt(0)] = d
+
 export const fromHex = (text: string): Hash => {
-  const bytes = new Uint8Array(text.length / 2)
-  for (let i = 0; i < bytes.length; i++) bytes[i] = parseInt(text.slice(2 * i, 2 * i + 2), 16)
+  const bytes = new Uint8Array(text.length >> 1)
+  for (let i = 0, j = 0; i < bytes.length; i++, j += 2) {
+    bytes[i] = (digitValue[text.charCodeAt(j)]! << 4) | digitValue[text.charCodeAt(j + 1)]!
+  }
   return bytes
 }
 

@@ -8,7 +8,7 @@
  * In a cluster every node runs it; a block number is taken once (its primary key), and a node that lost the race
  * reads where the other got to and goes on from there.
  */
-import { EventStore, type LogPosition, parsePosition, type RecordedEvent, start } from "@cairn/event-store"
+import { compare, EventStore, type LogPosition, parsePosition, type RecordedEvent, start } from "@cairn/event-store"
 import { TokenSigner } from "@cairn/auth"
 import { Context, Duration, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
@@ -44,15 +44,19 @@ interface SealRow {
   readonly count: number
   readonly root: string
   readonly hash: string
-  readonly leaves: Uint8Array
-  readonly prevs: Uint8Array
+  readonly leaves: string
+  readonly prevs: string
   readonly positions: ReadonlyArray<string | bigint>
   readonly signature: string
   readonly sealed_at: string
 }
 
-/** 32-byte hashes stored end to end. */
-const hashesIn = (bytes: Uint8Array): Array<LogProof.Hash> => {
+/**
+ * 32-byte hashes stored end to end, read as hex: the driver hands `bytea` back as a view into its receive buffer,
+ * which it reuses, so bytes read that way can change under a reader that keeps them.
+ */
+const hashesIn = (hex: string): Array<LogProof.Hash> => {
+  const bytes = LogProof.fromHex(hex)
   const hashes: Array<LogProof.Hash> = []
   for (let i = 0; i + 32 <= bytes.length; i += 32) hashes.push(bytes.subarray(i, i + 32))
   return hashes
@@ -84,7 +88,7 @@ const sealOf = (row: SealRow): Seal => ({
 
 const sealColumns = (sql: SqlClient.SqlClient) =>
   sql`block, encode(prev, 'hex') AS prev, after, last, count, encode(root, 'hex') AS root, encode(hash, 'hex') AS hash,
-    leaves, prevs, positions::text[] AS positions, signature, sealed_at`
+    encode(leaves, 'hex') AS leaves, encode(prevs, 'hex') AS prevs, positions::text[] AS positions, signature, sealed_at`
 
 /** Where a position in a header points: `"0"` is the log's start. */
 export const positionFrom = (text: string): LogPosition => parsePosition(text) ?? start
@@ -137,18 +141,27 @@ export class LogSeals extends Context.Service<LogSeals>()("cairn/LogSeals", {
 
     const heads = new Map<string, LogProof.Hash>()
     /**
-     * Each stream's last sealed hash, from memory, or else found as the leaf of the stream's previous version in the
-     * block that holds it: a stream's events are in the log in version order (the next version is inserted only
-     * once the previous one's transaction has committed, and a transaction's id is taken by its first write, the
-     * insert), so its last sealed event is the version before the first one to seal. A version 1 chains from ZERO.
+     * Each stream's last sealed hash, from memory, or else (after a restart) found as the leaf of the stream's last
+     * sealed event in the block whose range holds it. That event is among the versions just before the first one to
+     * seal: versions are in log order but for the few a writer's transaction id can put out of turn (decision 0048),
+     * so a few around it are read and the latest one in log order at or before `sealedUpTo` is taken. A stream's
+     * version 1 chains from ZERO: nothing of its stream can be sealed before it, since a version is inserted only
+     * after the previous one committed, and every append's transaction takes its id with its first insert.
      */
-    const headsOf = (firsts: ReadonlyArray<RecordedEvent>) =>
+    const headsOf = (firsts: ReadonlyArray<RecordedEvent>, sealedUpTo: LogPosition) =>
       Effect.gen(function*() {
         const missing = firsts.filter((event) => event.version > 1 && !heads.has(event.stream))
         if (missing.length === 0) return
         if (heads.size + missing.length > maxCachedHeads) heads.clear()
         const before = yield* Effect.forEach(missing, (event) =>
-          Effect.map(store.readStream(event.stream, { fromVersion: event.version - 1, limit: 1 }), ([previous]) => previous), { concurrency: 4 })
+          Effect.map(store.readStream(event.stream, { fromVersion: Math.max(1, event.version - 4), limit: 9 }), (around) => {
+            let latest: RecordedEvent | undefined
+            for (const candidate of around) {
+              if (compare(candidate.position, sealedUpTo) > 0) continue
+              if (latest === undefined || compare(candidate.position, latest.position) > 0) latest = candidate
+            }
+            return latest
+          }), { concurrency: 4 })
         const found = before.filter((event): event is RecordedEvent => event !== undefined)
         if (found.length === 0) return
         const rows = yield* sql<{ readonly global_position: string | bigint; readonly hash: string }>`
@@ -187,7 +200,7 @@ export class LogSeals extends Context.Service<LogSeals>()("cairn/LogSeals", {
       }
       const firsts = new Map<string, RecordedEvent>()
       for (const event of events) if (!firsts.has(event.stream)) firsts.set(event.stream, event)
-      yield* headsOf([...firsts.values()])
+      yield* headsOf([...firsts.values()], after)
       const { leaves, prevs, newHeads } = hashAll(events, heads)
       const header: LogProof.BlockHeader = {
         v: 1,

@@ -228,5 +228,27 @@ describe("AgentsAt's snapshots", () => {
     }).pipe(Effect.provideService(SnapshotEvery, 3)))
 })
 
+describe("AgentsAt's background snapshotter", () => {
+  it.effect("keeps snapshots as the log grows, with no travel asked, and travels from them give the whole fold's answers", () =>
+    Effect.gen(function*() {
+      const { agentsAt, recorded, store } = yield* buildWithStore
+      assert.strictEqual((yield* store.readStream(snapshotStream(agentId))).length, 0)
+      assert.isAbove(yield* agentsAt.keepSnapshots, 0)
+      const kept = yield* store.readStream(snapshotStream(agentId))
+      assert.isAbove(kept.length, 0)
+      // Caught up: a second round reads only the snapshots the first wrote, and writes nothing; a third reads nothing.
+      assert.strictEqual(yield* agentsAt.keepSnapshots, kept.length)
+      assert.strictEqual((yield* store.readStream(snapshotStream(agentId))).length, kept.length)
+      assert.strictEqual(yield* agentsAt.keepSnapshots, 0)
+      for (const event of recorded) {
+        const point: Point = { _tag: "Position", position: event.position }
+        const answer = yield* Effect.result(agentsAt.anywhere(agentId, point))
+        const expected = foldAgent(agentId, recorded.filter(isAtOrBefore(point)))
+        if (expected === undefined) assert.isTrue(Result.isFailure(answer))
+        else assert.deepStrictEqual(Result.getOrUndefined(answer), expected)
+      }
+    }).pipe(Effect.provideService(SnapshotEvery, 3)))
+})
+
 // Keeps the layer's type honest: AgentsAt stands on the event store alone.
 export const _layer: Layer.Layer<AgentsAt, never, EventStore> = AgentsAt.layer
