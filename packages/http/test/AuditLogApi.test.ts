@@ -89,11 +89,18 @@ describe("verify", () => {
     assert.strictEqual(sealed.blocks, report.blocks + 1)
   })
 
-  it("chains a restarted sealer's blocks from the stored ones (it remembers no stream)", async () => {
-    // Another event on streams sealed before: the agent's, the workspace's.
-    assert.strictEqual((await request("PATCH", `/v0/agents/${agentId}`, owner, { description: "after a restart" })).status, 200)
-    const fresh = await runtime.runPromise(LogSeals.make)
-    assert.isAtLeast(await runtime.runPromise(fresh.sealPending), 1)
+  it("chains each sealer's blocks from the stored ones: one restarted (it remembers no stream), two taking turns (as a cluster's nodes)", async () => {
+    // Another event on streams sealed before: the agent's.
+    const touch = async (description: string) =>
+      assert.strictEqual((await request("PATCH", `/v0/agents/${agentId}`, owner, { description })).status, 200)
+    await touch("after a restart")
+    const other = await runtime.runPromise(LogSeals.make)
+    assert.isAtLeast(await runtime.runPromise(other.sealPending), 1)
+    // The first sealer again: the agent's stream moved on under it.
+    await touch("sealed by the first node again")
+    await seal()
+    await touch("and by the other")
+    assert.isAtLeast(await runtime.runPromise(other.sealPending), 1)
     const report = await verify()
     assert.strictEqual(report.ok, true, JSON.stringify(report.broken))
     assert.strictEqual(report.unsealed, 0)

@@ -150,9 +150,10 @@ export class LogSeals extends Context.Service<LogSeals>()("cairn/LogSeals", {
      */
     const headsOf = (firsts: ReadonlyArray<RecordedEvent>, sealedUpTo: LogPosition) =>
       Effect.gen(function*() {
+        // Forgotten all at once when full, before choosing what to read, so that no stream of the block is left out.
+        if (heads.size + firsts.length > maxCachedHeads) heads.clear()
         const missing = firsts.filter((event) => event.version > 1 && !heads.has(event.stream))
         if (missing.length === 0) return
-        if (heads.size + missing.length > maxCachedHeads) heads.clear()
         const before = yield* Effect.forEach(missing, (event) =>
           Effect.map(store.readStream(event.stream, { fromVersion: Math.max(1, event.version - 4), limit: 9 }), (around) => {
             let latest: RecordedEvent | undefined
@@ -189,8 +190,12 @@ export class LogSeals extends Context.Service<LogSeals>()("cairn/LogSeals", {
      * Seals the events recorded since the last block as the next block: the number of events sealed (0 when there
      * were none, or when another node took the block number first).
      */
+    /** The hash of the block this sealer wrote last: the one its `heads` are current for. */
+    let headsAfter: string | undefined
     const sealNext = Effect.gen(function*() {
       const tip = yield* lastSeal
+      // Another node sealed since (or the seals were emptied): what this one remembers may be behind the stored heads.
+      if (Option.getOrUndefined(tip)?.hash !== headsAfter) heads.clear()
       const after = Option.match(tip, { onNone: () => start, onSome: (seal) => positionFrom(seal.header.last) })
       const events = yield* store.readAll({ after, limit: maxBlockEvents })
       if (Option.isNone(tip)) yield* recordStart(true, Option.none())
@@ -228,6 +233,7 @@ export class LogSeals extends Context.Service<LogSeals>()("cairn/LogSeals", {
         return 0
       }
       for (const [stream, hash] of newHeads) heads.set(stream, hash)
+      headsAfter = LogProof.toHex(LogProof.blockHash(header))
       // A block short of full is the log caught up: on the first such, what the chain was introduced over is known.
       if (events.length < maxBlockEvents) yield* recordStart(false, Option.some(header.last))
       return events.length
