@@ -5,7 +5,7 @@
  * again once the edit is undone. `GET /v0/audit/export` gives the workspace's sealed events with their proofs, read
  * back here with `@ipld/car` and checked by the offline verifier program, which also refuses an edited export.
  */
-import { AuditLog, LogSeals } from "@cairn/application"
+import { AuditLog, LogSeals, type VerifyReport } from "@cairn/application"
 import { ApiKit, TestRuntime } from "@cairn/runtime/testing"
 import { CarReader } from "@ipld/car"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
@@ -23,22 +23,14 @@ const { newAgent } = ApiKit.make(request)
 
 const verifier = fileURLToPath(new URL("../../../examples/verify-audit-export/verify.mjs", import.meta.url))
 
-interface Report {
-  readonly ok: boolean
-  readonly blocks: number
-  readonly events: number
-  readonly unsealed: number
-  readonly chain: { readonly introducedAt: string; readonly backfilledThrough: string | null } | null
-  readonly broken: { readonly block: number; readonly position: string | null; readonly stream: string | null; readonly version: number | null; readonly problem: string } | null
-}
 
 /** What the server's sealer does in the background (TestRuntime runs no background workers). */
 const seal = () => runtime.runPromise(AuditLog.use((log) => log.sealPending))
 
-const verify = async (): Promise<Report> => {
+const verify = async (): Promise<VerifyReport> => {
   const answer = await request("POST", "/admin/audit/verify", TestRuntime.adminToken)
   assert.strictEqual(answer.status, 200, JSON.stringify(answer.body))
-  return answer.body!["data"] as Report
+  return answer.body!["data"] as VerifyReport
 }
 
 const sql = <A>(f: (sql: SqlClient.SqlClient) => import("effect").Effect.Effect<A, unknown>) => runtime.runPromise(SqlClient.SqlClient.use(f))
