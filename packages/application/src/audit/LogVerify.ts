@@ -6,7 +6,7 @@
  */
 import { TokenSigner } from "@cairn/auth"
 import { compare, EventStore, formatPosition, type RecordedEvent } from "@cairn/event-store"
-import { Effect, Option } from "effect"
+import { Effect, Fiber, Option } from "effect"
 import * as LogProof from "./LogProof.ts"
 import { LogSeals, positionFrom, type Seal } from "./LogSeals.ts"
 
@@ -49,8 +49,11 @@ export const verify = Effect.gen(function*() {
     problem
   })
 
-  /** The first broken link in one block, or none; `heads` and the counters move on past it. */
-  const checkBlock = (seal: Seal, expected: number) =>
+  /** The events a block says it sealed: those after its `after`, as many as it counts. */
+  const eventsOf = (seal: Seal) => store.readAll({ after: positionFrom(seal.header.after), limit: seal.header.count })
+
+  /** The first broken link in one block (its events as read), or none; `heads` and the counters move on past it. */
+  const checkBlock = (seal: Seal, expected: number, read: ReadonlyArray<RecordedEvent>) =>
     Effect.gen(function*() {
       const { header } = seal
       const n = header.block
@@ -67,7 +70,6 @@ export const verify = Effect.gen(function*() {
       if (seal.prevs.length !== header.count || seal.positions.length !== header.count) {
         return brokenAt(n, `block ${n} stores ${seal.prevs.length} chained-from hashes and ${seal.positions.length} positions for ${header.count} events`)
       }
-      const read = yield* store.readAll({ after, limit: header.count })
       const last = positionFrom(header.last)
       const sealedIndex = new Map(seal.positions.map((position, i) => [position, i]))
       for (let i = 0; i < read.length; i++) {
@@ -101,8 +103,12 @@ export const verify = Effect.gen(function*() {
   let broken: BrokenLink | undefined
   for (let from = 1; broken === undefined;) {
     const page = yield* seals.seals(from, from + pageSize - 1)
-    for (const seal of page) {
-      broken = yield* checkBlock(seal, from)
+    // The next block's events are read while this one's are hashed: the database and this process work at once.
+    let ahead = page.length === 0 ? undefined : yield* Effect.forkChild(eventsOf(page[0]!))
+    for (let k = 0; k < page.length; k++) {
+      const read = yield* Fiber.join(ahead!)
+      if (k + 1 < page.length) ahead = yield* Effect.forkChild(eventsOf(page[k + 1]!))
+      broken = yield* checkBlock(page[k]!, from, read)
       if (broken !== undefined) break
       from++
     }
