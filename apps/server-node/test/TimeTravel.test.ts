@@ -119,6 +119,11 @@ describe("time travel through the HTTP API", () => {
     await record()
     const task = await ok("POST", `/v0/agents/${agentId}/tasks`, { name: "digest", schedule: { kind: "every", everyMs: 3_600_000 }, payload: { kind: "systemEvent", message: "tick" } })
     await record()
+    // A snapshot of its workspace: `lastSync` and `snapshotCid` from then on, null before.
+    const synced = await ok("POST", `/v0/agents/${agentId}/snapshots/sync`)
+    await record()
+    assert.strictEqual((steps.at(-1)!.answers[0] as any).agent.snapshotCid, synced.snapshotCid ?? synced.snapshot?.snapshotCid)
+    assert.isNull((steps.at(-2)!.answers[0] as any).agent.lastSync)
 
     // The secret's step changed no route but the held secret's version and `synced`.
     assert.deepStrictEqual(

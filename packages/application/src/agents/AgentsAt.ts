@@ -14,7 +14,7 @@
  * An agent deleted later is visible at a point before its deletion, to its own workspace (its events are kept);
  * before its first event or after its deletion it is not found (decision 0048).
  */
-import { Agent, Channel, Domain, RuntimeConfig, ScheduledTask, Secret, Skill, ValidationFailed } from "@cairn/domain"
+import { Agent, Channel, Domain, RuntimeConfig, ScheduledTask, Secret, Skill, Snapshot, ValidationFailed } from "@cairn/domain"
 import { compare, EventStore, ExpectedVersion, formatPosition, type LogPosition, parsePosition, type RecordedEvent, start } from "@cairn/event-store"
 import { Context, Effect, Layer, Result, Schema } from "effect"
 import type { Principal } from "../Access.ts"
@@ -114,7 +114,8 @@ const decoders = {
   channel: Schema.decodeUnknownSync(Channel.ChannelEvent),
   domain: Schema.decodeUnknownSync(Domain.DomainEvent),
   config: Schema.decodeUnknownSync(RuntimeConfig.RuntimeConfigEvent),
-  task: Schema.decodeUnknownSync(ScheduledTask.TaskEvent)
+  task: Schema.decodeUnknownSync(ScheduledTask.TaskEvent),
+  snapshot: Schema.decodeUnknownSync(Snapshot.SnapshotEvent)
 }
 
 /** The streams whose events make up an agent's state, beside those of the secrets and skills it held. */
@@ -123,7 +124,8 @@ export const stateStreams = (agentId: string): ReadonlyArray<string> => [
   Channel.stream(agentId),
   Domain.stream(agentId),
   RuntimeConfig.stream(agentId),
-  ScheduledTask.stream(agentId)
+  ScheduledTask.stream(agentId),
+  Snapshot.stream(agentId)
 ]
 
 /** The secrets and skills an agent's own events ever name: their streams hold their names, versions and times. */
@@ -154,6 +156,9 @@ export class Fold {
   channels: Channel.ChannelsState = Channel.initial
   domains: Domain.DomainsState = Domain.initial
   config: ConfigAt = { hash: null, changedPaths: [], writtenAt: null }
+  /** When its workspace was last snapshotted (`lastSync`), and its kept snapshots by sequence (the latest is `snapshotCid`). */
+  lastSync: string | null = null
+  readonly keptSnapshots = new Map<number, string>()
   readonly tasks = new Map<string, TaskAt>()
   readonly delivered = new Map<string, number | null>()
   readonly held = new Map<string, HeldSkill>()
@@ -177,8 +182,25 @@ export class Fold {
       const e = decoders.config(event.data)
       this.config = { hash: e.hash, changedPaths: e.changedPaths, writtenAt: iso(e.at) }
     } else if (stream === ScheduledTask.stream(agentId)) this.taskEvent(decoders.task(event.data))
+    else if (stream === Snapshot.stream(agentId)) this.snapshotEvent(decoders.snapshot(event.data))
     else if (stream.startsWith("secret-")) this.secretEvent(decoders.secret(event.data))
     else if (stream.startsWith("skill-")) this.skillEvent(decoders.skill(event.data))
+  }
+
+  /** As the snapshots read model keeps them: the last one taken's time, and which are still kept. */
+  private snapshotEvent(e: Snapshot.SnapshotEvent) {
+    if (e._tag === "SnapshotTaken") {
+      this.lastSync = iso(e.at)
+      this.keptSnapshots.set(e.sequence, e.snapshotCid)
+    } else if (e._tag === "SnapshotsExpired") {
+      for (const sequence of e.sequences) this.keptSnapshots.delete(sequence)
+    }
+  }
+
+  private latestSnapshotCid(): string | null {
+    let latest: [number, string] | undefined
+    for (const entry of this.keptSnapshots) if (latest === undefined || entry[0] > latest[0]) latest = entry
+    return latest?.[1] ?? null
   }
 
   private agentEvent(e: Agent.AgentEvent) {
@@ -277,7 +299,12 @@ export class Fold {
     if (this.agent._tag !== "Live") return undefined
     const { secrets: _secrets, skills: _skills, ...rest } = this.agent.agent
     const lastStop = this.lastStop
-    const agent: AgentView = { ...rest, createdAt: iso(rest.createdAt), ...(lastStop === undefined ? {} : { lastStop }) }
+    const agent: AgentView = {
+      ...rest,
+      createdAt: iso(rest.createdAt),
+      ...(lastStop === undefined ? {} : { lastStop }),
+      snapshots: { lastSync: this.lastSync, snapshotCid: this.latestSnapshotCid() }
+    }
     const byName = (a: { readonly name: string }, b: { readonly name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
     return {
       agent,
@@ -340,6 +367,8 @@ export class Fold {
       }]),
       domains: [...this.domains.domains],
       config: this.config,
+      lastSync: this.lastSync,
+      keptSnapshots: [...this.keptSnapshots],
       tasks: [...this.tasks],
       delivered: [...this.delivered],
       held: [...this.held],
@@ -365,6 +394,9 @@ export class Fold {
     fold.channels = { channels: new Map(json.channels as Array<[Channel.ChannelName, Channel.ChannelSettings]>) }
     fold.domains = { domains: new Map(json.domains as Array<[string, Domain.Domain]>) }
     fold.config = json.config as ConfigAt
+    // A snapshot kept before the agent's own snapshots were folded has neither: its progress then folds them all.
+    fold.lastSync = (json.lastSync as string | null | undefined) ?? null
+    for (const [k, v] of (json.keptSnapshots ?? []) as Array<[number, string]>) fold.keptSnapshots.set(k, v)
     for (const [k, v] of json.tasks as Array<[string, TaskAt]>) fold.tasks.set(k, v)
     for (const [k, v] of json.delivered as Array<[string, number | null]>) fold.delivered.set(k, v)
     for (const [k, v] of json.held as Array<[string, HeldSkill]>) fold.held.set(k, v)
@@ -387,6 +419,8 @@ export interface FoldJson {
   readonly channels: ReadonlyArray<unknown>
   readonly domains: ReadonlyArray<unknown>
   readonly config: unknown
+  readonly lastSync?: unknown
+  readonly keptSnapshots?: ReadonlyArray<unknown>
   readonly tasks: ReadonlyArray<unknown>
   readonly delivered: ReadonlyArray<unknown>
   readonly held: ReadonlyArray<unknown>

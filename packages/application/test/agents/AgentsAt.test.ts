@@ -89,7 +89,8 @@ describe("AgentsAt", () => {
       const created = yield* found(agentsAt, time(2))
       assert.deepStrictEqual(created.agent, {
         agentId, workspaceId, userId: "user-1", name: "first", description: null, vibe: null, emoji: null, model: null,
-        engineVersion: "1.0.0", status: "starting", tokenGeneration: 0, recovering: false, node: null, createdAt: t(2)
+        engineVersion: "1.0.0", status: "starting", tokenGeneration: 0, recovering: false, node: null, createdAt: t(2),
+        snapshots: { lastSync: null, snapshotCid: null }
       })
       assert.deepStrictEqual([created.secrets, created.skills, created.domains, created.tasks], [[], [], [], []])
       assert.deepStrictEqual(created.config, { hash: null, changedPaths: [], writtenAt: null })
