@@ -4,7 +4,7 @@
  * made by OpenClaw's own pairing store (its `upsertChannelPairingRequest`, run from the engine's files as the gateway's
  * channel would run it, in the agent's state database); the engine lists it with the code OpenClaw chose, approves it
  * by that code, and OpenClaw's allow store then holds the sender (and its `pairing list` no longer shows the request).
- * An unknown code is UnknownPairingCode. Prints how long a list and an approval take.
+ * An unknown code is UnknownPairingCode. Slack (a plugin's channel) too. Prints how long a list and an approval take.
  */
 import { AgentEngine, EngineChannels } from "@cairn/agent-engine"
 import { fakeChannelTokens } from "@cairn/agent-engine/testing"
@@ -44,8 +44,16 @@ describe.skipIf(!enabled)("OpenClaw channel DM pairing", () => {
         const agentId = `pairing-${Date.now().toString(36)}`
         const home = Path.join(dataDir, "agents", agentId)
         yield* engine.provision(agentId, { version, gatewayToken: Redacted.make(`gw_${agentId}-token`) })
-        yield* engine.setEnvironment(agentId, { [EngineChannels.tokenVariable("telegram", "botToken")]: Redacted.make(fakeChannelTokens.telegram) })
-        yield* engine.setChannels(agentId, [{ channel: "telegram", enabled: true, dmPolicy: "pairing", allowFrom: ["42"], tokens: ["botToken"] }])
+        yield* engine.setEnvironment(agentId, {
+          [EngineChannels.tokenVariable("telegram", "botToken")]: Redacted.make(fakeChannelTokens.telegram),
+          [EngineChannels.tokenVariable("slack", "botToken")]: Redacted.make(fakeChannelTokens.slackBot),
+          [EngineChannels.tokenVariable("slack", "appToken")]: Redacted.make(fakeChannelTokens.slackApp)
+        })
+        yield* engine.setChannels(agentId, [
+          { channel: "telegram", enabled: true, dmPolicy: "pairing", allowFrom: ["42"], tokens: ["botToken"] },
+          // A channel of a plugin Cairn installs with the engine, not one built into OpenClaw.
+          { channel: "slack", enabled: true, dmPolicy: "pairing", allowFrom: [], tokens: ["botToken", "appToken"] }
+        ])
         yield* engine.start(agentId)
         assert.deepStrictEqual(yield* engine.listChannelPairing(agentId, "telegram"), [])
 
@@ -74,6 +82,14 @@ describe.skipIf(!enabled)("OpenClaw channel DM pairing", () => {
         assert.deepStrictEqual(yield* engine.listChannelPairing(agentId, "telegram"), [])
         const again = yield* Effect.flip(engine.approveChannelPairing(agentId, "telegram", issued.code))
         assert.strictEqual(again._tag, "UnknownPairingCode")
+
+        // The same on Slack, whose channel is a plugin's.
+        const slack = requestPairing(enginesDir, version, home, "slack", "U0999SLACK")
+        assert.deepInclude((yield* engine.listChannelPairing(agentId, "slack"))[0], { code: slack.code, senderId: "U0999SLACK" })
+        assert.deepStrictEqual(yield* engine.approveChannelPairing(agentId, "slack", slack.code), { senderId: "U0999SLACK" })
+        assert.deepStrictEqual(allowedSenders(enginesDir, version, home, "slack"), ["U0999SLACK"])
+        assert.deepStrictEqual(allowedSenders(enginesDir, version, home, "telegram"), [sender], "each channel has its own allow store")
+
         // The approval wrote nothing into the config (the CLI's approve would have made the sender command owner).
         const config = JSON.parse(Fs.readFileSync(Path.join(home, ".openclaw", "openclaw.json"), "utf8"))
         assert.isUndefined(config.commands?.ownerAllowFrom, JSON.stringify(config.commands))
