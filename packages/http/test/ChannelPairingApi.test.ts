@@ -1,7 +1,7 @@
 /**
- * DM pairing on an agent's channels through the real routes, on the simulated engine: senders that wrote to a channel
- * in pairing mode are listed with their codes, the owner approves one by its code (any case), the sender joins the
- * channel's allow store and the approval is on the agent's trail (channel, sender, who; nothing the sender wrote); every
+ * DM pairing on an agent's channels through the real routes, on the simulated engine: senders that wrote to a
+ * channel in pairing mode are listed with their codes, the owner approves one by its code (any case), the sender joins
+ * the channel's allow store and the approval is on the agent's trail (channel, sender, who; nothing they wrote); every
  * documented refusal: 400 `Unsupported channel` and a malformed code, 404 for another workspace and an unknown code,
  * 409 for a channel not configured, disabled or open, 409 for a stopped gateway, 500 `CLI error`, and 503 with
  * `Retry-After` while the gateway starts. Runs on PGlite, and on Postgres with DATABASE_URL.

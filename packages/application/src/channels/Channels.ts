@@ -5,8 +5,8 @@
  * (`Gateway.applyChannels`: its config written, the tokens in the gateway's environment, ChannelDelivery.ts) and
  * restarts a running gateway, so the restart is one of the agent's own, recorded as any other. An engine that refuses the
  * configuration leaves the channel as it was (the change is reverted in the log) and answers `Configuration failed`.
- * Channels are a paid feature: the free plan gets 403. A channel in pairing mode answers unknown senders with a code,
- * which the owner approves here (the gateway is asked; each approval goes on the agent's trail).
+ * Channels are a paid feature: the free plan gets 403. A channel in pairing mode answers unknown senders with a
+ * code, which the owner approves here (the gateway is asked; each approval goes on the agent's trail).
  */
 import { AgentEngine, type AgentNotProvisioned, type ChannelsUnavailable } from "@cairn/agent-engine"
 import { Agent, AgentChats, Channel, ChannelPairing } from "@cairn/domain"

@@ -1,8 +1,9 @@
 /**
  * The streams that make up an agent's audit trail (`GET /v0/agents/:agentId/events`), defined here and nowhere
  * else. The agent's own stream holds its lifecycle; what is done inside the agent (console runs, uploads, config
- * writes, task changes, snapshots and resets, device pairings, channel pairing approvals, chat turns) is recorded in streams of its own, one per
- * agent and resource, so that a busy console never makes the agent's stream long. The trail reads every stream listed here and merges them by log position.
+ * writes, task changes, snapshots and resets, device pairings, channel pairing approvals, chat turns) is recorded in
+ * streams of its own, one per agent and resource, so that a busy console never makes the agent's stream long. The
+ * trail reads every stream listed here and merges them by log position.
  *
  * A resource that records actions on an agent adds its stream builder to `auditStreams` (one line), nothing else.
  */

@@ -1,7 +1,7 @@
 /**
- * What a pairing code may be. OpenClaw's are 8 characters of `A–Z` (without I and O) and `2–9`, and it compares them
- * without regard to case (its `src/pairing/pairing-store.ts`). Cairn takes letters and digits only, 4 to 16 of them, upper-cased, so a code
- * it passes to the engine can never carry anything but a code.
+ * What a pairing code may be. OpenClaw's are 8 characters of `A–Z` (without I and O) and `2–9`, and it compares
+ * them without regard to case (its `src/pairing/pairing-store.ts`). Cairn takes letters and digits only, 4 to 16 of
+ * them, upper-cased, so a code it passes to the engine can never carry anything but a code.
  */
 import { Result } from "effect"
 import { ValidationFailed } from "../ValidationFailed.ts"
