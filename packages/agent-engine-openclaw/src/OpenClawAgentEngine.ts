@@ -23,6 +23,7 @@ import {
   type ChannelSpec,
   type ChannelStatus,
   ChannelsUnavailable,
+  UnknownPairingCode,
   DowngradeRefused,
   EngineCliError,
   EngineEnvironment,
@@ -47,6 +48,7 @@ import type { AgentLimits } from "./AgentCgroups.ts"
 import * as AgentDisks from "./AgentDisks.ts"
 import * as AgentHome from "./AgentHome.ts"
 import type * as AgentNetwork from "./AgentNetwork.ts"
+import * as ChannelPairing from "./ChannelPairing.ts"
 import * as Channels from "./Channels.ts"
 import * as Chat from "./Chat.ts"
 import { sleep } from "./Command.ts"
@@ -667,6 +669,21 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       )
     })
 
+  /**
+   * The channel's pending pairing requests with their codes (ChannelPairing.ts: the CLI shows them, the RPC does
+   * not), of a running gateway. `channel` is one of Cairn's channel names, so nothing but a name reaches the CLI.
+   */
+  const storedPairing = (agentId: string, agent: Agent, channel: string) =>
+    Effect.gen(function*() {
+      if (agent.state !== "running" || agent.gateway === undefined) {
+        return yield* new ChannelsUnavailable({ agentId, detail: `the gateway is not running (${agent.state})` })
+      }
+      const stdout = yield* cli(agentId, agent, ["pairing", "list", channel, "--json"]).pipe(
+        Effect.mapError((error) => new ChannelsUnavailable({ agentId, detail: `pairing list: ${error.detail}` }))
+      )
+      return yield* ChannelPairing.parseCliList(stdout).pipe(Effect.mapError((detail) => new ChannelsUnavailable({ agentId, detail })))
+    })
+
   const state = sandbox.state
   const agentLimits = state._tag === "Sandboxed" && (state.enforced.length > 0 || disks !== undefined)
     ? {
@@ -938,6 +955,34 @@ export const make = Effect.fnUntraced(function*(options: Options) {
             running: false,
             ...(spec.channel === "whatsapp" ? { linked: false } : {})
           })))),
+
+    listChannelPairing: (agentId, channel) =>
+      Effect.flatMap(find(agentId), (agent) =>
+        Effect.map(storedPairing(agentId, agent, channel), (requests) => requests.map(({ accountId: _, ...request }) => request))),
+
+    // The code names the request in the CLI's list; the gateway approves it by its own id (ChannelPairing.ts).
+    approveChannelPairing: (agentId, channel, code) =>
+      Effect.gen(function*() {
+        const agent = yield* find(agentId)
+        const stored = (yield* storedPairing(agentId, agent, channel)).find((request) => request.code === code.toUpperCase())
+        if (stored === undefined) return yield* new UnknownPairingCode({ agentId, channel })
+        const unavailable = (detail: string) => new ChannelsUnavailable({ agentId, detail })
+        const listed = yield* rpc(agentId, agent, "channels.pairing.list", { channel }).pipe(
+          Effect.mapError((error) => unavailable(`channels.pairing.list: ${error.message}`)),
+          Effect.flatMap((answer) => Effect.mapError(ChannelPairing.gatewayRequestId(answer, stored), unavailable))
+        )
+        if (listed === undefined) {
+          return yield* unavailable(`the gateway does not list the ${channel} pairing request of ${stored.senderId} (is the channel in pairing mode?)`)
+        }
+        yield* rpc(agentId, agent, "channels.pairing.approve", { channel, accountId: stored.accountId, requestId: listed }).pipe(
+          Effect.mapError((error) =>
+            ChannelPairing.isGone(error.message)
+              ? new UnknownPairingCode({ agentId, channel })
+              : unavailable(`channels.pairing.approve: ${error.message}`)
+          )
+        )
+        return { senderId: stored.senderId }
+      }),
 
     chat: (agentId, request) =>
       Stream.unwrap(Effect.map(chatConnection(agentId), ({ agent, client }) =>

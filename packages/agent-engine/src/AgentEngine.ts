@@ -4,6 +4,7 @@
  * adapter owns processes, files and the engine's own protocols. Adapters: SimulatedAgentEngine (here) and
  * OpenClawAgentEngine (@cairn/agent-engine-openclaw).
  */
+import type { Channel } from "@cairn/domain"
 import { Context, type Effect, type Redacted, Schema, type Stream } from "effect"
 import type {
   AgentNotProvisioned,
@@ -42,7 +43,7 @@ import type {
   WorkspaceRead
 } from "./WorkspaceOperations.ts"
 import type { RestoreEntry, RestoreOptions, ScanOptions, WorkspaceEntry } from "./WorkspaceTree.ts"
-import type { ChannelSpec, ChannelStatus, ChannelsUnavailable } from "./Channels.ts"
+import type { ChannelPairingRequest, ChannelSpec, ChannelStatus, ChannelsUnavailable, UnknownPairingCode } from "./Channels.ts"
 import type { LogChunk, LogRequest } from "./GatewayLogs.ts"
 import type {
   ChatEvent,
@@ -397,6 +398,24 @@ export class AgentEngine extends Context.Service<AgentEngine, {
   ) => Effect.Effect<void, ChannelsUnavailable | AgentNotProvisioned>
   /** The channels as the engine runs them: from the running gateway (configured, running, token status, linked). */
   readonly channelStatus: (agentId: string) => Effect.Effect<ReadonlyArray<ChannelStatus>, ChannelsUnavailable | AgentNotProvisioned>
+  /**
+   * The senders waiting on the channel for the owner's approval (its DM policy is `pairing`), oldest first; expired
+   * requests are not listed. Asks the gateway, so it must be running.
+   */
+  readonly listChannelPairing: (
+    agentId: string,
+    channel: Channel.ChannelName
+  ) => Effect.Effect<ReadonlyArray<ChannelPairingRequest>, ChannelsUnavailable | AgentNotProvisioned>
+  /**
+   * Approves the pending request with this code (an upper-case code of letters and digits: callers check it): its
+   * sender may write to the agent from now on. The approved sender's id is returned. Asks the gateway, so it must be
+   * running.
+   */
+  readonly approveChannelPairing: (
+    agentId: string,
+    channel: Channel.ChannelName,
+    code: string
+  ) => Effect.Effect<{ readonly senderId: string }, UnknownPairingCode | ChannelsUnavailable | AgentNotProvisioned>
   /**
    * One chat turn: sends the message to the agent's running gateway and streams the reply (deltas, then `done` with
    * the whole reply once). The stream fails with ChatUnavailable when the gateway is not running, ChatTimedOut after

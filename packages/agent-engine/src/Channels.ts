@@ -40,6 +40,28 @@ export interface ChannelStatus {
   readonly lastError?: string
 }
 
+/** A sender waiting for the owner to approve them on a channel whose DM policy is `pairing`. */
+export interface ChannelPairingRequest {
+  /** What the channel sent the sender, and the owner approves (upper case). */
+  readonly code: string
+  /** The sender as the channel names them (a Telegram user id, a Slack member id, …). */
+  readonly senderId: string
+  /** When the sender first asked (ISO 8601). */
+  readonly createdAt: string
+  /** When the engine forgets the request unless it is approved (ISO 8601), where the engine says. */
+  readonly expiresAt?: string
+}
+
+/** No pending request of the agent's channel has this code (never sent, approved already, or expired). */
+export class UnknownPairingCode extends Schema.TaggedError<UnknownPairingCode>()("UnknownPairingCode", {
+  agentId: Schema.String,
+  channel: Schema.String
+}) {
+  override get message() {
+    return `The ${this.channel} channel of agent ${this.agentId} has no pending pairing request with that code`
+  }
+}
+
 /** The engine could not write or read an agent's channel configuration. */
 export class ChannelsUnavailable extends Schema.TaggedError<ChannelsUnavailable>()("ChannelsUnavailable", {
   agentId: Schema.String,

@@ -42,7 +42,7 @@ import { EngineVersion } from "@cairn/domain"
 import * as EngineEnvironment from "./EngineEnvironment.ts"
 import * as GatewayLogs from "./GatewayLogs.ts"
 import { SimulatedEngineControl, type ConfigOperation } from "./SimulatedEngineControl.ts"
-import { ChannelsUnavailable } from "./Channels.ts"
+import { ChannelsUnavailable, UnknownPairingCode } from "./Channels.ts"
 import { ChatFailed, type ChatEvent, ChatSessionNotFound, ChatTimedOut, ChatUnavailable, configuredModel } from "./Chat.ts"
 import * as ChannelStore from "./simulated/Channels.ts"
 import * as ChatStore from "./simulated/ChatStore.ts"
@@ -237,6 +237,18 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
         ? Effect.succeed(agent)
         : Effect.fail(new EngineCliError({ agentId, detail: `the gateway is not running (${agent.state})` }))
     })
+
+  /** An agent whose gateway answers pairing calls: running, and no CLI or channel failure scripted for it. */
+  const runningForPairing = (agentId: string) =>
+    Effect.flatMap(find(agentId), (agent) => {
+      const detail = cliFailures.get(agentId) ?? channelFailures.get(agentId)
+      if (detail !== undefined) return Effect.fail(new ChannelsUnavailable({ agentId, detail }))
+      return agent.state === "running"
+        ? Effect.succeed(agent)
+        : Effect.fail(new ChannelsUnavailable({ agentId, detail: `the gateway is not running (${agent.state})` }))
+    })
+  /** How many pairing codes the engine has handed out: the next code is `pairingCode(this)`. */
+  let pairingCodes = 0
 
   const engineAvailable = Effect.suspend(() =>
     engineFailure === undefined ? Effect.void : Effect.fail(new EngineUnavailable({ cause: engineFailure.cause }))
@@ -764,6 +776,16 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
         if (failure !== undefined) return Effect.fail(new ChannelsUnavailable({ agentId, detail: failure }))
         return Effect.succeed(ChannelStore.status(agent.channels, agent.state === "running"))
       }),
+    listChannelPairing: Effect.fnUntraced(function*(agentId, channel) {
+      const agent = yield* runningForPairing(agentId)
+      return ChannelStore.pendingPairing(agent.channels, channel, yield* Clock.currentTimeMillis)
+    }),
+    approveChannelPairing: Effect.fnUntraced(function*(agentId, channel, code) {
+      const agent = yield* runningForPairing(agentId)
+      const senderId = ChannelStore.approvePairing(agent.channels, channel, code, yield* Clock.currentTimeMillis)
+      if (senderId === undefined) return yield* new UnknownPairingCode({ agentId, channel })
+      return { senderId }
+    }),
 
     // A turn is answered at once (unless the control holds or fails it), under the request's timeout on the Clock.
     chat: (agentId, request) =>
@@ -883,6 +905,11 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       agent.devices.delete(device.id)
       agent.devices.set(device.id, { device, list })
     }),
+    requestChannelPairing: (agentId, channel, senderId) =>
+      Effect.flatMap(find(agentId), (agent) =>
+        Effect.map(Clock.currentTimeMillis, (nowMs) =>
+          ChannelStore.requestPairing(agent.channels, channel, senderId, nowMs, () => ChannelStore.pairingCode(pairingCodes++)))),
+    approvedChannelSenders: (agentId, channel) => Effect.map(find(agentId), (agent) => ChannelStore.approvedSenders(agent.channels, channel)),
     startCount: (agentId) => Effect.map(find(agentId), (agent) => agent.starts),
     writeGatewayLog: (agentId, line) => Effect.map(find(agentId), (agent) => void agent.log.push(line)),
     scriptLaunches: (agentId) => Effect.map(find(agentId), (agent) => agent.scriptLaunches),

@@ -5,6 +5,7 @@
  * inside its own workspace (editing a skill's file). `SimulatedAgentEngine.layer` provides it next to the AgentEngine
  * it controls.
  */
+import type { Channel } from "@cairn/domain"
 import { Context, type Effect, type Redacted } from "effect"
 import type { Device } from "./AgentEngine.ts"
 import type { AgentNotProvisioned } from "./AgentEngineError.ts"
@@ -85,6 +86,20 @@ export class SimulatedEngineControl extends Context.Service<SimulatedEngineContr
     device: Device,
     list: "pending" | "paired"
   ) => Effect.Effect<void, AgentNotProvisioned>
+  /**
+   * A sender writes to the agent's bot on `channel`, which answers with a pairing code (the same code while their
+   * request is pending): the code, deterministic (the n-th request of the engine gets the n-th code).
+   */
+  readonly requestChannelPairing: (
+    agentId: string,
+    channel: Channel.ChannelName,
+    senderId: string
+  ) => Effect.Effect<string, AgentNotProvisioned>
+  /** The senders approved on the channel (its allow store), in the order they were approved. */
+  readonly approvedChannelSenders: (
+    agentId: string,
+    channel: Channel.ChannelName
+  ) => Effect.Effect<ReadonlyArray<string>, AgentNotProvisioned>
   /** How many times the agent's gateway was launched, failed launches included. */
   readonly startCount: (agentId: string) => Effect.Effect<number, AgentNotProvisioned>
   /** Appends a line to the gateway's log, as the gateway (or the agent, whose home holds it) would write it. */

@@ -2,6 +2,7 @@
 export * as Agent from "./agents/index.ts"
 export * as AgentConsole from "./console/index.ts"
 export * as AgentDevices from "./devices/index.ts"
+export * as ChannelPairing from "./pairings/index.ts"
 export * as AgentChats from "./chats/index.ts"
 // Named at the top level too, so that services whose inferred types carry these refusals can be declared.
 export type { AgentNotFound } from "./agents/Errors.ts"

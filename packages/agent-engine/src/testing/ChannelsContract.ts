@@ -50,6 +50,9 @@ export const channelsContract = <R>({ it, drive, freshAgent, timeout }: SectionC
       for (const status of running) {
         if (status.channel === "discord" || status.channel === "whatsapp") assert.isFalse(status.configured, `${status.channel} is not configured`)
       }
+      // Slack is in pairing mode: nobody has asked yet, so there is nothing to list and no code to approve.
+      assert.deepStrictEqual(yield* engine.listChannelPairing(agentId, "slack"), [])
+      assert.deepInclude(yield* Effect.flip(engine.approveChannelPairing(agentId, "slack", "ABCD2345")), { _tag: "UnknownPairingCode" })
 
       yield* engine.setChannels(agentId, [])
       yield* drive(engine.restart(agentId))
@@ -66,5 +69,7 @@ export const channelsContract = <R>({ it, drive, freshAgent, timeout }: SectionC
       const missing = `no-such-agent-${Date.now()}`
       assert.deepInclude(yield* Effect.flip(engine.setChannels(missing, channels)), { _tag: "AgentNotProvisioned" })
       assert.deepInclude(yield* Effect.flip(engine.channelStatus(missing)), { _tag: "AgentNotProvisioned" })
+      assert.deepInclude(yield* Effect.flip(engine.listChannelPairing(missing, "slack")), { _tag: "AgentNotProvisioned" })
+      assert.deepInclude(yield* Effect.flip(engine.approveChannelPairing(missing, "slack", "ABCD2345")), { _tag: "AgentNotProvisioned" })
     }), timeout)
 }

@@ -5,10 +5,11 @@
  * (`Gateway.applyChannels`: its config written, the tokens in the gateway's environment, ChannelDelivery.ts) and
  * restarts a running gateway, so the restart is one of the agent's own, recorded as any other. An engine that refuses the
  * configuration leaves the channel as it was (the change is reverted in the log) and answers `Configuration failed`.
- * Channels are a paid feature: the free plan gets 403.
+ * Channels are a paid feature: the free plan gets 403. A channel in pairing mode answers unknown senders with a
+ * code, which the owner approves here (the gateway is asked; each approval goes on the agent's trail).
  */
-import { AgentEngine } from "@cairn/agent-engine"
-import { Channel } from "@cairn/domain"
+import { AgentEngine, type AgentNotProvisioned, type ChannelsUnavailable } from "@cairn/agent-engine"
+import { Agent, AgentChats, Channel, ChannelPairing } from "@cairn/domain"
 import { Context, Effect, Layer, Option, type Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Principal } from "../Access.ts"
@@ -168,7 +169,64 @@ export class Channels extends Context.Service<Channels>()("cairn/Channels", {
       return `${label[channel]} removed`
     })
 
-    return { list, configure, remove }
+    /**
+     * The channel, checked as far as Cairn can before the gateway is asked about its pairing requests: the agent
+     * (404), the channel configured (409), enabled (409) and in pairing mode (409), then its gateway up (waited for
+     * while it starts: 503 after that; 409 when stopped).
+     */
+    const pairingChannel = (principal: Principal, agentId: string, channelName: string) =>
+      Effect.gen(function*() {
+        const channel = yield* channelOf(channelName)
+        yield* agents.visibleIn(principal.workspaceId, agentId)
+        const row = (yield* table.ofAgent(agentId)).find((configured) => configured.channel === channel)
+        if (row === undefined) return yield* new ChannelPairing.ChannelNotConfigured({ channel })
+        if (!row.enabled) return yield* new ChannelPairing.ChannelDisabled({ channel })
+        if (row.dmPolicy !== "pairing") return yield* new ChannelPairing.ChannelNotPairing({ channel })
+        return channel
+      })
+
+    const whenRunning = (agentId: string) =>
+      Effect.gen(function*() {
+        yield* gateway.ready(agentId)
+        if (!(yield* gateway.isRunning(agentId))) return yield* new AgentChats.AgentNotRunning({ agentId })
+      })
+
+    const engineFailure = (agentId: string) => (error: ChannelsUnavailable | AgentNotProvisioned): Effect.Effect<never, Agent.CliError> =>
+      Effect.andThen(Effect.logWarning(`Agent ${agentId}: the engine could not answer about channel pairing`, error), Effect.fail(new Agent.CliError({ agentId })))
+
+    /** The senders waiting on the channel for the owner's approval, with the codes the channel sent them. */
+    const pairingRequests = Effect.fn("Channels.pairingRequests")(function*(principal: Principal, agentId: string, channelName: string) {
+      const channel = yield* pairingChannel(principal, agentId, channelName)
+      yield* whenRunning(agentId)
+      return yield* engine.listChannelPairing(agentId, channel).pipe(Effect.catch(engineFailure(agentId)))
+    })
+
+    /**
+     * Approves the sender who got `code` on the channel: they may write to the agent from now on. Recorded on the
+     * agent's trail (stream `pairings-<agentId>`: the channel, the sender's id, who approved), never what they wrote.
+     */
+    const approvePairing = Effect.fn("Channels.approvePairing")(function*(principal: Principal, agentId: string, channelName: string, code: string) {
+      const channel = yield* pairingChannel(principal, agentId, channelName)
+      const checked = yield* Effect.fromResult(ChannelPairing.requirePairingCode(code))
+      yield* whenRunning(agentId)
+      const { senderId } = yield* engine.approveChannelPairing(agentId, channel, checked).pipe(
+        Effect.catch((error): Effect.Effect<never, ChannelPairing.PairingRequestNotFound | Agent.CliError> =>
+          error._tag === "UnknownPairingCode"
+            ? Effect.fail(new ChannelPairing.PairingRequestNotFound({ channel }))
+            : engineFailure(agentId)(error)
+        )
+      )
+      const at = yield* now
+      yield* commands.record(
+        ChannelPairing.decider,
+        ChannelPairing.stream(agentId),
+        new ChannelPairing.RecordPairingApproval({ agentId, workspaceId: principal.workspaceId, channel, senderId, at }),
+        { actor: principal.userId }
+      )
+      return `${label[channel]} sender ${senderId} approved`
+    })
+
+    return { list, configure, remove, pairingRequests, approvePairing }
   })
 }) {
   static readonly layer = Layer.effect(this, this.make)

@@ -1,10 +1,12 @@
 /**
  * An agent's messaging channels: every channel's state (`GET …/channels`), configure one (`POST …/channels/{channel}`
  * `{botToken?, appToken?, dmPolicy?, allowFrom?, enabled?}`, an empty body allowed) and remove one (`DELETE`). The
- * channel name is checked before the body, so an unknown channel is `Unsupported channel` whatever was sent.
+ * channel name is checked before the body, so an unknown channel is `Unsupported channel` whatever was sent. DM
+ * pairing: the senders waiting for approval on a channel in pairing mode (`GET …/channels/{channel}/pairing`), and
+ * approve one by the code the channel sent them (`POST …/pairing/{code}/approve`).
  */
 import { AgentsAt, Channels } from "@cairn/application"
-import { Agent, Channel, Secret } from "@cairn/domain"
+import { Agent, AgentChats, Channel, ChannelPairing, Secret, ValidationFailed } from "@cairn/domain"
 import { Effect, Schema } from "effect"
 import { HttpRouter } from "effect/http"
 import { atDescription, AtQuery } from "./At.ts"
@@ -25,6 +27,15 @@ const ChannelsWire = Schema.Struct({
   discord: Schema.Struct({ ...common, ...botToken }),
   whatsapp: Schema.Struct({ ...common, linked: Schema.Boolean })
 })
+
+/** A sender waiting for approval: the code the channel sent them, who they are to the channel, when they asked. */
+const PairingRequestWire = Schema.Struct({
+  code: Schema.String,
+  senderId: Schema.String,
+  createdAt: Schema.String,
+  expiresAt: Schema.NullOr(Schema.String)
+})
+const PairingListWire = Schema.Struct({ channel: Channel.ChannelName, requests: Schema.Array(PairingRequestWire) })
 
 export const layer = HttpRouter.use((router) =>
   Effect.gen(function*() {
@@ -47,6 +58,41 @@ export const layer = HttpRouter.use((router) =>
         const message = yield* channels.configure(principal, agentId, channel, input)
         return { success: true, message }
       }))
+
+    const pairingErrors = [
+      new Agent.AgentNotFound({ agentId: "" }),
+      new Channel.UnsupportedChannel({ channel: "" }),
+      new ChannelPairing.ChannelNotConfigured({ channel: "" }),
+      new ChannelPairing.ChannelDisabled({ channel: "" }),
+      new ChannelPairing.ChannelNotPairing({ channel: "" }),
+      new AgentChats.AgentNotRunning({ agentId: "" }),
+      new Agent.CliError({ agentId: "" }),
+      new Agent.GatewayStarting({ agentId: "" })
+    ]
+
+    yield* agentRoute("GET", "/v0/agents/:agentId/channels/:channel/pairing", {
+      summary: "The senders waiting on a channel in pairing mode for the owner's approval, with the codes the channel sent them",
+      description: "A channel whose `dmPolicy` is `pairing` answers a sender it does not know with a code (OpenClaw: 8 letters " +
+        "and digits, kept an hour); the sender passes it on to the owner, who approves it with `POST …/pairing/{code}/approve`.",
+      response: { schema: PairingListWire },
+      errors: pairingErrors
+    }, ({ principal, agentId, params }) =>
+      Effect.map(channels.pairingRequests(principal, agentId, params["channel"] ?? ""), (requests): typeof PairingListWire.Type => ({
+        channel: params["channel"] as Channel.ChannelName,
+        requests: requests.map((request) => ({
+          code: request.code,
+          senderId: request.senderId,
+          createdAt: request.createdAt,
+          expiresAt: request.expiresAt ?? null
+        }))
+      })))
+
+    yield* agentRoute("POST", "/v0/agents/:agentId/channels/:channel/pairing/:code/approve", {
+      summary: "Approve a sender by the pairing code the channel sent them: they may write to the agent from now on",
+      response: { schema: Kit.Done },
+      errors: [...pairingErrors, new ChannelPairing.PairingRequestNotFound({ channel: "" }), new ValidationFailed({ detail: "code must be the pairing code the channel sent (4 to 16 letters or digits)" })]
+    }, ({ principal, agentId, params }) =>
+      Effect.map(channels.approvePairing(principal, agentId, params["channel"] ?? "", params["code"] ?? ""), (message) => ({ success: true, message })))
 
     yield* agentRoute("DELETE", "/v0/agents/:agentId/channels/:channel", { summary: "Remove a messaging channel", response: { schema: Kit.Done }, errors: [new Agent.AgentNotFound({ agentId: "" }), new Channel.UnsupportedChannel({ channel: "" }), new Channel.RemovalFailed({ channel: "" })] }, ({ principal, agentId, params }) =>
       Effect.map(channels.remove(principal, agentId, params["channel"] ?? ""), (message) => ({ success: true, message })))
