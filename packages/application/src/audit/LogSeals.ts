@@ -114,12 +114,6 @@ export class LogSeals extends Context.Service<LogSeals>()("cairn/LogSeals", {
         id boolean PRIMARY KEY DEFAULT true CHECK (id), introduced_at text NOT NULL, backfilled_through text)`
     ], { discard: true })).pipe(Effect.orDie)
 
-    /** The last block, or none before the first. */
-    const lastSeal = sql<SealRow>`SELECT ${sealColumns(sql)} FROM cairn_log_seals ORDER BY block DESC LIMIT 1`.pipe(
-      Effect.orDie,
-      Effect.map(([row]) => Option.map(Option.fromNullishOr(row), sealOf))
-    )
-
     /** Blocks `from` to `to` (inclusive), in order. */
     const seals = (from: number, to: number) =>
       sql<SealRow>`SELECT ${sealColumns(sql)} FROM cairn_log_seals WHERE block BETWEEN ${from} AND ${to} ORDER BY block`.pipe(
@@ -186,21 +180,33 @@ export class LogSeals extends Context.Service<LogSeals>()("cairn/LogSeals", {
         }
       })
 
+    /** Where the next block starts: the last one's number, hash and last position (not its leaves). */
+    const tipOf = sql<{ readonly block: string | number; readonly hash: string; readonly last: string }>`
+      SELECT block, encode(hash, 'hex') AS hash, last FROM cairn_log_seals ORDER BY block DESC LIMIT 1`.pipe(
+      Effect.orDie,
+      Effect.map(([row]) => Option.map(Option.fromNullishOr(row), (r) => ({ block: Number(r.block), hash: r.hash, last: r.last })))
+    )
+
+    /** The hash of the block this sealer wrote last: the one its `heads` are current for. */
+    let headsAfter: string | undefined
+    /** Whether this process has seen `cairn_log_chain`'s backfill recorded (so idle rounds write nothing). */
+    let backfillRecorded = false
+    const caughtUp = (at: string) =>
+      backfillRecorded ? Effect.void : Effect.andThen(recordStart(false, Option.some(at)), Effect.sync(() => void (backfillRecorded = true)))
+
     /**
      * Seals the events recorded since the last block as the next block: the number of events sealed (0 when there
      * were none, or when another node took the block number first).
      */
-    /** The hash of the block this sealer wrote last: the one its `heads` are current for. */
-    let headsAfter: string | undefined
     const sealNext = Effect.gen(function*() {
-      const tip = yield* lastSeal
+      const tip = yield* tipOf
       // Another node sealed since (or the seals were emptied): what this one remembers may be behind the stored heads.
       if (Option.getOrUndefined(tip)?.hash !== headsAfter) heads.clear()
-      const after = Option.match(tip, { onNone: () => start, onSome: (seal) => positionFrom(seal.header.last) })
+      const after = Option.match(tip, { onNone: () => start, onSome: (seal) => positionFrom(seal.last) })
       const events = yield* store.readAll({ after, limit: maxBlockEvents })
       if (Option.isNone(tip)) yield* recordStart(true, Option.none())
       if (events.length === 0) {
-        yield* recordStart(false, Option.some(LogProof.positionText(after)))
+        yield* caughtUp(LogProof.positionText(after))
         return 0
       }
       const firsts = new Map<string, RecordedEvent>()
@@ -209,7 +215,7 @@ export class LogSeals extends Context.Service<LogSeals>()("cairn/LogSeals", {
       const { leaves, prevs, newHeads } = hashAll(events, heads)
       const header: LogProof.BlockHeader = {
         v: 1,
-        block: Option.match(tip, { onNone: () => 1, onSome: (seal) => seal.header.block + 1 }),
+        block: Option.match(tip, { onNone: () => 1, onSome: (seal) => seal.block + 1 }),
         prev: Option.match(tip, { onNone: () => LogProof.toHex(LogProof.ZERO), onSome: (seal) => seal.hash }),
         after: LogProof.positionText(after),
         last: LogProof.positionText(events[events.length - 1]!.position),
@@ -218,12 +224,13 @@ export class LogSeals extends Context.Service<LogSeals>()("cairn/LogSeals", {
         sealedAt: yield* now
       }
       const signature = yield* signer.signSeal(LogProof.headerText(header))
+      const hash = LogProof.toHex(LogProof.blockHash(header))
       const last = events[events.length - 1]!.position
       const written = yield* sql`INSERT INTO cairn_log_seals
           (block, prev, after, last, last_tx, last_gp, count, root, hash, leaves, prevs, positions, signature, sealed_at)
         VALUES (${header.block}, decode(${header.prev}, 'hex'), ${header.after}, ${header.last}, ${last.transactionId.toString()}::int8,
           ${last.globalPosition.toString()}::int8, ${header.count}, decode(${header.root}, 'hex'),
-          decode(${LogProof.toHex(LogProof.blockHash(header))}, 'hex'), ${joined(leaves)}::bytea, ${joined(prevs)}::bytea,
+          decode(${hash}, 'hex'), ${joined(leaves)}::bytea, ${joined(prevs)}::bytea,
           ${events.map((event) => event.position.globalPosition.toString())}::int8[],
           ${signature}, ${header.sealedAt})
         ON CONFLICT DO NOTHING RETURNING block`.pipe(Effect.orDie, Effect.map((rows) => rows.length > 0))
@@ -233,9 +240,9 @@ export class LogSeals extends Context.Service<LogSeals>()("cairn/LogSeals", {
         return 0
       }
       for (const [stream, hash] of newHeads) heads.set(stream, hash)
-      headsAfter = LogProof.toHex(LogProof.blockHash(header))
+      headsAfter = hash
       // A block short of full is the log caught up: on the first such, what the chain was introduced over is known.
-      if (events.length < maxBlockEvents) yield* recordStart(false, Option.some(header.last))
+      if (events.length < maxBlockEvents) yield* caughtUp(header.last)
       return events.length
     })
 
@@ -260,7 +267,7 @@ export class LogSeals extends Context.Service<LogSeals>()("cairn/LogSeals", {
       }
     })
 
-    return { lastSeal, seals, sealsAfter, chainStart, sealPending, run }
+    return { seals, sealsAfter, chainStart, sealPending, run }
   })
 }) {
   static readonly layer = Layer.effect(this, this.make)
