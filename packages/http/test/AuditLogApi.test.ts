@@ -5,10 +5,11 @@
  * again once the edit is undone. `GET /v0/audit/export` gives the workspace's sealed events with their proofs, read
  * back here with `@ipld/car` and checked by the offline verifier program, which also refuses an edited export.
  */
-import { AuditLog, LogSeals, type VerifyReport } from "@cairn/application"
+import { AuditLog, LogSeals, SealInterval, type VerifyReport } from "@cairn/application"
 import { ApiKit, TestRuntime } from "@cairn/runtime/testing"
 import { CarReader } from "@ipld/car"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { Duration, Effect, Fiber } from "effect"
 import { SqlClient } from "effect/sql"
 import { execFile } from "node:child_process"
 import * as Fs from "node:fs"
@@ -96,6 +97,30 @@ describe("verify", () => {
     const report = await verify()
     assert.strictEqual(report.ok, true, JSON.stringify(report.broken))
     assert.strictEqual(report.unsealed, 0)
+  })
+
+  it("runs one background sealer at a time: two servers' sealers on one database seal it once, and it verifies", async () => {
+    const run = (seals: LogSeals["Service"]) =>
+      runtime.runFork(seals.run.pipe(Effect.provideService(SealInterval, Duration.millis(20))))
+    const [first, second] = await Promise.all([runtime.runPromise(LogSeals.make), runtime.runPromise(LogSeals.make)])
+    const fibers = [run(first), run(second)]
+    try {
+      for (let i = 0; i < 5; i++) {
+        assert.strictEqual((await request("POST", "/v0/secrets", owner, { name: `LEASED_${i}`, value: "v" })).status, 201)
+        await new Promise((resolve) => setTimeout(resolve, 30))
+      }
+      let report = await verify()
+      for (let tries = 0; tries < 100 && report.unsealed > 0; tries++) {
+        await new Promise((resolve) => setTimeout(resolve, 50))
+        report = await verify()
+      }
+      assert.strictEqual(report.ok, true, JSON.stringify(report.broken))
+      assert.strictEqual(report.unsealed, 0)
+      const holders = await sql((s) => s<{ sealer: string }>`SELECT sealer FROM cairn_log_sealer`)
+      assert.strictEqual(holders.length, 1)
+    } finally {
+      await Promise.all(fibers.map((fiber) => runtime.runPromise(Fiber.interrupt(fiber))))
+    }
   })
 
   /** Edits one column of the target event, expects verify to name it, undoes the edit, expects the log whole again. */

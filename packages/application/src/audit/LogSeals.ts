@@ -111,8 +111,18 @@ export class LogSeals extends Context.Service<LogSeals>()("cairn/LogSeals", {
         signature text NOT NULL, sealed_at text NOT NULL)`,
       sql`CREATE UNIQUE INDEX IF NOT EXISTS cairn_log_seals_last ON cairn_log_seals (last_tx, last_gp)`,
       sql`CREATE TABLE IF NOT EXISTS cairn_log_chain (
-        id boolean PRIMARY KEY DEFAULT true CHECK (id), introduced_at text NOT NULL, backfilled_through text)`
+        id boolean PRIMARY KEY DEFAULT true CHECK (id), introduced_at text NOT NULL, backfilled_through text)`,
+      sql`CREATE TABLE IF NOT EXISTS cairn_log_sealer (
+        id boolean PRIMARY KEY DEFAULT true CHECK (id), sealer text NOT NULL, lease_until timestamptz NOT NULL)`
     ], { discard: true })).pipe(Effect.orDie)
+
+    // This process's sealer, for the lease: one process seals at a time, the others would only hash the same events
+    // to lose the block number (which keeps it correct, not cheap). A stopped holder's lease runs out in seconds.
+    const sealer = crypto.randomUUID()
+    const holdsLease = sql<{ readonly sealer: string }>`INSERT INTO cairn_log_sealer (sealer, lease_until) VALUES (${sealer}, now() + interval '10 seconds')
+      ON CONFLICT (id) DO UPDATE SET sealer = EXCLUDED.sealer, lease_until = EXCLUDED.lease_until
+      WHERE cairn_log_sealer.sealer = EXCLUDED.sealer OR cairn_log_sealer.lease_until < now()
+      RETURNING sealer`.pipe(Effect.orDie, Effect.map((rows) => rows.length > 0))
 
     /** Blocks `from` to `to` (inclusive), in order. */
     const seals = (from: number, to: number) =>
@@ -256,12 +266,20 @@ export class LogSeals extends Context.Service<LogSeals>()("cairn/LogSeals", {
       }
     })
 
-    /** The sealer, for as long as the server runs: a round every `SealInterval`, sooner after an append here. */
+    /** Seals block after block until the log is caught up, each while this process still holds the lease. */
+    const sealWhileHeld = Effect.gen(function*() {
+      while ((yield* holdsLease) && (yield* sealNext) === maxBlockEvents) { /* a full block: more may wait */ }
+    })
+
+    /**
+     * The sealer, for as long as the server runs: a round every `SealInterval`, sooner after an append here, while
+     * this process holds the lease (renewed each round; another node's, once it has stopped, runs out in 10 s).
+     */
     const run = Effect.gen(function*() {
       const interval = yield* SealInterval
       for (;;) {
         const seen = yield* store.appendCount
-        yield* sealPending.pipe(Effect.catchCause((cause) => Effect.logError("Sealing the log failed; trying again", cause)))
+        yield* sealWhileHeld.pipe(Effect.catchCause((cause) => Effect.logError("Sealing the log failed; trying again", cause)))
         yield* Effect.sleep(interval)
         yield* store.awaitAppend(seen, Duration.toMillis(interval) * 4)
       }
