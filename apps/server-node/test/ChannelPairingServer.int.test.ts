@@ -10,7 +10,7 @@ import { allowedSenders, processesUnder, removeDataDir, requestPairing, reserveG
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { cli, type ServerProcess, startServer, waitUntilServing } from "../src/testing/index.ts"
+import { newApiUser, type ServerProcess, startServer, untilRunning as runs, waitUntilServing } from "../src/testing/index.ts"
 
 // Once per CI run, on the embedded store: the routes on both stores are covered by ChannelPairingApi.test.ts; this is
 // about the real engine, and configuring the channel costs a gateway restart (30–60 s).
@@ -29,7 +29,6 @@ const env = {
 let server: ServerProcess | undefined
 
 const telegram = "987654321:AAFakeTelegramTokenForCairnTest0123"
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 afterAll(async () => {
   if (!enabled) return
@@ -45,26 +44,8 @@ describe.skipIf(!enabled)("channel DM pairing on a real OpenClaw agent, through 
   it("lists a Telegram sender's request with OpenClaw's code, approves it by that code, and OpenClaw then allows the sender", async () => {
     server = await startServer(env)
     await waitUntilServing(server)
-    const ops = { url: server.url, dataDir }
-    const workspaceId = cli(ops, "workspace", "create", "--name", "Pairing", "--plan", "pro", "--agent-limit", "1")
-    const key = cli(ops, "key", "create", "--workspace", workspaceId, "--user", "ada", "--scopes", "org:agents")
-    const call = async (method: string, path: string, body?: unknown) => {
-      const response = await fetch(`${server!.url}${path}`, {
-        method,
-        headers: { authorization: `Bearer ${key}` },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) })
-      })
-      const text = await response.text()
-      return { status: response.status, body: text === "" ? undefined : JSON.parse(text) }
-    }
-    const untilRunning = async (agentId: string) => {
-      const deadline = Date.now() + 240_000
-      while (Date.now() < deadline) {
-        if ((await call("GET", `/v0/agents/${agentId}`)).body.agent.status === "running") return
-        await sleep(500)
-      }
-      throw new Error(`agent ${agentId} never ran\n${server!.output().slice(-4_000)}`)
-    }
+    const { call } = newApiUser({ url: server.url, dataDir }, { workspace: "Pairing", plan: "pro", agentLimit: 1, scopes: "org:agents" })
+    const untilRunning = (agentId: string) => runs(call, agentId, server!.output)
 
     const created = await call("POST", "/v0/agents", { name: "pairing" })
     assert.strictEqual(created.status, 201, JSON.stringify(created.body))

@@ -11,7 +11,7 @@ import { processesUnder, removeDataDir, reserveGatewayPorts } from "@cairn/agent
 import { existsSync, mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { cli, filesUnder, type ServerProcess, startServer, textOf, waitUntilServing } from "../src/testing/index.ts"
+import { cli, filesUnder, untilRunning as runs, type ServerProcess, startServer, textOf, waitUntilServing } from "../src/testing/index.ts"
 
 // Once per CI run, on the embedded store: channels on both stores are covered by ChannelsApi.test.ts; this is about
 // the real engine, and a configure costs a gateway restart (30–60 s).
@@ -32,7 +32,6 @@ const slackBot = "xoxb-2222222222-3333333333-FakeSlackBotTokenCairn"
 const slackApp = "xapp-1-A0FAKE0CAIRN-4444444444-FakeSlackAppTokenCairn"
 const tokens = [telegram, slackBot, slackApp]
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 afterAll(async () => {
   if (!enabled) return
@@ -63,14 +62,7 @@ describe.skipIf(!enabled)("channels on a real OpenClaw agent, through the HTTP A
       responses.push(text)
       return { status: response.status, body: text === "" ? undefined : JSON.parse(text) }
     }
-    const untilRunning = async (agentId: string) => {
-      const deadline = Date.now() + 240_000
-      while (Date.now() < deadline) {
-        if ((await call("GET", `/v0/agents/${agentId}`)).body.agent.status === "running") return
-        await sleep(500)
-      }
-      throw new Error(`agent ${agentId} never ran\n${server!.output().slice(-4_000)}`)
-    }
+    const untilRunning = (agentId: string) => runs(call, agentId, server!.output)
 
     const created = await call("POST", "/v0/agents", { name: "channels" })
     assert.strictEqual(created.status, 201, JSON.stringify(created.body))

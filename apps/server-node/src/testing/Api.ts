@@ -45,9 +45,11 @@ export const serverFetch = (server: { readonly url: string }) =>
 
 export const newApiUser = (
   ops: { readonly url: string; readonly dataDir: string },
-  options: { readonly workspace: string; readonly agentLimit?: number; readonly scopes: string }
+  options: { readonly workspace: string; readonly agentLimit?: number; readonly plan?: "free" | "pro"; readonly scopes: string }
 ): ApiUser => {
-  const workspaceId = cli(ops, "workspace", "create", "--name", options.workspace, ...(options.agentLimit === undefined ? [] : ["--agent-limit", String(options.agentLimit)]))
+  const workspaceId = cli(ops, "workspace", "create", "--name", options.workspace,
+    ...(options.agentLimit === undefined ? [] : ["--agent-limit", String(options.agentLimit)]),
+    ...(options.plan === undefined ? [] : ["--plan", options.plan]))
   const token = cli(ops, "key", "create", "--workspace", workspaceId, "--user", "ada", "--scopes", options.scopes)
   const call = async (method: string, path: string, body?: unknown): Promise<ApiResponse> => {
     await ioSettled()
@@ -60,6 +62,24 @@ export const newApiUser = (
     return { status: response.status, body: text === "" ? undefined : JSON.parse(text) }
   }
   return { workspaceId, token, call }
+}
+
+/**
+ * Waits until the agent runs (asked through `call` every half second), for up to `timeoutMs`; the error shows the
+ * end of the server's output.
+ */
+export const untilRunning = async (
+  call: (method: string, path: string) => Promise<ApiResponse>,
+  agentId: string,
+  output: () => string,
+  timeoutMs = 240_000
+) => {
+  const deadline = Date.now() + timeoutMs
+  while (Date.now() < deadline) {
+    if ((await call("GET", `/v0/agents/${agentId}`)).body?.agent?.status === "running") return
+    await new Promise((resolve) => setTimeout(resolve, 500))
+  }
+  throw new Error(`agent ${agentId} never ran\n${output().slice(-4_000)}`)
 }
 
 /**
