@@ -84,6 +84,18 @@ export const agentHostOrigins = (agentId: string, agentsDomain: string | undefin
 }
 
 /**
+ * The origin the agent's host is published at, for the gateway's `publicOrigin` (its OAuth callbacks and links): the
+ * host's https origin without a port (Caddy in front, decision 0046), unless the domain is a development one
+ * (`localhost` or under it, served over plain http), where OpenClaw would take only a literal loopback host anyway.
+ */
+export const agentPublicOrigin = (origins: ReadonlyArray<string>): string | undefined => {
+  const origin = origins.find((o) => o.startsWith("https://") && !/:\d+$/.test(o))
+  if (origin === undefined) return undefined
+  const host = new URL(origin).hostname
+  return host === "localhost" || host.endsWith(".localhost") ? undefined : origin
+}
+
+/**
  * The settings Cairn owns in an agent's config, which users cannot change through the config operations and which
  * every provision applies again: how the gateway listens and authenticates (mode, port, bind address, token
  * reference: Cairn's supervision and RPC client depend on them) and where it logs (inside the agent's home, which
@@ -107,8 +119,14 @@ export const ownedSettings = (
   { path: ["gateway", "http", "endpoints", "responses", "enabled"], value: true },
   { path: ["gateway", "trustedProxies"], value: ["127.0.0.1", "::1"] },
   ...(origins.length === 0 ? [] : [{ path: ["gateway", "controlUi", "allowedOrigins"], value: [...origins] }]),
+  ...publicOriginSetting(origins),
   { path: ["logging", "file"], value: logPath(home) }
 ]
+
+const publicOriginSetting = (origins: ReadonlyArray<string>) => {
+  const origin = agentPublicOrigin(origins)
+  return origin === undefined ? [] : [{ path: ["gateway", "publicOrigin"], value: origin }]
+}
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value)

@@ -116,6 +116,24 @@ describe("RuntimeConfig", () => {
     assert.deepStrictEqual(widened.changed, ["gateway.http.endpoints.chatCompletions.enabled", "gateway.controlUi.allowedOrigins"])
   })
 
+  it("publishes the agent's host as the gateway's publicOrigin over https, except on a development domain", () => {
+    const home = "/data/agents/a"
+    const origins = AgentHome.agentHostOrigins("Ab12", "agents.example.com", [3000])
+    assert.strictEqual(AgentHome.agentPublicOrigin(origins), "https://ab12.agents.example.com")
+    assert.strictEqual((AgentHome.offlineConfig(home, 18909, origins) as any).gateway.publicOrigin, "https://ab12.agents.example.com")
+    // A user's own origin is Cairn's to set: put back, and named as changed.
+    const mine = RuntimeConfig.applyOwnedSettings({ gateway: { publicOrigin: "https://elsewhere.example.net" } }, home, 18909, origins)
+    assert.strictEqual((mine.config as any).gateway.publicOrigin, "https://ab12.agents.example.com")
+    assert.include(mine.changed, "gateway.publicOrigin")
+    // Development: plain http on *.localhost, which OpenClaw does not take as a public origin.
+    for (const domain of ["agents.localhost", "localhost"]) {
+      const local = AgentHome.agentHostOrigins("ab12", domain, [3000])
+      assert.isUndefined(AgentHome.agentPublicOrigin(local))
+      assert.notProperty((AgentHome.offlineConfig(home, 18909, local) as any).gateway, "publicOrigin")
+    }
+    assert.isUndefined(AgentHome.agentPublicOrigin([]))
+  })
+
   it("reads the validator's answers as OpenClaw prints them (reference features §3)", () => {
     assert.deepStrictEqual(RuntimeConfig.parseValidatorOutput(`{"valid":true,"path":"/x","warnings":[]}\n`), {
       valid: true,
