@@ -99,27 +99,38 @@ describe("verify", () => {
     assert.strictEqual(report.unsealed, 0)
   })
 
-  it("runs one background sealer at a time: two servers' sealers on one database seal it once, and it verifies", async () => {
+  it("runs one background sealer at a time: a second one on the database waits while the first holds the lease", async () => {
     const run = (seals: LogSeals["Service"]) =>
       runtime.runFork(seals.run.pipe(Effect.provideService(SealInterval, Duration.millis(20))))
     const [first, second] = await Promise.all([runtime.runPromise(LogSeals.make), runtime.runPromise(LogSeals.make)])
-    const fibers = [run(first), run(second)]
-    try {
-      for (let i = 0; i < 5; i++) {
-        assert.strictEqual((await request("POST", "/v0/secrets", owner, { name: `LEASED_${i}`, value: "v" })).status, 201)
-        await new Promise((resolve) => setTimeout(resolve, 30))
-      }
+    const sealedAll = async () => {
       let report = await verify()
       for (let tries = 0; tries < 100 && report.unsealed > 0; tries++) {
         await new Promise((resolve) => setTimeout(resolve, 50))
         report = await verify()
       }
+      return report
+    }
+    const secret = async (name: string) => assert.strictEqual((await request("POST", "/v0/secrets", owner, { name, value: "v" })).status, 201)
+    // The first takes the lease and seals; the second starts once it has.
+    const firstRun = run(first)
+    await secret("LEASED_1")
+    assert.strictEqual((await sealedAll()).unsealed, 0)
+    const secondRun = run(second)
+    try {
+      // Both run; events keep being sealed, and the log verifies.
+      for (let i = 2; i < 6; i++) await secret(`LEASED_${i}`)
+      const report = await sealedAll()
       assert.strictEqual(report.ok, true, JSON.stringify(report.broken))
       assert.strictEqual(report.unsealed, 0)
-      const holders = await sql((s) => s<{ sealer: string }>`SELECT sealer FROM cairn_log_sealer`)
-      assert.strictEqual(holders.length, 1)
+      // The first stops (as a node does): the second does not seal until its lease has run out (10 s).
+      await runtime.runPromise(Fiber.interrupt(firstRun))
+      await secret("LEASED_WAITING")
+      await new Promise((resolve) => setTimeout(resolve, 1_000))
+      assert.isAtLeast((await verify()).unsealed, 1, "the second sealer took a lease that had not run out")
     } finally {
-      await Promise.all(fibers.map((fiber) => runtime.runPromise(Fiber.interrupt(fiber))))
+      await runtime.runPromise(Fiber.interrupt(firstRun))
+      await runtime.runPromise(Fiber.interrupt(secondRun))
     }
   })
 
