@@ -154,7 +154,13 @@ const fillInto = async (options: Options, entryFile: string, staging: string) =>
     } finally {
       // Node writes the cache as the process exits: a SIGTERM (a graceful stop) lets it, a SIGKILL would not.
       signalGroup("SIGTERM")
-      const inTime = await Promise.race([exited.then(() => true), sleep(60_000).then(() => false)])
+      // A timer of its own, cleared: a pending one would keep a CLI process alive for its whole length.
+      let timer: NodeJS.Timeout | undefined
+      const inTime = await Promise.race([
+        exited.then(() => true),
+        new Promise<boolean>((resolve) => void (timer = setTimeout(() => resolve(false), 60_000)))
+      ])
+      clearTimeout(timer)
       if (!inTime) signalGroup("SIGKILL")
       await exited
       signalGroup("SIGKILL")

@@ -333,7 +333,7 @@ export const make = (options: EngineVersionsOptions) => {
         Effect.andThen(() => report(`Filled the compile cache of OpenClaw ${version} in ${seconds(Date.now() - startedAt)}`)),
         Effect.catch((error) =>
           Effect.sync(() => void cacheFailures.set(version, Date.now() + fallbackFor)).pipe(
-            Effect.andThen(Effect.logWarning(`The compile cache of OpenClaw ${version} could not be filled; its gateways start without it`, error))
+            Effect.andThen(Effect.logWarning(`The compile cache of OpenClaw ${version} could not be filled (${error.message}); its gateways start without it`))
           )
         ),
         Effect.onExit(() => Effect.sync(() => void cacheFills.delete(version)).pipe(Effect.andThen(Deferred.done(done, Exit.void)))),
