@@ -3,7 +3,8 @@
  * cache once, read only; a gateway in its sandbox starts with it, reads it, and answers as before; an agent with a
  * shell can read the cache but neither change, replace, remove nor add to it, so nothing it does there can run in
  * another agent's gateway; and a cache that does not match (stale, or garbage) only means Node compiles as it would
- * without one. Runs only with ENGINE_IT=openclaw (one gateway; the first run also fills the cache, one more start).
+ * without one; and under SANDBOX=off, a gateway reads it too. Runs only with ENGINE_IT=openclaw (two gateways; the
+ * first run also fills the cache, one more start).
  */
 import { AgentEngine } from "@cairn/agent-engine"
 import { afterAll, assert, describe, layer } from "@effect/vitest"
@@ -19,6 +20,7 @@ import { gatewayEnvironment, reserveGatewayPorts } from "../src/testing/index.ts
 const version = "2026.9.6"
 const enabled = process.env["ENGINE_IT"] === "openclaw" && process.env["DATABASE_URL"] === undefined
 const basePort = enabled ? reserveGatewayPorts(1) : 0
+const unsandboxedPort = enabled ? reserveGatewayPorts(1) : 0
 const dataDir = enabled ? Fs.mkdtempSync(Path.join(Os.tmpdir(), "cairn-openclaw-compile-cache-")) : ""
 const enginesDir = process.env["OPENCLAW_ENGINES_DIR"] ?? Path.join(dataDir, "engines")
 const installDir = Path.join(enginesDir, version)
@@ -113,8 +115,13 @@ if (enabled) {
             // In a subshell: the shell's own message, of a redirection it could not make, goes to the output too.
             const result = yield* sh(`( ${command} ) 2>&1; echo "exit $?"`)
             assert.notMatch(result.stdout, /exit 0\n?$/, `${attack}: ${result.stdout}`)
-            assert.match(result.stdout, /Read-only file system/, attack)
+            assert.match(result.stdout, /Read-only file system|Permission denied/, attack)
           }
+          // The engines, the cache with them, are a read-only mount in the agent's sandbox (fields: mount point, options).
+          const mounts = (yield* sh("cat /proc/self/mountinfo")).stdout.split("\n").map((line) => line.split(" "))
+          const engines = mounts.filter((fields) => fields[4] === Fs.realpathSync(enginesDir))
+          assert.isAbove(engines.length, 0)
+          for (const fields of engines) assert.match(fields[5]!, /^ro\b/)
           assert.strictEqual(digest(cache), before, "the cache is as Cairn made it")
           // It reads it all the same.
           assert.strictEqual((yield* sh(`ls ${cache}/${tagged} | wc -l`)).stdout.trim(), String(Fs.readdirSync(Path.join(cache, tagged)).length))
@@ -139,6 +146,35 @@ if (enabled) {
           assert.strictEqual(none.exitCode, 0, none.stdout)
           assert.include(none.stdout, version)
           assert.deepStrictEqual(CompileCache.environment(Path.join(dataDir, "no-such-cache")), {})
+        }))
+    })
+  })
+
+  describe("the compile cache under SANDBOX=off", () => {
+    const unsandboxed = OpenClawAgentEngine.layer({
+      dataDir: Path.join(dataDir, "off"),
+      enginesDir,
+      versions: [version],
+      basePort: unsandboxedPort,
+      startTimeout: "120 seconds",
+      stopGrace: "15 seconds",
+      sandbox: "off",
+      compileCache: true
+    })
+    layer(Layer.fresh(unsandboxed), { excludeTestServices: true, timeout: "400 seconds" })((it) => {
+      it.effect("is read by a gateway running as Cairn's user, which (but as root) cannot write it", () =>
+        Effect.gen(function*() {
+          const engine = yield* AgentEngine
+          const cache = CompileCache.cacheDir(installDir, process.execPath)
+          const before = digest(cache)
+          const id = `${agentId}-off`
+          yield* engine.provision(id, { version, gatewayToken: Redacted.make(`token-off-${Date.now().toString(36)}`) })
+          if ((yield* engine.status(id)).state !== "running") yield* engine.start(id)
+          assert.strictEqual((yield* engine.status(id)).state, "running")
+          assert.strictEqual(gatewayEnvironment(Path.join(dataDir, "off", "agents", id))?.["NODE_COMPILE_CACHE"], cache)
+          yield* engine.stop(id)
+          // Stopped, the gateway has written what it was going to: nothing, where the cache is read only to it.
+          if (process.getuid?.() !== 0) assert.strictEqual(digest(cache), before)
         }))
     })
   })
