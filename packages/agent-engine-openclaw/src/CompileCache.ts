@@ -12,7 +12,7 @@
  * A cache that is missing (not filled yet, a fill that failed) means a start as before; a stale one too: Node checks
  * each entry against its source and compiles what does not match.
  */
-import { Effect } from "effect"
+import { Effect, Redacted } from "effect"
 import { spawn } from "node:child_process"
 import * as Crypto from "node:crypto"
 import * as FsSync from "node:fs"
@@ -20,10 +20,10 @@ import * as Fs from "node:fs/promises"
 import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { Redacted } from "effect"
 import * as AgentHome from "./AgentHome.ts"
 import { sleep } from "./Command.ts"
 import { probeReady } from "./GatewayProcess.ts"
+import { onPath } from "./HostEnvironment.ts"
 import { sandboxUid } from "./Sandbox.ts"
 
 export interface Options {
@@ -35,11 +35,19 @@ export interface Options {
   readonly readyTimeoutMs?: number
 }
 
-/** The Node binary, as the cache's key: its real path, size and modification time. */
+/**
+ * The Node binary, as the cache's key: its real path, size and modification time, so that another Node gets a cache
+ * of its own, filled anew. A Node that cannot be found (a bare name not on PATH) shares one: Node's own folder in it
+ * is named after its version and V8's flags, so another Node only misses it.
+ */
 const nodeKey = (nodePath: string): string => {
-  const real = FsSync.realpathSync(nodePath)
-  const stat = FsSync.statSync(real)
-  return Crypto.createHash("sha256").update(`${real}\0${stat.size}\0${stat.mtimeMs}`).digest("hex").slice(0, 16)
+  try {
+    const real = FsSync.realpathSync(Path.isAbsolute(nodePath) ? nodePath : onPath(nodePath) ?? nodePath)
+    const stat = FsSync.statSync(real)
+    return Crypto.createHash("sha256").update(`${real}\0${stat.size}\0${stat.mtimeMs}`).digest("hex").slice(0, 16)
+  } catch {
+    return "node"
+  }
 }
 
 /** The cache of the version installed in `installDir`, for `nodePath`, filled or not. */
