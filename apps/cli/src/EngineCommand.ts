@@ -2,7 +2,8 @@
  * `cairn engine install [version]`: installs an OpenClaw version before any agent needs it, with no server running,
  * into the engines directory the server uses (`OPENCLAW_ENGINES_DIR`, `DATA_DIR/engines` by default), printing the
  * install's progress. Without a version, the one the server would give a new agent (the newest offered, within
- * `OPENCLAW_VERSIONS` when set).
+ * `OPENCLAW_VERSIONS` when set). Then it fills the version's compile cache, as the server would at the version's first
+ * start (`OPENCLAW_COMPILE_CACHE=off`: not).
  */
 import { Config, Console, Effect, Option } from "effect"
 import { Argument, Command } from "effect/cli"
@@ -23,11 +24,13 @@ const install = Command.make(
       const enginesDir = yield* Config.String("OPENCLAW_ENGINES_DIR").pipe(Config.withDefault(Path.join(dataDir, "engines")))
       const allowlist = yield* Config.option(Config.String("OPENCLAW_VERSIONS"))
       const nodePath = yield* Config.option(Config.String("OPENCLAW_NODE"))
+      const compileCache = yield* Config.Literals(["on", "off"], "OPENCLAW_COMPILE_CACHE").pipe(Config.withDefault("on" as const))
       // Imported when the command runs: the other commands do not load the engine's package.
       const { OpenClawEngineInstall } = yield* Effect.promise(() => import("@cairn/agent-engine-openclaw"))
       const installed = yield* OpenClawEngineInstall.install({
         enginesDir,
         report: (line) => Console.log(line),
+        compileCache: compileCache === "on",
         ...Option.match(version, { onNone: () => ({}), onSome: (v) => ({ version: v }) }),
         ...Option.match(nodePath, { onNone: () => ({}), onSome: (path) => ({ nodePath: path }) }),
         ...Option.match(allowlist, {

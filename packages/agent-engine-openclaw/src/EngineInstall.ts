@@ -2,7 +2,8 @@
  * Installs an OpenClaw version ahead of time, with no server running (the CLI's `engine install`): the same install
  * (EngineVersions.ts) into the same engines directory, with the same progress lines, as the first agent of that
  * version would cause. By default, the version a server with the same configuration would give a new agent: the
- * newest one offered.
+ * newest one offered. With `compileCache`, the version's compile cache is filled too, as a server would at its next
+ * use.
  */
 import { Duration, Effect } from "effect"
 import * as Path from "node:path"
@@ -22,6 +23,8 @@ export interface Options {
   /** Where the progress lines go. */
   readonly report: (line: string) => Effect.Effect<void>
   readonly progressEvery?: Duration.Input
+  /** Whether to fill the version's compile cache too (CompileCache.ts), if it is not there; off by default. */
+  readonly compileCache?: boolean
 }
 
 export interface Installed {
@@ -42,6 +45,7 @@ export const install = (options: Options) =>
       allowlist: options.versions,
       report: options.report,
       announceAtOnce: true,
+      ...(options.compileCache === true ? { compileCache: { nodePath: host.nodePath, baseEnv: host.baseEnv } } : {}),
       ...(options.progressEvery === undefined ? {} : { progressEvery: options.progressEvery })
     })
     const offered = yield* versions.list

@@ -7,12 +7,16 @@
  * An install is hundreds of MB and takes about a minute: while it runs, a line every few seconds says how far it is
  * (the size of its directory on disk, `du -sk`: npm's own output has no byte counts), and `installing` tells the same
  * to whoever asks (an agent's provisioning status).
+ * Then, given `compileCache`, Cairn fills the version's Node compile cache (CompileCache.ts) by starting one gateway
+ * of it, outside any sandbox; an install made before that gets it at its next use.
  */
 import { EngineUnavailable, EngineVersion, VersionNotOffered } from "@cairn/agent-engine"
-import { Deferred, Duration, Effect, Metric } from "effect"
+import { Deferred, Duration, Effect, Exit, Metric } from "effect"
+import * as FsSync from "node:fs"
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
 import { pathExists, runCommand } from "./Command.ts"
+import * as CompileCache from "./CompileCache.ts"
 import * as EngineMetrics from "./EngineMetrics.ts"
 
 /** Stable CalVer releases only: `2026.9.6`, not `2026.9.1-beta.1` nor `2026.7.1-2`. */
@@ -33,6 +37,8 @@ export interface EngineVersionsOptions {
    */
   readonly progressEvery?: Duration.Input
   readonly announceAtOnce?: boolean
+  /** Fill each version's compile cache after its install (CompileCache.ts); no cache when not given. */
+  readonly compileCache?: CompileCache.Options
 }
 
 /** An install under way: of which version, what part of it, since when, and how much is on disk. */
@@ -301,13 +307,48 @@ export const make = (options: EngineVersionsOptions) => {
     ensureInstalled(version).pipe(
       Effect.andThen(ensurePlugins(version).pipe(
         Effect.catch((error) => Effect.logWarning(`The channel plugins of OpenClaw ${version} could not be installed; Slack, Discord and WhatsApp need them`, error.cause))
-      ))
+      )),
+      Effect.andThen(ensureCompileCache(version))
     )
+
+  /**
+   * One fill of a version's compile cache at a time. A fill that fails is logged and remembered for a few minutes
+   * (gateways start without the cache meanwhile), then the next start tries again.
+   */
+  const cacheFills = new Map<string, Deferred.Deferred<void>>()
+  const cacheFailures = new Map<string, number>()
+  const ensureCompileCache = (version: string): Effect.Effect<void> =>
+    Effect.suspend(() => {
+      const cacheOptions = options.compileCache
+      if (cacheOptions === undefined) return Effect.void
+      if (FsSync.existsSync(CompileCache.cacheDir(installDir(version), cacheOptions.nodePath))) return Effect.void
+      const running = cacheFills.get(version)
+      if (running !== undefined) return Deferred.await(running)
+      if (Date.now() < (cacheFailures.get(version) ?? 0)) return Effect.void
+      const done = Deferred.makeUnsafe<void>()
+      cacheFills.set(version, done)
+      const startedAt = Date.now()
+      return report(`Filling the compile cache of OpenClaw ${version} (one gateway start, once per version)`).pipe(
+        Effect.andThen(CompileCache.fill(cacheOptions, installDir(version), entryFile(version))),
+        Effect.andThen(() => report(`Filled the compile cache of OpenClaw ${version} in ${seconds(Date.now() - startedAt)}`)),
+        Effect.catch((error) =>
+          Effect.sync(() => void cacheFailures.set(version, Date.now() + fallbackFor)).pipe(
+            Effect.andThen(Effect.logWarning(`The compile cache of OpenClaw ${version} could not be filled (${error.message}); its gateways start without it`))
+          )
+        ),
+        Effect.onExit(() => Effect.sync(() => void cacheFills.delete(version)).pipe(Effect.andThen(Deferred.done(done, Exit.void)))),
+        Effect.uninterruptible
+      )
+    })
+
+  /** The environment a gateway of `version` reads its compile cache with; empty while there is none. */
+  const compileCacheEnv = (version: string): NodeJS.ProcessEnv =>
+    options.compileCache === undefined ? {} : CompileCache.environment(CompileCache.cacheDir(installDir(version), options.compileCache.nodePath))
 
   /** The install of `version` under way (its engine, or then its channel plugins), if one is. */
   const installing = (version: string): InstallProgress | undefined => underWay.get(version)
 
-  return { list, checkOffered, entryFile, isInstalled, installing, ensureInstalled: ensureInstalledWithPlugins, ensurePlugins, pluginPath }
+  return { list, checkOffered, entryFile, isInstalled, installing, ensureInstalled: ensureInstalledWithPlugins, ensurePlugins, pluginPath, compileCacheEnv }
 }
 
 export type EngineVersions = ReturnType<typeof make>

@@ -131,6 +131,12 @@ export interface Options {
    */
   readonly agentsDomain?: string
   readonly agentHostPorts?: ReadonlyArray<number>
+  /**
+   * Whether Cairn fills each engine version's Node compile cache, once, and gateways read it (CompileCache.ts,
+   * decision 0054; OPENCLAW_COMPILE_CACHE): off by default here, on in the server. The fill starts one gateway of
+   * the version outside any sandbox.
+   */
+  readonly compileCache?: boolean
 }
 
 interface Agent {
@@ -206,7 +212,8 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     npmPath: options.npmPath ?? "npm",
     npmEnv: EngineVersions.npmEnvironment(baseEnv, path),
     allowlist: options.versions,
-    ...(options.installProgressEvery === undefined ? {} : { progressEvery: options.installProgressEvery })
+    ...(options.installProgressEvery === undefined ? {} : { progressEvery: options.installProgressEvery }),
+    ...(options.compileCache === true ? { compileCache: { nodePath, baseEnv } } : {})
   })
   // Probed once, here: an engine whose sandbox cannot run refuses every agent process (or, `required`, to be built).
   const sandbox = yield* Sandbox.make({
@@ -361,7 +368,8 @@ export const make = Effect.fnUntraced(function*(options: Options) {
           home: agent.home,
           metaDir: agent.metaDir,
           port,
-          env: envOf(agent),
+          // Last: the cache is Cairn's, read only in the sandbox; an agent's own NODE_COMPILE_CACHE would only be its own.
+          env: { ...envOf(agent), ...versions.compileCacheEnv(agent.version) },
           stopGraceMs: graceOf(agent),
           sandbox,
           ...(network === undefined ? {} : { network })

@@ -161,7 +161,7 @@ const unavailableMessage = (reason: string) =>
   `SANDBOX=off to run agents without isolation`
 
 /** The sandbox's user: not root inside, and named in its /etc/passwd (Node's os.userInfo() needs an entry). */
-const sandboxUid = 1000
+export const sandboxUid = 1000
 
 const passwd = (home: string) =>
   `root:x:0:0:root:/root:/usr/sbin/nologin\nagent:x:${sandboxUid}:${sandboxUid}:Cairn agent:${home}:/bin/sh\n` +

@@ -37,7 +37,7 @@ const timed = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   })
 
 describe.skipIf(!enabled)("OpenClaw channels", () => {
-  layer(Layer.fresh(OpenClawAgentEngine.layer({ dataDir, enginesDir, versions: [version], basePort, startTimeout: "120 seconds" })), {
+  layer(Layer.fresh(OpenClawAgentEngine.layer({ dataDir, enginesDir, versions: [version], basePort, startTimeout: "120 seconds", compileCache: true })), {
     excludeTestServices: true,
     timeout: "600 seconds"
   })((it) => {

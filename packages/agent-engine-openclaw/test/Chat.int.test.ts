@@ -37,6 +37,7 @@ describe.skipIf(!enabled)("chat on a real OpenClaw gateway", () => {
       basePort,
       startTimeout: "120 seconds",
       stopGrace: "15 seconds",
+      compileCache: true,
       egressAllow: [{ host: "127.0.0.1", port: model?.port ?? 0 }]
     }),
     { excludeTestServices: true, timeout: "300 seconds" }

@@ -45,7 +45,8 @@ if (enabled) {
       versions: [version],
       basePort,
       startTimeout: "120 seconds",
-      stopGrace: "15 seconds"
+      stopGrace: "15 seconds",
+      compileCache: true
     })
     layer(Layer.fresh(engineLayer), { excludeTestServices: true, timeout: "300 seconds" })((it) => {
       const running = Effect.gen(function*() {

@@ -82,7 +82,8 @@ describe.skipIf(!enabled)("OpenClaw gateway RPC and runtime config", () => {
       versions,
       basePort,
       startTimeout: "120 seconds",
-      stopGrace: "15 seconds"
+      stopGrace: "15 seconds",
+      compileCache: true
     }),
     { excludeTestServices: true, timeout: "300 seconds" }
   )((it) => {

@@ -33,7 +33,9 @@ export const engineLayer = (basePort: number) =>
     versions,
     basePort,
     startTimeout: "120 seconds",
-    stopGrace: "15 seconds"
+    stopGrace: "15 seconds",
+    // As the server runs them: each version's compile cache filled once by the engine, read only in the sandboxes.
+    compileCache: true
   })
 
 export const agentHome = (basePort: number, agentId: string) => Path.join(dataDir, String(basePort), "agents", agentId)

@@ -194,7 +194,8 @@ const layerCredentials = Layer.unwrap(Effect.gen(function*() {
  * `ENGINE=openclaw`, the default, runs real OpenClaw gateways: versions are installed from the npm registry on first
  * use into `OPENCLAW_ENGINES_DIR` (`DATA_DIR/engines` by default); `OPENCLAW_VERSIONS` is an optional
  * comma-separated allowlist; `OPENCLAW_MAX_STARTS` bounds concurrent gateway starts (2); agent n's gateway listens on
- * `OPENCLAW_BASE_PORT` + 120·n (18789); `OPENCLAW_NODE` is the Node (≥ 24.16) that runs them. `SANDBOX` isolates
+ * `OPENCLAW_BASE_PORT` + 120·n (18789); `OPENCLAW_NODE` is the Node (≥ 24.16) that runs them; `OPENCLAW_COMPILE_CACHE`
+ * (`on`; `off`) has Cairn fill each version's Node compile cache once and its gateways read it (decision 0054). `SANDBOX` isolates
  * each agent's processes with bubblewrap (docs/operations.md, "Sandbox"): `auto` (the default) refuses to start
  * agents when bubblewrap cannot run here, `required` then stops Cairn at start, `off` runs them unisolated.
  * `AGENT_MEMORY_MAX` (4GiB; bytes or `2GiB`-style), `AGENT_CPU_MAX` (the machine's cores; cores, `1.5`) and `AGENT_PIDS_MAX` (512) cap
@@ -240,6 +241,7 @@ const layerAgentEngine = Layer.unwrap(Effect.gen(function*() {
     const basePort = yield* Config.Int("OPENCLAW_BASE_PORT").pipe(Config.withDefault(18789))
     const nodePath = yield* Config.option(Config.String("OPENCLAW_NODE"))
     const sandbox = yield* Config.Literals(["auto", "required", "off"], "SANDBOX").pipe(Config.withDefault("auto" as const))
+    const compileCache = yield* Config.Literals(["on", "off"], "OPENCLAW_COMPILE_CACHE").pipe(Config.withDefault("on" as const))
     const agentLimits = yield* agentLimitsConfig
     const agentDiskBytes = yield* agentDiskConfig
     const agentsDomain = yield* agentsDomainConfig
@@ -259,6 +261,7 @@ const layerAgentEngine = Layer.unwrap(Effect.gen(function*() {
       maxConcurrentStarts,
       basePort,
       sandbox,
+      compileCache: compileCache === "on",
       ...Option.match(nodePath, { onNone: () => ({}), onSome: (path) => ({ nodePath: path }) }),
       ...Option.match(versions, {
         onNone: () => ({}),
