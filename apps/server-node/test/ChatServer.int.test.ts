@@ -151,9 +151,19 @@ const chatInControlUi = async (server: ServerProcess, call: ApiUser["call"], age
     assert.isAbove(approved, 0, "the browser had to pair, and was approved through the API")
     const { paired } = (await call("GET", `/v0/agents/${agentId}/devices`)).body
     assert.isAbove(paired.length, 0, JSON.stringify(paired))
-    await composer.fill("hello from a browser")
-    await composer.press("Enter")
-    await page.getByText(FakeModelServer.fakeReply("hello from a browser")).first().waitFor()
+    // On a loaded machine the composer can show before the chat takes a message (the UI is still connecting after
+    // the pairing): a message it did not take is typed again, every 30 s without a reply.
+    const reply = page.getByText(FakeModelServer.fakeReply("hello from a browser")).first()
+    let sentAt = 0
+    await waitUntil("the Control UI shows the model's reply", async () => {
+      if (await reply.isVisible()) return true
+      if (Date.now() - sentAt > 30_000) {
+        await composer.fill("hello from a browser")
+        await composer.press("Enter")
+        sentAt = Date.now()
+      }
+      return undefined
+    }, { output: server.output, timeoutMs: 300_000 })
     const png = await page.screenshot({ fullPage: false })
     writeFileSync(process.env["UPDATE_SCREENSHOTS"] === "1" ? screenshot : join(tmpdir(), `cairn-control-ui-${agentId}.png`), png)
   } finally {
