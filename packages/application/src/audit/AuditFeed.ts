@@ -9,6 +9,7 @@
 import { Audit, ValidationFailed } from "@cairn/domain"
 import { compare, EventStore, formatPosition, type LogPosition, parsePosition, type RecordedEvent, start } from "@cairn/event-store"
 import { Clock, Context, Duration, Effect, FiberMap, Layer, Option, Redacted, Stream } from "effect"
+import * as Hex from "effect/encoding/Hex"
 import { SqlClient } from "effect/sql"
 import type { Principal } from "../Access.ts"
 import { AgentsNode } from "../cluster/NodeLeases.ts"
@@ -64,7 +65,7 @@ const pollMillis = 500
 const encoder = new TextEncoder()
 // WebCrypto's own type, named through the global `crypto` (no DOM lib and no `node:` import here).
 type CryptoKey = Awaited<ReturnType<typeof crypto.subtle.importKey>>
-const hex = (bytes: ArrayBuffer) => Array.from(new Uint8Array(bytes), (b) => b.toString(16).padStart(2, "0")).join("")
+const hex = (bytes: ArrayBuffer) => Hex.encode(new Uint8Array(bytes))
 const base64url = (bytes: Uint8Array) =>
   btoa(Array.from(bytes, (b) => String.fromCharCode(b)).join("")).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "")
 

@@ -6,6 +6,8 @@
  */
 import { sha256 as portableSha256 } from "@noble/hashes/sha2"
 import { formatPosition, type LogPosition, type RecordedEvent } from "@cairn/event-store"
+import { Result } from "effect"
+import * as Hex from "effect/encoding/Hex"
 
 export type Hash = Uint8Array
 
@@ -107,24 +109,11 @@ export const blockHash = (header: BlockHeader): Hash => sha256(encoder.encode(he
 export const positionText = (position: LogPosition): string =>
   position.transactionId === 0n && position.globalPosition === 0n ? "0" : formatPosition(position)
 
-const hexDigits = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"))
-export const toHex = (bytes: Uint8Array): string => {
-  let text = ""
-  for (let i = 0; i < bytes.length; i++) text += hexDigits[bytes[i]!]
-  return text
-}
+/** Hashes as the header and the export write them: lowercase hex (Effect's own codec). */
+export const toHex = (bytes: Uint8Array): string => Hex.encode(bytes)
 
-// Each hex digit's value by its character code (lowercase, as Postgres's `encode(…, 'hex')` writes them).
-const digitValue = new Uint8Array(128)
-for (let d = 0; d < 16; d++) digitValue[d.toString(16).charCodeAt(0)] = d
-
-export const fromHex = (text: string): Hash => {
-  const bytes = new Uint8Array(text.length >> 1)
-  for (let i = 0, j = 0; i < bytes.length; i++, j += 2) {
-    bytes[i] = (digitValue[text.charCodeAt(j)]! << 4) | digitValue[text.charCodeAt(j + 1)]!
-  }
-  return bytes
-}
+/** Hex from the database or a header; anything that is not hex is a defect here, never silently other bytes. */
+export const fromHex = (text: string): Hash => Result.getOrThrow(Hex.decode(text))
 
 export const sameHash = (a: Hash, b: Hash): boolean => {
   if (a.length !== b.length) return false
