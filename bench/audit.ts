@@ -21,7 +21,7 @@ import { JoseTokenSigner } from "@cairn/auth/node"
 import { EventStore, ExpectedVersion, start } from "@cairn/event-store"
 import { PgDatabase, PgEventStore } from "@cairn/event-store-pg"
 import { layerFreshPostgres } from "@cairn/event-store-pg/testing"
-import { Effect, Layer, Stream } from "effect"
+import { Duration, Effect, Layer, Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import { execFileSync } from "node:child_process"
 import { createWriteStream, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs"
@@ -41,12 +41,9 @@ const workspaceId = "ws-audited"
 const verifier = fileURLToPath(new URL("../examples/verify-audit-export/verify.mjs", import.meta.url))
 
 const median = (values: ReadonlyArray<number>) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
+/** An effect's value and how long it took (Effect.timed), in milliseconds. */
 const timed = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.gen(function*() {
-    const started = performance.now()
-    const value = yield* effect
-    return { value, millis: performance.now() - started }
-  })
+  Effect.map(Effect.timed(effect), ([duration, value]) => ({ value, millis: Duration.toMillis(duration) }))
 
 const program = Effect.gen(function*() {
   const store = yield* EventStore

@@ -9,7 +9,7 @@
 import { AgentEngine, EngineChannels } from "@cairn/agent-engine"
 import { fakeChannelTokens } from "@cairn/agent-engine/testing"
 import { afterAll, assert, describe, layer } from "@effect/vitest"
-import { Effect, Layer, Redacted } from "effect"
+import { Duration, Effect, Layer, Redacted } from "effect"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -26,12 +26,9 @@ afterAll(() => {
   if (enabled) removeDataDir(dataDir)
 })
 
+/** An effect's value and how long it took (Effect.timed), in milliseconds. */
 const timed = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.gen(function*() {
-    const started = Date.now()
-    const value = yield* effect
-    return { value, ms: Date.now() - started }
-  })
+  Effect.map(Effect.timed(effect), ([duration, value]) => ({ value, ms: Duration.toMillis(duration) }))
 
 describe.skipIf(!enabled)("OpenClaw channel DM pairing", () => {
   layer(Layer.fresh(OpenClawAgentEngine.layer({ dataDir, enginesDir, versions: [version], basePort, startTimeout: "120 seconds", compileCache: true })), {
