@@ -8,7 +8,7 @@ import { TokenSigner } from "@cairn/auth"
 import { Audit } from "@cairn/domain"
 import { compare, EventStore, formatPosition, type RecordedEvent } from "@cairn/event-store"
 import { CarWriter } from "@ipld/car"
-import { Context, Effect, Fiber, Layer, Stream } from "effect"
+import { Context, Effect, Layer, Stream } from "effect"
 import { CID } from "multiformats/cid"
 import * as Digest from "multiformats/hashes/digest"
 import type { Point } from "../agents/AgentsAt.ts"
@@ -64,8 +64,6 @@ export class AuditLog extends Context.Service<AuditLog>()("cairn/AuditLog", {
       Effect.provideService(TokenSigner, signer)
     )
 
-    const eventsOf = (seal: Seal) => store.readAll({ after: positionFrom(seal.header.after), limit: seal.header.count })
-
     /** The workspace's events in one block (as read) after `since`, with their leaf indexes, as the export's seal entry. */
     const sealEntry = (seal: Seal, events: ReadonlyArray<RecordedEvent>, workspaceId: string, since: Since) =>
       Effect.gen(function*() {
@@ -110,19 +108,16 @@ export class AuditLog extends Context.Service<AuditLog>()("cairn/AuditLog", {
             const fetched = yield* seals.sealsAfter(after, from, sealsPerPage)
             // A block sealed before the time holds only events recorded before it.
             const page = fetched.filter((seal) => since._tag !== "Time" || new Date(seal.header.sealedAt) >= since.time)
-            // The next block's events are read while this one's are written out.
-            let ahead = page.length === 0 ? undefined : yield* Effect.forkChild(eventsOf(page[0]!))
-            for (let k = 0; k < page.length; k++) {
-              const seal = page[k]!
-              const read = yield* Fiber.join(ahead!)
-              if (k + 1 < page.length) ahead = yield* Effect.forkChild(eventsOf(page[k + 1]!))
-              const entry = yield* sealEntry(seal, read, workspaceId, since)
-              if (entry === undefined) continue
-              yield* put(block(entry))
-              events += entry.events.length
-              entries++
-              last = entry.events[entry.events.length - 1]!.position
-            }
+            yield* seals.withEvents(page, (seal, read) =>
+              Effect.gen(function*() {
+                const entry = yield* sealEntry(seal, read, workspaceId, since)
+                if (entry === undefined) return false
+                yield* put(block(entry))
+                events += entry.events.length
+                entries++
+                last = entry.events[entry.events.length - 1]!.position
+                return false
+              }))
             if (fetched.length < sealsPerPage) break
             from = fetched[fetched.length - 1]!.header.block + 1
           }

@@ -8,9 +8,9 @@
  * In a cluster every node runs it; a block number is taken once (its primary key), and a node that lost the race
  * reads where the other got to and goes on from there.
  */
-import { compare, EventStore, type LogPosition, parsePosition, type RecordedEvent, start } from "@cairn/event-store"
+import { compare, EventStore, type EventStoreUnavailable, type LogPosition, parsePosition, type RecordedEvent, start } from "@cairn/event-store"
 import { TokenSigner } from "@cairn/auth"
-import { Context, Duration, Effect, Layer, Option } from "effect"
+import { Context, Duration, Effect, Fiber, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { now } from "../Now.ts"
 import { createTogether } from "../SchemaSetup.ts"
@@ -136,6 +136,26 @@ export class LogSeals extends Context.Service<LogSeals>()("cairn/LogSeals", {
       sql<SealRow>`SELECT ${sealColumns(sql)} FROM cairn_log_seals
         WHERE block >= ${from} AND (last_tx, last_gp) > (${position.transactionId.toString()}::int8, ${position.globalPosition.toString()}::int8)
         ORDER BY block LIMIT ${limit}`.pipe(Effect.orDie, Effect.map((rows) => rows.map(sealOf)))
+
+    /** The events a block says it sealed: those after its `after`, as many as it counts. */
+    const eventsOf = (seal: Seal) => store.readAll({ after: positionFrom(seal.header.after), limit: seal.header.count })
+
+    /**
+     * Runs `step` on each block of `page` in order with the block's events as read now, the next block's read
+     * while `step` works on this one (the database and this process at once); stops early when `step` says `true`.
+     */
+    const withEvents = <E, R>(
+      page: ReadonlyArray<Seal>,
+      step: (seal: Seal, events: ReadonlyArray<RecordedEvent>) => Effect.Effect<boolean, E, R>
+    ): Effect.Effect<void, E | EventStoreUnavailable, R> =>
+      Effect.gen(function*() {
+        let ahead = page.length === 0 ? undefined : yield* Effect.forkChild(eventsOf(page[0]!))
+        for (let k = 0; k < page.length; k++) {
+          const events = yield* Fiber.join(ahead!)
+          if (k + 1 < page.length) ahead = yield* Effect.forkChild(eventsOf(page[k + 1]!))
+          if (yield* step(page[k]!, events)) return
+        }
+      })
 
     const chainStart = sql<{ readonly introduced_at: string; readonly backfilled_through: string | null }>`
       SELECT introduced_at, backfilled_through FROM cairn_log_chain`.pipe(
@@ -285,7 +305,7 @@ export class LogSeals extends Context.Service<LogSeals>()("cairn/LogSeals", {
       }
     })
 
-    return { seals, sealsAfter, chainStart, sealPending, run }
+    return { seals, sealsAfter, withEvents, chainStart, sealPending, run }
   })
 }) {
   static readonly layer = Layer.effect(this, this.make)

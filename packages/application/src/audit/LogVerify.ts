@@ -6,7 +6,7 @@
  */
 import { TokenSigner } from "@cairn/auth"
 import { compare, EventStore, formatPosition, type RecordedEvent } from "@cairn/event-store"
-import { Effect, Fiber, Option } from "effect"
+import { Effect, Option } from "effect"
 import * as LogProof from "./LogProof.ts"
 import { LogSeals, positionFrom, type Seal } from "./LogSeals.ts"
 
@@ -48,9 +48,6 @@ export const verify = Effect.gen(function*() {
     version: event?.version ?? null,
     problem
   })
-
-  /** The events a block says it sealed: those after its `after`, as many as it counts. */
-  const eventsOf = (seal: Seal) => store.readAll({ after: positionFrom(seal.header.after), limit: seal.header.count })
 
   /** The first broken link in one block (its events as read), or none; `heads` and the counters move on past it. */
   const checkBlock = (seal: Seal, expected: number, read: ReadonlyArray<RecordedEvent>) =>
@@ -103,15 +100,12 @@ export const verify = Effect.gen(function*() {
   let broken: BrokenLink | undefined
   for (let from = 1; broken === undefined;) {
     const page = yield* seals.seals(from, from + pageSize - 1)
-    // The next block's events are read while this one's are hashed: the database and this process work at once.
-    let ahead = page.length === 0 ? undefined : yield* Effect.forkChild(eventsOf(page[0]!))
-    for (let k = 0; k < page.length; k++) {
-      const read = yield* Fiber.join(ahead!)
-      if (k + 1 < page.length) ahead = yield* Effect.forkChild(eventsOf(page[k + 1]!))
-      broken = yield* checkBlock(page[k]!, from, read)
-      if (broken !== undefined) break
-      from++
-    }
+    yield* seals.withEvents(page, (seal, read) =>
+      Effect.map(checkBlock(seal, from, read), (found) => {
+        broken = found
+        if (found === undefined) from++
+        return found !== undefined
+      }))
     if (page.length < pageSize) break
   }
   let unsealed = 0
