@@ -68,7 +68,9 @@ describe("templates on the Node server", () => {
       return mine.length === 2 ? mine : undefined
     }, { timeoutMs: 30_000, output: server.output })
     assert.sameMembers(names, ["morning-briefing", "weekly-review"])
-    assert.include(server.output(), `Agent ${agentId}: created 2 task(s) its template ${template.templateId} declares`)
+    // The tasks list reads the engine, which has the tasks before the creation is recorded and logged.
+    const line = `Agent ${agentId}: created 2 task(s) its template ${template.templateId} declares`
+    await waitUntil("the creation logged", async () => server.output().includes(line) || undefined, { timeoutMs: 15_000, output: server.output })
   }, 60_000)
 
   it("publishes a folder as a public template with the admin CLI, then its next version, and archives it", async () => {
