@@ -131,6 +131,11 @@ export interface AppRouting {
   readonly isAppHost?: (host: string) => boolean
   /** Each agent's own host, proxied to its gateway; none without it. */
   readonly agentHost?: AgentHostRouting
+  /**
+   * A proxied request or WebSocket to the agent opened: the function returned is called once it closes (an agent
+   * with a connection open does not sleep).
+   */
+  readonly connected?: (agentId: string) => () => void
 }
 
 export interface ProxyOptions {
@@ -398,12 +403,13 @@ export const attach = (server: Http.Server, routing: AppRouting, options: ProxyO
     if (!(await admitted(route, out.token))) return answer(response, 401, "Unauthorized")
     const target = await endpointOf(route)
     if (target === undefined) return answer(response, 502, "Bad gateway")
-    forward(request, response, target, out, `App of agent ${route.agentId}`)
+    forward(request, response, target, out, route.agentId, `App of agent ${route.agentId}`)
   }
 
   /** Sends the request on to `target` as `out` says and relays the answer (`label` names the target in logs). */
-  const forward = (request: Http.IncomingMessage, response: Http.ServerResponse, target: AppEndpoint, out: Outgoing, label: string) => {
+  const forward = (request: Http.IncomingMessage, response: Http.ServerResponse, target: AppEndpoint, out: Outgoing, agentId: string, label: string) => {
     if (response.destroyed) return
+    if (routing.connected !== undefined) response.once("close", routing.connected(agentId))
     const upstream = requestTo(target, request, out, agent)
     upstream.on("socket", (socket) => socket.setNoDelay(true))
     upstream.on("continue", () => response.writeContinue())
@@ -441,11 +447,20 @@ export const attach = (server: Http.Server, routing: AppRouting, options: ProxyO
     if (!(await admitted(route, out.token))) return answerSocket(socket, 401, "Unauthorized")
     const target = await endpointOf(route)
     if (target === undefined) return answerSocket(socket, 502, "Bad gateway")
-    forwardUpgrade(request, socket, head, target, out, `App of agent ${route.agentId}`)
+    forwardUpgrade(request, socket, head, target, out, route.agentId, `App of agent ${route.agentId}`)
   }
 
-  const forwardUpgrade = (request: Http.IncomingMessage, socket: Duplex, head: Buffer, target: AppEndpoint, out: Outgoing, label: string) => {
+  const forwardUpgrade = (
+    request: Http.IncomingMessage,
+    socket: Duplex,
+    head: Buffer,
+    target: AppEndpoint,
+    out: Outgoing,
+    agentId: string,
+    label: string
+  ) => {
     if (socket.destroyed) return
+    if (routing.connected !== undefined) socket.once("close", routing.connected(agentId))
     // An upgraded connection is the client's alone: never from, nor back into, the kept-open pool.
     relayUpgrade(socket, head, requestTo(target, request, out, false), {
       switchHeaders: out.fromQuery && out.token !== undefined ? [`Set-Cookie: ${tokenCookie(out.token, request)}`] : [],
@@ -504,8 +519,8 @@ export const attach = (server: Http.Server, routing: AppRouting, options: ProxyO
     }
     const sent: Outgoing = { ...out, headers }
     const label = `Gateway of agent ${agentId}`
-    if (upgrade) forwardUpgrade(request, args[1] as Duplex, args[2] as Buffer, reach.endpoint, sent, label)
-    else forward(request, args[1] as Http.ServerResponse, reach.endpoint, sent, label)
+    if (upgrade) forwardUpgrade(request, args[1] as Duplex, args[2] as Buffer, reach.endpoint, sent, agentId, label)
+    else forward(request, args[1] as Http.ServerResponse, reach.endpoint, sent, agentId, label)
   }
 
   const failed = (host: string, error: unknown) => onError(`Route lookup for ${host} failed`, error)

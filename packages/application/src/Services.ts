@@ -29,6 +29,7 @@ import type { FreeSpace } from "./FreeSpace.ts"
 import { Console } from "./workspace/Console.ts"
 import { Domains } from "./domains/Domains.ts"
 import { Failover } from "./agents/Failover.ts"
+import { AgentSleep } from "./agents/AgentSleep.ts"
 import { Files } from "./files/Files.ts"
 import { Groups } from "./files/Groups.ts"
 import { PinJobs } from "./files/PinJobs.ts"
@@ -54,7 +55,7 @@ export type Provided = AgentChat | AgentsAt | EngineUpdates | TemplateTasks | Wo
   | Snapshots
   | Channels
   | Domains
-  | NodeLeases | Failover
+  | NodeLeases | Failover | AgentSleep
   | PinJobs
   | AuditFeed | AuditLog | LogSeals
 
@@ -68,7 +69,7 @@ export type Requirements =
 /** Built floor by floor, in the order of the folders: each floor stands on the ones below it. */
 export const layer: Layer.Layer<Provided, never, Requirements> = Layer.merge(AuditFeed.layer, AuditLog.layer).pipe(
   Layer.provideMerge(Layer.mergeAll(Console.layer, WorkspaceFiles.layer, RuntimeConfig.layer, Tasks.layer, TemplateTasks.layer, AgentChat.layer, EngineUpdates.layer)),
-  Layer.provideMerge(Layer.mergeAll(Agents.layer, AgentsAt.layer, Failover.layer)),
+  Layer.provideMerge(Layer.mergeAll(Agents.layer, AgentsAt.layer, Failover.layer, AgentSleep.layer)),
   Layer.provideMerge(Layer.mergeAll(Snapshots.layer, Channels.layer, Domains.layer)),
   Layer.provideMerge(Gateway.layer),
   Layer.provideMerge(Layer.mergeAll(Templates.layer, Skills.layer, SignedUrls.layer, PinJobs.layer)),

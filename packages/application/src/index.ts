@@ -16,6 +16,7 @@ export {
   maxMessageLength
 } from "./agents/AgentChat.ts"
 export * from "./agents/EngineUpdates.ts"
+export * from "./agents/AgentSleep.ts"
 export * from "./workspace/TemplateTasks.ts"
 export * from "./gateway/Gateway.ts"
 export * from "./workspaces/ApiKeys.ts"

@@ -10,7 +10,7 @@
  */
 import { AgentEngine } from "@cairn/agent-engine"
 import { AppProxy } from "@cairn/app-proxy"
-import { Agents, ApiKeys, Domains, ReadModels, Unauthorized } from "@cairn/application"
+import { Agents, ApiKeys, Domains, Gateway, ReadModels, Unauthorized } from "@cairn/application"
 import { GatewayTokens } from "@cairn/auth"
 import { Agent } from "@cairn/domain"
 import { Authenticate } from "@cairn/http"
@@ -51,6 +51,7 @@ export const attachWith = (server: Http.Server, domains: DomainRoutes) =>
   Effect.gen(function*() {
     const agents = yield* Agents
     const engine = yield* AgentEngine
+    const owner = yield* Gateway
     const keys = yield* ApiKeys
     const tokens = yield* GatewayTokens.GatewayTokens
     const table = ReadModels.AgentsTable.queries(yield* SqlClient.SqlClient)
@@ -83,11 +84,25 @@ export const attachWith = (server: Http.Server, domains: DomainRoutes) =>
         return { admitted: true, gatewayToken: Redacted.value(tokens.tokenFor(agentId, agent.tokenGeneration)) } as const
       })
 
-    /** The agent's running gateway on this node; a starting agent is 503 with Retry-After, any other 502. */
+    /**
+     * A starting agent is 503 with Retry-After. What every route that needs the gateway answers while it starts
+     * (GatewayStarting), with the agent's status.
+     */
+    const startingRefusal = (agentId: string) => {
+      const starting = new Agent.GatewayStarting({ agentId })
+      return { status: starting.status, body: { error: starting.message, status: "starting" }, headers: { "retry-after": String(starting.retryAfterSeconds) } }
+    }
+
+    /**
+     * The agent's running gateway on this node (a sleeping agent woken first, decision 0055); a starting agent is 503
+     * with Retry-After, any other 502.
+     */
     const gateway = (agentId: string) =>
-      engine.gatewayEndpoint(agentId).pipe(
+      owner.ready(agentId).pipe(
+        Effect.andThen(engine.gatewayEndpoint(agentId)),
         Effect.map((endpoint): { readonly endpoint: AppProxy.AppEndpoint } | ({ readonly endpoint?: undefined } & AppProxy.Refusal) => ({ endpoint })),
         Effect.catchTags({
+          GatewayStarting: () => Effect.succeed(startingRefusal(agentId)),
           AppNotRunning: () => notRunning(agentId),
           AgentNotProvisioned: () => notRunning(agentId)
         })
@@ -97,15 +112,7 @@ export const attachWith = (server: Http.Server, domains: DomainRoutes) =>
         const status = Option.match(yield* table.byId(agentId), { onNone: () => "not_running", onSome: (agent) => agent.status })
         const engineState = yield* engine.status(agentId).pipe(Effect.map((s) => s.state), Effect.orElseSucceed(() => undefined))
         const provisioning = yield* engine.provisioning(agentId)
-        if (status === "starting" || engineState === "starting" || provisioning !== undefined) {
-          // What every route that needs the gateway answers while it starts (GatewayStarting), with the agent's status.
-          const starting = new Agent.GatewayStarting({ agentId })
-          return {
-            status: starting.status,
-            body: { error: starting.message, status: "starting" },
-            headers: { "retry-after": String(starting.retryAfterSeconds) }
-          }
-        }
+        if (status === "starting" || engineState === "starting" || provisioning !== undefined) return startingRefusal(agentId)
         return { status: 502, body: { error: "Agent is not running", status: status === "running" ? engineState ?? "not_running" : status } }
       })
 
@@ -122,7 +129,9 @@ export const attachWith = (server: Http.Server, domains: DomainRoutes) =>
               ...(route.value.gateway === true ? { gateway: true } : {})
             })),
       authorize: (agentId, token) => run(Effect.map(agents.gatewayPrincipal(agentId, token), Option.isSome)),
-      endpoint: (agentId, port) => run(engine.appEndpoint(agentId, port)),
+      // An app of a sleeping agent wakes it: its app runs in the agent's sandbox, beside its gateway.
+      endpoint: (agentId, port) => run(Effect.andThen(owner.ready(agentId), engine.appEndpoint(agentId, port))),
+      connected: (agentId) => Effect.runSyncWith(context)(owner.opened(agentId)),
       isAppHost: (host) => apps !== "" && host.endsWith(`.${apps}`),
       ...(agentOfHost === undefined ? {} : {
         agentHost: {

@@ -13,6 +13,7 @@ import { defaultWorkspaceLimits, WorkspaceLimits } from "@cairn/application"
 import { defaultSnapshotSettings, Snapshots, SnapshotSettings } from "@cairn/application"
 import { defaultDomainSettings, Domains, DomainSettings } from "@cairn/application"
 import { ChatTimeout, DiskReserveBytes } from "@cairn/application"
+import { AgentSleep, defaultSleepSettings, SleepSettings } from "@cairn/application"
 import { AgentsAt, AuditFeed, defaultPinSettings, LogSeals, PinJobs, PinSettings, SnapshotEvery, TemplateTasks } from "@cairn/application"
 import { PinSources, trustlessGateways } from "@cairn/content-store"
 import { NodeDns } from "@cairn/dns/node"
@@ -84,6 +85,23 @@ const layerSnapshotStore = Layer.unwrap(Effect.gen(function*() {
 }))
 
 /**
+ * A duration setting in milliseconds: text such as "60 seconds" or "7 days"; with `allowZero`, "0" or "off" is 0
+ * (none, or off), and without it the duration must be longer than 0.
+ */
+const durationMs = (name: string, fallbackMs: number, options: { readonly allowZero: boolean }) =>
+  Config.String(name).pipe(
+    Config.mapEffect((text) => {
+      const trimmed = text.trim()
+      if (options.allowZero && (trimmed === "0" || trimmed === "off")) return Effect.succeed(0)
+      const parsed = Duration.fromInput(trimmed as Duration.Input)
+      return Option.isSome(parsed) && (options.allowZero || Duration.toMillis(parsed.value) > 0)
+        ? Effect.succeed(Duration.toMillis(parsed.value))
+        : Effect.fail(new Config.ConfigError(new ConfigProvider.SourceError({ message: `${name}: "${text}" is not a duration such as "15 minutes"` })))
+    }),
+    Config.withDefault(fallbackMs)
+  )
+
+/**
  * Snapshots (docs/operations.md, "Snapshots"): `SNAPSHOTS=off` turns them off (`Storage not configured`);
  * `SNAPSHOT_INTERVAL` between automatic ones (60 s; 0 for none), `SNAPSHOT_RETENTION` snapshots kept per agent (50,
  * plus every pre-reset one), `SNAPSHOT_EXCLUDE` comma-separated globs left out (replacing the defaults),
@@ -91,19 +109,6 @@ const layerSnapshotStore = Layer.unwrap(Effect.gen(function*() {
  */
 const layerSnapshotSettings = Layer.effect(SnapshotSettings, Effect.gen(function*() {
   const enabled = yield* Config.Literals(["on", "off"], "SNAPSHOTS").pipe(Config.withDefault("on" as const))
-  // A duration such as "60 seconds" or "7 days"; "0" (or "off") for none.
-  const duration = (name: string, fallbackMs: number) =>
-    Config.String(name).pipe(
-      Config.mapEffect((text) => {
-        const trimmed = text.trim()
-        if (trimmed === "0" || trimmed === "off") return Effect.succeed(0)
-        return Option.match(Duration.fromInput(trimmed as Duration.Input), {
-          onNone: () => Effect.fail(new Config.ConfigError(new ConfigProvider.SourceError({ message: `${name}: "${text}" is not a duration such as "60 seconds"` }))),
-          onSome: (parsed) => Effect.succeed(Duration.toMillis(parsed))
-        })
-      }),
-      Config.withDefault(fallbackMs)
-    )
   const keep = yield* Config.schema(Schema.NumberFromString.pipe(Schema.check(Schema.isInt(), Schema.isGreaterThan(0))), "SNAPSHOT_RETENTION").pipe(
     Config.withDefault(defaultSnapshotSettings.keep)
   )
@@ -113,10 +118,10 @@ const layerSnapshotSettings = Layer.effect(SnapshotSettings, Effect.gen(function
   )
   return {
     enabled: enabled === "on",
-    intervalMs: yield* duration("SNAPSHOT_INTERVAL", defaultSnapshotSettings.intervalMs),
+    intervalMs: yield* durationMs("SNAPSHOT_INTERVAL", defaultSnapshotSettings.intervalMs, { allowZero: true }),
     keep,
     exclude,
-    deletedGraceMs: yield* duration("SNAPSHOT_DELETED_GRACE", defaultSnapshotSettings.deletedGraceMs)
+    deletedGraceMs: yield* durationMs("SNAPSHOT_DELETED_GRACE", defaultSnapshotSettings.deletedGraceMs, { allowZero: true })
   }
 }))
 
@@ -128,18 +133,6 @@ const layerSnapshotSettings = Layer.effect(SnapshotSettings, Effect.gen(function
  * (comma-separated `ip[:port]`) that TXT records are looked up on (the system's resolvers by default).
  */
 const layerDomains = Layer.unwrap(Effect.gen(function*() {
-  const duration = (name: string, fallbackMs: number, allowZero: boolean) =>
-    Config.String(name).pipe(
-      Config.mapEffect((text) => {
-        const trimmed = text.trim()
-        if (allowZero && (trimmed === "0" || trimmed === "off")) return Effect.succeed(0)
-        const parsed = Duration.fromInput(trimmed as Duration.Input)
-        return Option.isSome(parsed) && Duration.toMillis(parsed.value) > 0
-          ? Effect.succeed(Duration.toMillis(parsed.value))
-          : Effect.fail(new Config.ConfigError(new ConfigProvider.SourceError({ message: `${name}: "${text}" is not a duration such as "7 days"` })))
-      }),
-      Config.withDefault(fallbackMs)
-    )
   const appsDomain = yield* Config.String("APPS_DOMAIN").pipe(Config.withDefault(defaultDomainSettings.appsDomain))
   const agentsDomain = yield* agentsDomainConfig
   const servers = NodeDns.parseServers(yield* Config.String("DNS_SERVERS").pipe(Config.withDefault("")))
@@ -149,8 +142,8 @@ const layerDomains = Layer.unwrap(Effect.gen(function*() {
       ...defaultDomainSettings,
       appsDomain,
       agentsDomain,
-      verifyTimeoutMs: yield* duration("DOMAIN_VERIFY_TIMEOUT", defaultDomainSettings.verifyTimeoutMs, false),
-      checkIntervalMs: yield* duration("DOMAIN_CHECK_INTERVAL", defaultDomainSettings.checkIntervalMs, true)
+      verifyTimeoutMs: yield* durationMs("DOMAIN_VERIFY_TIMEOUT", defaultDomainSettings.verifyTimeoutMs, { allowZero: false }),
+      checkIntervalMs: yield* durationMs("DOMAIN_CHECK_INTERVAL", defaultDomainSettings.checkIntervalMs, { allowZero: true })
     }),
     NodeDns.layer({ servers })
   )
@@ -431,6 +424,23 @@ const layerTimeTravel = Layer.unwrap(Effect.gen(function*() {
   return Layer.succeed(SnapshotEvery, every)
 }))
 
+/**
+ * Sleep and wake (decision 0055, docs/operations.md "Agents that sleep"): `AGENT_IDLE_AFTER` (15 minutes; 0 or off:
+ * agents never sleep), `AGENT_SLEEP_WITH_CHANNELS` (`off`: an agent with a messaging channel stays awake, as a
+ * polling channel cannot wake it), `AGENT_WAKE_LEAD` (60 seconds before a scheduled task falls due).
+ */
+const layerSleep = Layer.unwrap(Effect.gen(function*() {
+  const idleAfterMs = yield* durationMs("AGENT_IDLE_AFTER", defaultSleepSettings.idleAfterMs, { allowZero: true })
+  const channels = yield* Config.Literals(["on", "off"], "AGENT_SLEEP_WITH_CHANNELS").pipe(Config.withDefault("off" as const))
+  const wakeLeadMs = yield* durationMs("AGENT_WAKE_LEAD", defaultSleepSettings.wakeLeadMs, { allowZero: false })
+  // Idle times shorter than the default check interval (tests, demos) are looked at as often as they need.
+  const checkEveryMs = idleAfterMs > 0 ? Math.max(1000, Math.min(defaultSleepSettings.checkEveryMs, Math.floor(idleAfterMs / 4))) : defaultSleepSettings.checkEveryMs
+  yield* Effect.logInfo(idleAfterMs > 0
+    ? `Agents sleep after ${Duration.format(Duration.millis(idleAfterMs))} idle${channels === "on" ? ", those with channels too" : " (not those with channels)"}`
+    : "Agents never sleep (AGENT_IDLE_AFTER=0)")
+  return Layer.succeed(SleepSettings, { idleAfterMs, channelsSleep: channels === "on", checkEveryMs, wakeLeadMs })
+}))
+
 /** The skill hub: a ClawHub-compatible registry at `CLAWHUB_URL`, else the offline catalog in `<DATA_DIR>/hub`. */
 const layerSkillHub = Layer.unwrap(Effect.map(dataDir, (dir) => SkillHubConfig.layer({ dataDir: dir })))
 
@@ -439,7 +449,7 @@ export const layerApplication = (database: DatabaseLayer) =>
   Services.layer.pipe(
     Layer.provideMerge(layerTemplates),
     Layer.provideMerge(Layer.mergeAll(layerContentStore, layerSignatureVerifier, layerCredentials, layerAgentEngine, layerNode, layerSkillHub,
-      layerWorkspaceLimits, layerSnapshotStore, layerSnapshotSettings, layerDomains, layerCluster, layerDiskReserve, layerPins, layerChat, layerSkillSigners, layerTimeTravel)),
+      layerWorkspaceLimits, layerSnapshotStore, layerSnapshotSettings, layerDomains, layerCluster, layerDiskReserve, layerPins, layerChat, layerSkillSigners, layerTimeTravel, layerSleep)),
     Layer.provideMerge(layerStore(database))
   )
 
@@ -479,6 +489,9 @@ const auditWebhooks = Layer.effectDiscard(AuditFeed.use((audit) => Effect.forkSc
 /** Time-travel snapshots kept as agents' histories grow, so that the first travel to a point is fast too (decision 0048). */
 const timeTravelSnapshots = Layer.effectDiscard(AgentsAt.use((at) => Effect.forkScoped(at.run)))
 
+/** Idle agents put to sleep, and sleeping ones woken for their scheduled tasks, for as long as the server runs. */
+const agentSleep = Layer.effectDiscard(AgentSleep.use((sleep) => Effect.forkScoped(sleep.run)))
+
 /** The log sealed as it grows: every event hashed, every block signed (decision 0053). */
 const logSealer = Layer.effectDiscard(LogSeals.use((seals) => Effect.forkScoped(seals.run)))
 
@@ -501,7 +514,7 @@ const layerDataDirLock = Layer.effectDiscard(Effect.flatMap(dataDir, (dir) => Da
 
 /** What a server runs: the application, plus the runners that keep asynchronous read models current. */
 export const layerServer = (database: DatabaseLayer) =>
-  Layer.mergeAll(ReadModels.layerRunners, logAdminToken, resumeAgents, autoSnapshots, domainChecks, failover, pinWorker, templateTasks, auditWebhooks, logSealer, timeTravelSnapshots).pipe(Layer.merge(seedTemplates), Layer.provideMerge(layerApplication(database)), Layer.provide(layerDataDirLock))
+  Layer.mergeAll(ReadModels.layerRunners, logAdminToken, resumeAgents, autoSnapshots, domainChecks, failover, pinWorker, templateTasks, auditWebhooks, logSealer, timeTravelSnapshots, agentSleep).pipe(Layer.merge(seedTemplates), Layer.provideMerge(layerApplication(database)), Layer.provide(layerDataDirLock))
 
 /** The database chosen by the environment, logged (never a password). */
 export const databaseFromConfig = Effect.gen(function*() {

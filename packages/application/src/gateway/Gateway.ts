@@ -5,7 +5,8 @@
  * (`launch`), restart, a workspace reset (`whileStopped`), a channel change (`applyChannels`), a failover (`adopt`),
  * a delete (`remove`); and it supervises what runs here: watches running gateways, brings crashed ones back with
  * growing delays, resumes them all when Cairn starts, and lets go of gateways whose agent was deleted or moved
- * through another node.
+ * through another node. It also puts idle agents to sleep (`sleep`, asked by AgentSleep.ts) and wakes them: a
+ * request that needs a sleeping agent's gateway (`ready`) starts it once, however many requests ask at a time.
  *
  * A gateway starts one way: its environment delivered (the agent's secrets and its channels' tokens), its attached
  * skills put back, the engine's start, and the outcome recorded. Each agent has at most one fiber driving its gateway
@@ -86,6 +87,13 @@ export class Gateway extends Context.Service<Gateway>()("cairn/Gateway", {
     const readyWaitMs = millis(yield* ReadyWait)
     /** Recent crashes per agent, so a crash loop backs off further each time round. */
     const crashes = new Map<string, { readonly count: number; readonly at: number }>()
+    /** When something was last addressed to each agent here, and how many connections to it are open now. */
+    const lastActive = new Map<string, number>()
+    const open = new Map<string, number>()
+    /** Wakes under way, by agent: a second request joins the first one's. */
+    const waking = new Map<string, Deferred.Deferred<LaunchOutcome>>()
+    /** Agents being put to sleep now: a request for one waits for that, then wakes it. */
+    const fallingAsleep = new Map<string, Deferred.Deferred<void>>()
 
     const load = (agentId: string) => commands.load(Agent.decider, Agent.stream(agentId))
 
@@ -235,6 +243,7 @@ export class Gateway extends Context.Service<Gateway>()("cairn/Gateway", {
       Effect.andThen(FiberMap.remove(fibers, agentId), Effect.sync(() => {
         crashes.delete(agentId)
         hosted.delete(agentId)
+        lastActive.delete(agentId)
       }))
 
     /** The agent was deleted: no gateway of it is driven here any longer, its lease goes, and its home is removed. */
@@ -408,6 +417,12 @@ export class Gateway extends Context.Service<Gateway>()("cairn/Gateway", {
           yield* Effect.logWarning(`Agent ${agentId}: ${reason}`)
           return yield* startFailed(agentId, reason, "supervisor")
         }
+        if (agent.status === "sleeping") {
+          // It sleeps on here: its home is this node's now, and the next request for it wakes it here.
+          return yield* Effect.logInfo(
+            `Agent ${agentId} adopted asleep from node ${from}, whose lease expired: workspace restored from snapshot ${restored.success.value}`
+          )
+        }
         const relaunched = yield* record("supervisor", agentId, new Agent.RelaunchAgent({ agentId, at: yield* now }))
         if (relaunched.state._tag !== "Live") return
         const { engineVersion, tokenGeneration } = relaunched.state.agent
@@ -502,13 +517,137 @@ export class Gateway extends Context.Service<Gateway>()("cairn/Gateway", {
         ? Effect.succeed(true)
         : engine.status(agentId).pipe(Effect.map((status) => status.state === "starting"), Effect.orElseSucceed(() => false))
 
+    /** Something was addressed to the agent now: its idle time starts again. */
+    const touch = (agentId: string) => Effect.map(Clock.currentTimeMillis, (at) => void lastActive.set(agentId, at))
+
     /**
-     * For a request that needs the agent's gateway: waits (at most ReadyWait) while it is starting, and refuses with
-     * GatewayStarting (503, Retry-After) if it is still on its way up then. A gateway that is running, stopped or
-     * crashed is left to the request, which fails as it would.
+     * A connection to the agent (a proxied request or WebSocket, a chat stream) opened: the agent does not sleep
+     * while one is open. The function given closes it, and counts as activity.
+     */
+    const opened = (agentId: string) =>
+      Effect.map(touch(agentId), () => {
+        open.set(agentId, (open.get(agentId) ?? 0) + 1)
+        let closed = false
+        return () => {
+          if (closed) return
+          closed = true
+          const left = (open.get(agentId) ?? 1) - 1
+          if (left > 0) open.set(agentId, left)
+          else open.delete(agentId)
+          lastActive.set(agentId, Date.now())
+        }
+      })
+
+    /**
+     * Since when nothing was addressed to the agent here (in Clock milliseconds); undefined while a connection to
+     * it is open. An agent this node has not seen activity for yet starts its idle time now.
+     */
+    const quietSince = (agentId: string) =>
+      Effect.map(Clock.currentTimeMillis, (nowMs) => {
+        if ((open.get(agentId) ?? 0) > 0) return undefined
+        const known = lastActive.get(agentId)
+        if (known !== undefined) return known
+        lastActive.set(agentId, nowMs)
+        return nowMs
+      })
+
+    /**
+     * Puts an idle agent to sleep: its gateway stopped, its workspace snapshotted as it was left (`snapshot`, which
+     * gives the CID, or none when snapshots are off or failed: the home stays here all the same), and that recorded
+     * (`AgentFellAsleep`, with when to wake it for a task). A request meanwhile waits for this, then wakes it. Nothing
+     * happens (false) when something was addressed to the agent since `quietSince` said `since`, or it is being woken
+     * or restarted; and nothing is recorded when it is no longer running by then (a restart drives it).
+     */
+    const sleep = (
+      agentId: string,
+      since: number,
+      asleep: { readonly idleMs: number; readonly wakeAt?: string; readonly snapshot: Effect.Effect<Option.Option<string>> }
+    ) =>
+      Effect.suspend(() => {
+        if (waking.has(agentId) || restarting.has(agentId) || fallingAsleep.has(agentId)) return Effect.succeed(false)
+        if ((open.get(agentId) ?? 0) > 0 || lastActive.get(agentId) !== since) return Effect.succeed(false)
+        const done = Deferred.makeUnsafe<void>()
+        fallingAsleep.set(agentId, done)
+        return Effect.gen(function*() {
+          yield* takeOver(agentId)
+          yield* engine.stop(agentId).pipe(Effect.catchTag("AgentNotProvisioned", () => Effect.void))
+          const snapshotCid = Option.getOrUndefined(yield* asleep.snapshot)
+          const { events } = yield* record("supervisor", agentId, new Agent.PutToSleep({
+            agentId,
+            idleMs: asleep.idleMs,
+            ...(snapshotCid === undefined ? {} : { snapshotCid }),
+            ...(asleep.wakeAt === undefined ? {} : { wakeAt: asleep.wakeAt }),
+            at: yield* now
+          }))
+          if (events.length === 0) return false
+          lastActive.delete(agentId)
+          yield* Metric.update(GatewayMetrics.sleeps, 1)
+          yield* Effect.logInfo(`Agent ${agentId} fell asleep after ${Math.round(asleep.idleMs / 1000)} s idle` +
+            (snapshotCid === undefined ? "" : `, workspace in snapshot ${snapshotCid}`) +
+            (asleep.wakeAt === undefined ? "" : `; it wakes at ${asleep.wakeAt} for a scheduled task`))
+          return true
+        }).pipe(Effect.ensuring(Effect.sync(() => fallingAsleep.delete(agentId)).pipe(Effect.andThen(Deferred.succeed(done, undefined)))))
+      })
+
+    /**
+     * Wakes a sleeping agent: recorded (`AgentWoken`), then its gateway started as after a restart of Cairn, in the
+     * background. The deferred completes with how that ended; a wake under way is joined, and an agent not asleep
+     * (woken meanwhile) is `running` at once.
+     */
+    const wake = (agentId: string, reason: Agent.WakeReason): Effect.Effect<Deferred.Deferred<LaunchOutcome>> =>
+      Effect.suspend(() => {
+        const underWay = waking.get(agentId)
+        if (underWay !== undefined) return Effect.succeed(underWay)
+        const done = Deferred.makeUnsafe<LaunchOutcome>()
+        waking.set(agentId, done)
+        const attempt = Effect.gen(function*() {
+          const startedAt = yield* Clock.currentTimeMillis
+          const woken = yield* record("supervisor", agentId, new Agent.WakeAgent({ agentId, reason, at: yield* now }))
+          if (woken.events.length === 0) return "running" as const
+          const agent = agentAfter(woken.state)!
+          const outcome = yield* startGateway(agentId, agent.engineVersion, agent.tokenGeneration, loadedAfter(woken))
+          const endedAt = yield* Clock.currentTimeMillis
+          lastActive.set(agentId, endedAt)
+          yield* Metric.update(GatewayMetrics.wakeDuration(reason, outcome), (endedAt - startedAt) / 1000)
+          yield* Effect.logInfo(`Agent ${agentId} woke (${reason}): gateway ${outcome} after ${endedAt - startedAt} ms`)
+          return outcome
+        }).pipe(
+          Effect.catchCause((cause) => Effect.as(Effect.logError(`Waking agent ${agentId} failed`, cause), "failed" as const)),
+          Effect.flatMap((outcome) => Deferred.succeed(done, outcome)),
+          // A user's command that takes the agent over (a restart, a delete) ends the wake: its waiters go on.
+          Effect.ensuring(Effect.sync(() => waking.delete(agentId)).pipe(Effect.andThen(Deferred.succeed(done, "failed"))))
+        )
+        return Effect.as(FiberMap.run(fibers, agentId, attempt), done)
+      })
+
+    /** Wakes this node's sleeping agents whose scheduled task falls due soon (their `wakeAt` passed). */
+    const wakeForTasks = Effect.gen(function*() {
+      const due = yield* agents.dueToWake(node, new Date(yield* Clock.currentTimeMillis))
+      for (const agent of due) yield* wake(agent.agentId, "task")
+    })
+
+    /** Waits up to `ms` for `deferred`; none when the time ran out. */
+    const within = <A>(deferred: Deferred.Deferred<A>, ms: number) => Deferred.await(deferred).pipe(Effect.timeoutOption(Duration.millis(ms)))
+
+    /**
+     * For a request that needs the agent's gateway: counts as activity; wakes a sleeping agent (waiting for one being
+     * put to sleep first); waits (at most ReadyWait) while it is starting, and refuses with GatewayStarting (503,
+     * Retry-After) if it is still on its way up then. A gateway that is running, stopped or crashed is left to the
+     * request, which fails as it would.
      */
     const ready = (agentId: string) =>
       Effect.gen(function*() {
+        yield* touch(agentId)
+        const beingPut = fallingAsleep.get(agentId)
+        if (beingPut !== undefined) yield* within(beingPut, readyWaitMs)
+        const row = yield* agents.byId(agentId)
+        if (Option.isSome(row) && row.value.status === "sleeping") {
+          const woke = yield* within(yield* wake(agentId, "request"), readyWaitMs)
+          if (Option.isNone(woke)) return yield* new Agent.GatewayStarting({ agentId })
+          return
+        }
+        const underWay = waking.get(agentId)
+        if (underWay !== undefined && Option.isNone(yield* within(underWay, readyWaitMs))) return yield* new Agent.GatewayStarting({ agentId })
         if (!(yield* starting(agentId))) return
         const deadline = (yield* Clock.currentTimeMillis) + readyWaitMs
         while (yield* starting(agentId)) {
@@ -524,7 +663,8 @@ export class Gateway extends Context.Service<Gateway>()("cairn/Gateway", {
     return {
       node,
       launch, restart, whileStopped, applyChannels, rotateToken, adopt, remove, ready, isRunning,
-      recover, resume, checkRunning, releaseForeign, watch
+      recover, resume, checkRunning, releaseForeign, watch,
+      touch, opened, quietSince, sleep, wake, wakeForTasks
     }
   })
 }) {

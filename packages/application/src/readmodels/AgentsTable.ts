@@ -26,7 +26,13 @@ export const projection = ReadModel.make({
       Effect.andThen(sql`ALTER TABLE cairn_agents ADD COLUMN IF NOT EXISTS vibe text`),
       Effect.andThen(sql`ALTER TABLE cairn_agents ADD COLUMN IF NOT EXISTS emoji text`),
       // Added with chat through the API: the model the agent answers with (null for agents that never set one).
-      Effect.andThen(sql`ALTER TABLE cairn_agents ADD COLUMN IF NOT EXISTS model text`)
+      Effect.andThen(sql`ALTER TABLE cairn_agents ADD COLUMN IF NOT EXISTS model text`),
+      // Added with sleep and wake (decision 0055): since when it sleeps, and when Cairn wakes it for a task.
+      Effect.andThen(sql`ALTER TABLE cairn_agents ADD COLUMN IF NOT EXISTS asleep_since timestamptz`),
+      Effect.andThen(sql`ALTER TABLE cairn_agents ADD COLUMN IF NOT EXISTS wake_at timestamptz`),
+      // And why its last start (or wake) failed, shown while it is not running.
+      Effect.andThen(sql`ALTER TABLE cairn_agents ADD COLUMN IF NOT EXISTS start_failure text`),
+      Effect.andThen(sql`ALTER TABLE cairn_agents ADD COLUMN IF NOT EXISTS start_failure_at timestamptz`)
     ),
   on: {
     AgentCreated: (sql, e) =>
@@ -47,12 +53,17 @@ export const projection = ReadModel.make({
     AgentStarted: (sql, e) =>
       sql`UPDATE cairn_agents SET status = 'running', engine_version = ${e.engineVersion}, recovering = false,
         node = COALESCE(${e.node ?? null}, node) WHERE id = ${e.agentId}`,
-    AgentFailedToStart: (sql, e) => sql`UPDATE cairn_agents SET status = 'not_running' WHERE id = ${e.agentId}`,
+    AgentFailedToStart: (sql, e) =>
+      sql`UPDATE cairn_agents SET status = 'not_running', start_failure = ${e.logTail}, start_failure_at = ${e.at} WHERE id = ${e.agentId}`,
     AgentStopped: (sql, e) =>
       sql`UPDATE cairn_agents SET status = 'not_running', recovering = recovering OR ${e.reason !== "stopped"},
         last_stop_reason = ${e.reason}, last_stop_at = ${e.at} WHERE id = ${e.agentId}`,
     AgentRecoveryScheduled: (sql, e) => sql`UPDATE cairn_agents SET recovering = true WHERE id = ${e.agentId}`,
     AgentRestartRequested: (sql, e) => sql`UPDATE cairn_agents SET status = 'starting' WHERE id = ${e.agentId}`,
+    AgentFellAsleep: (sql, e) =>
+      sql`UPDATE cairn_agents SET status = 'sleeping', recovering = false, asleep_since = ${e.at}, wake_at = ${e.wakeAt ?? null}
+        WHERE id = ${e.agentId}`,
+    AgentWoken: (sql, e) => sql`UPDATE cairn_agents SET status = 'starting', wake_at = NULL WHERE id = ${e.agentId}`,
     GatewayTokenRotated: (sql, e) => sql`UPDATE cairn_agents SET token_generation = ${e.generation} WHERE id = ${e.agentId}`,
     AgentDeleted: (sql, e) => sql`DELETE FROM cairn_agents WHERE id = ${e.agentId}`
   }
@@ -74,6 +85,10 @@ interface Row {
   readonly node: string | null
   readonly last_stop_reason?: string | null
   readonly last_stop_at?: Date | null
+  readonly asleep_since?: Date | null
+  readonly wake_at?: Date | null
+  readonly start_failure?: string | null
+  readonly start_failure_at?: Date | null
   readonly created_at: Date
   /** From the snapshots read model, where the query joins it. */
   readonly last_sync?: Date | null
@@ -84,9 +99,15 @@ interface Row {
 export type AgentView = Omit<Agent.Agent, "secrets" | "skills"> & {
   /** Why and when its gateway last stopped (`oom`: at its memory cap); absent while it never has. */
   readonly lastStop?: { readonly reason: Agent.AgentStopped["reason"]; readonly at: string }
+  /** While it sleeps: since when, and when Cairn wakes it by itself for a scheduled task (null: only on demand). */
+  readonly asleep?: { readonly since: string; readonly wakeAt: string | null }
+  /** While it is not running because its last start (or wake) failed: why, and when. */
+  readonly startFailure?: { readonly reason: string; readonly at: string }
   /** When its workspace was last snapshotted, and that snapshot's CID (Pinata's `lastSync`, `snapshotCid`); absent: not read. */
   readonly snapshots?: { readonly lastSync: string | null; readonly snapshotCid: string | null }
 }
+
+const iso = (date: Date) => new Date(date).toISOString()
 
 const toAgent = (row: Row): AgentView => ({
   agentId: row.id,
@@ -107,6 +128,12 @@ const toAgent = (row: Row): AgentView => ({
       row.last_stop_at === null
     ? {}
     : { lastStop: { reason: row.last_stop_reason as Agent.AgentStopped["reason"], at: new Date(row.last_stop_at).toISOString() } }),
+  ...(row.status !== "sleeping" || row.asleep_since == null
+    ? {}
+    : { asleep: { since: iso(row.asleep_since), wakeAt: row.wake_at == null ? null : iso(row.wake_at) } }),
+  ...(row.status !== "not_running" || row.recovering || row.start_failure == null || row.start_failure_at == null
+    ? {}
+    : { startFailure: { reason: row.start_failure, at: iso(row.start_failure_at) } }),
   ...(row.last_sync === undefined
     ? {}
     : { snapshots: { lastSync: row.last_sync === null ? null : new Date(row.last_sync).toISOString(), snapshotCid: row.snapshot_cid ?? null } })
@@ -143,14 +170,20 @@ export const queries = (sql: SqlClient.SqlClient) => {
         Effect.orDie,
         Effect.map((rows) => rows.map(toAgent))
       ),
-    /** This node's agents that should have a gateway: starting, running, or recovering from a crash. */
+    /** This node's agents that should have a gateway: starting, running, or recovering from a crash (not sleeping). */
     toResume: (node: string) =>
-      sql<Row>`SELECT * FROM cairn_agents WHERE (status <> 'not_running' OR recovering) AND ${onNode(node)}`.pipe(
+      sql<Row>`SELECT * FROM cairn_agents WHERE (status NOT IN ('not_running', 'sleeping') OR recovering) AND ${onNode(node)}`.pipe(
         Effect.orDie,
         Effect.map((rows) => rows.map(toAgent))
       ),
     runningOn: (node: string) =>
       sql<Row>`SELECT * FROM cairn_agents WHERE status = 'running' AND ${onNode(node)}`.pipe(
+        Effect.orDie,
+        Effect.map((rows) => rows.map(toAgent))
+      ),
+    /** This node's sleeping agents that Cairn wakes by itself at `before` or earlier (for a scheduled task). */
+    dueToWake: (node: string, before: Date) =>
+      sql<Row>`SELECT * FROM cairn_agents WHERE status = 'sleeping' AND wake_at <= ${before} AND ${onNode(node)}`.pipe(
         Effect.orDie,
         Effect.map((rows) => rows.map(toAgent))
       ),

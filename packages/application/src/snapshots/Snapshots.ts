@@ -252,6 +252,20 @@ export class Snapshots extends Context.Service<Snapshots>()("cairn/Snapshots", {
         yield* take(agentId, agent.workspaceId, "auto", principal.userId).pipe(oneAtATime(agentId))
       }).pipe(Effect.catchTag("AgentNotFound", () => Effect.void), Effect.catchCause((cause) => Effect.logWarning(`Agent ${agentId}: no snapshot before its deletion`, cause)))
 
+    /**
+     * The workspace of an agent put to sleep, its gateway stopped (a `sleep` snapshot, kept like an `auto` one): what a
+     * wake on another node restores. None when snapshots are off or the snapshot failed (logged): the home stays on
+     * this node all the same.
+     */
+    const beforeSleep = (agentId: string, workspaceId: string): Effect.Effect<Option.Option<string>> =>
+      settings.enabled
+        ? take(agentId, workspaceId, "sleep", "supervisor").pipe(
+          oneAtATime(agentId),
+          Effect.map((taken) => Option.some(taken.snapshotCid)),
+          Effect.catchCause((cause) => Effect.as(Effect.logWarning(`Agent ${agentId}: no snapshot as it fell asleep`, cause), Option.none()))
+        )
+        : Effect.succeed(Option.none())
+
     const status = Effect.fn("Snapshots.status")(function*(principal: Principal, agentId: string) {
       yield* agents.visibleIn(principal.workspaceId, agentId)
       const { state } = yield* history(agentId)
@@ -507,7 +521,7 @@ export class Snapshots extends Context.Service<Snapshots>()("cairn/Snapshots", {
       )
     })
 
-    return { sync, status, list, diff, export: exportSnapshot, reset, beforeDelete, restoreLatest, forkSource, forkDecision, restoreInto, round, collectGarbage, run }
+    return { sync, status, list, diff, export: exportSnapshot, reset, beforeDelete, beforeSleep, restoreLatest, forkSource, forkDecision, restoreInto, round, collectGarbage, run }
   })
 }) {
   static readonly layer = Layer.effect(this, this.make)

@@ -4,11 +4,12 @@
  * on the agent's console log with the caller as actor: the command, where, and how it ended (never its output).
  */
 import { AgentEngine } from "@cairn/agent-engine"
-import { AgentConsole } from "@cairn/domain"
+import { type Agent, AgentConsole } from "@cairn/domain"
 import { Context, Effect, Layer } from "effect"
 import type { Principal } from "../Access.ts"
 import { Agents } from "../agents/Agents.ts"
 import { CommandHandler } from "../CommandHandler.ts"
+import { Gateway } from "../gateway/Gateway.ts"
 import { now } from "../Now.ts"
 import { WorkspaceLimits } from "../workspaces/WorkspaceLimits.ts"
 
@@ -30,6 +31,8 @@ export class Console extends Context.Service<Console>()("cairn/Console", {
     const commands = yield* CommandHandler
     const engine = yield* AgentEngine
     const agents = yield* Agents
+    const gateway = yield* Gateway
+    const ready = (agentId: string): Effect.Effect<void, Agent.GatewayStarting> => gateway.ready(agentId)
     const limits = yield* WorkspaceLimits
 
     const exec = Effect.fn("Console.exec")(function*(
@@ -40,6 +43,8 @@ export class Console extends Context.Service<Console>()("cairn/Console", {
       const { workspaceId, userId } = principal
       yield* agents.get(workspaceId, agentId)
       const { command, cwd } = yield* Effect.fromResult(AgentConsole.validateRequest(input))
+      // A command runs in the agent as it lives: a sleeping agent is woken first.
+      yield* ready(agentId)
       const at = yield* now
       const asked = { agentId, workspaceId, command, ...(cwd === undefined ? {} : { cwd }), at }
       const record = (entry: AgentConsole.ConsoleCommand) =>

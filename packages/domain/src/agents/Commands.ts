@@ -4,7 +4,7 @@
  * the time, ids and the engine versions on offer into each command, so deciding needs nothing else.
  */
 import { Schema } from "effect"
-import { AgentCreated, AttachedSecret, AttachedSkill, DeliveredSecret } from "./Events.ts"
+import { AgentCreated, AgentFellAsleep, AttachedSecret, AttachedSkill, DeliveredSecret, WakeReason } from "./Events.ts"
 
 export class CreateAgent extends Schema.TaggedClass<CreateAgent>()("CreateAgent", {
   agentId: Schema.String,
@@ -137,8 +137,25 @@ export class DeleteAgent extends Schema.TaggedClass<DeleteAgent>()("DeleteAgent"
   at: Schema.String
 }) {}
 
+/** The idle watch puts a running agent to sleep; an agent that is not running any longer (restarted, crashed) stays as it is. */
+export class PutToSleep extends Schema.TaggedClass<PutToSleep>()("PutToSleep", {
+  agentId: Schema.String,
+  idleMs: Schema.Int,
+  snapshotCid: AgentFellAsleep.fields.snapshotCid,
+  wakeAt: AgentFellAsleep.fields.wakeAt,
+  at: Schema.String
+}) {}
+
+/** Wakes a sleeping agent; one awake already (woken by a concurrent request) records nothing. */
+export class WakeAgent extends Schema.TaggedClass<WakeAgent>()("WakeAgent", {
+  agentId: Schema.String,
+  reason: WakeReason,
+  at: Schema.String
+}) {}
+
 export const AgentCommand = Schema.Union([
   CreateAgent, RestartAgent, RelaunchAgent, RecordAgentStarted, RecordStartFailure, RecordCrash, ScheduleRecovery,
-  RotateGatewayToken, AttachSecrets, DetachSecret, AttachSkills, DetachSkill, UpdateSkill, DeleteAgent, ChangeAgentProfile
+  RotateGatewayToken, AttachSecrets, DetachSecret, AttachSkills, DetachSkill, UpdateSkill, DeleteAgent, ChangeAgentProfile,
+  PutToSleep, WakeAgent
 ])
 export type AgentCommand = typeof AgentCommand.Type

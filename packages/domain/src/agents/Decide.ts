@@ -24,6 +24,8 @@ import {
   AgentProfileChanged,
   type AgentEvent,
   AgentFailedToStart,
+  AgentFellAsleep,
+  AgentWoken,
   AgentRecoveryScheduled,
   AgentRestartRequested,
   AgentStarted,
@@ -129,5 +131,9 @@ export const decide = (command: AgentCommand, state: AgentState): Decision =>
           ? Result.fail(new SkillNotAttached({ skillId: skill.skillId }))
           : Result.succeed(held.revision === skill.revision ? [] : [new AgentSkillUpdated({ agentId, skill, at })])
       }),
+    PutToSleep: ({ _tag, ...fields }): Decision =>
+      Result.succeed(state._tag === "Live" && state.agent.status === "running" ? [new AgentFellAsleep(fields)] : []),
+    WakeAgent: ({ _tag, ...fields }): Decision =>
+      Result.flatMap(living(state, fields.agentId), (agent) => Result.succeed(agent.status === "sleeping" ? [new AgentWoken(fields)] : [])),
     DeleteAgent: ({ agentId, workspaceId, at }) => record(visible(state, agentId, workspaceId), () => new AgentDeleted({ agentId, at }))
   })

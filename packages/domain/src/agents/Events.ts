@@ -5,7 +5,7 @@
  */
 import { Schema } from "effect"
 
-export const AgentStatus = Schema.Literals(["starting", "running", "not_running"])
+export const AgentStatus = Schema.Literals(["starting", "running", "not_running", "sleeping"])
 export type AgentStatus = typeof AgentStatus.Type
 
 export class AgentCreated extends Schema.TaggedClass<AgentCreated>()("AgentCreated", {
@@ -137,6 +137,30 @@ export class AgentSkillUpdated extends Schema.TaggedClass<AgentSkillUpdated>()("
   at: Schema.String
 }) {}
 
+/**
+ * Nothing was addressed to the agent for `idleMs`: its gateway was stopped to free the node (its home stays, and its
+ * workspace was snapshotted, `snapshotCid`, where snapshots are on). Anything addressed to it wakes it; `wakeAt` is
+ * when Cairn wakes it by itself, in time for the next scheduled task it had then.
+ */
+export class AgentFellAsleep extends Schema.TaggedClass<AgentFellAsleep>()("AgentFellAsleep", {
+  agentId: Schema.String,
+  idleMs: Schema.Int,
+  snapshotCid: Schema.optionalKey(Schema.String),
+  wakeAt: Schema.optionalKey(Schema.String),
+  at: Schema.String
+}) {}
+
+/** What woke a sleeping agent: a request for it, a scheduled task falling due, or a restart. */
+export const WakeReason = Schema.Literals(["request", "task", "restart"])
+export type WakeReason = typeof WakeReason.Type
+
+/** A sleeping agent's gateway is starting again (`AgentStarted` or `AgentFailedToStart` follows). */
+export class AgentWoken extends Schema.TaggedClass<AgentWoken>()("AgentWoken", {
+  agentId: Schema.String,
+  reason: WakeReason,
+  at: Schema.String
+}) {}
+
 export class AgentDeleted extends Schema.TaggedClass<AgentDeleted>()("AgentDeleted", {
   agentId: Schema.String,
   at: Schema.String
@@ -145,6 +169,6 @@ export class AgentDeleted extends Schema.TaggedClass<AgentDeleted>()("AgentDelet
 export const AgentEvent = Schema.Union([
   AgentCreated, AgentStarted, AgentFailedToStart, AgentStopped, AgentRecoveryScheduled, AgentRestartRequested, GatewayTokenRotated,
   AgentSecretsAttached, AgentSecretDetached, AgentSkillsAttached, AgentSkillDetached, AgentSkillUpdated, AgentDeleted,
-  AgentProfileChanged
+  AgentProfileChanged, AgentFellAsleep, AgentWoken
 ])
 export type AgentEvent = typeof AgentEvent.Type

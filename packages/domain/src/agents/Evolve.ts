@@ -44,5 +44,7 @@ export const evolve = (state: AgentState, event: AgentEvent): AgentState =>
     AgentSkillDetached: (e) => live(state, (a) => ({ ...a, skills: new Map([...a.skills].filter(([id]) => id !== e.skillId)) })),
     AgentSkillUpdated: (e) => live(state, (a) => ({ ...a, skills: new Map([...a.skills, [e.skill.skillId, e.skill]]) })),
     AgentProfileChanged: ({ _tag, agentId, at, ...changed }) => live(state, (a) => ({ ...a, ...changed })),
+    AgentFellAsleep: () => live(state, (a) => ({ ...a, status: "sleeping", recovering: false })),
+    AgentWoken: () => live(state, (a) => ({ ...a, status: "starting" })),
     AgentDeleted: (): AgentState => (state._tag === "Live" ? { _tag: "Deleted", agent: state.agent } : state)
   })

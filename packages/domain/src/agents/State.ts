@@ -1,6 +1,7 @@
 /**
  * An agent as its history leaves it. Status is `starting` until the gateway answers, then `running`;
- * `not_running` when it failed to start, crashed or stopped. A crash puts the agent in recovery: the supervisor
+ * `not_running` when it failed to start, crashed or stopped; `sleeping` when it was idle and its gateway was stopped
+ * until something is addressed to it (a wake makes it `starting` again). A crash puts the agent in recovery: the supervisor
  * starts it again, with growing delays, until it runs (or is deleted). The gateway token is never stored: it is
  * derived from a server secret and the token generation, which a rotation bumps, so every older token stops working.
  */

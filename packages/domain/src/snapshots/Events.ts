@@ -6,7 +6,7 @@
  */
 import { Schema } from "effect"
 
-export const Trigger = Schema.Literals(["manual", "auto", "pre-reset"])
+export const Trigger = Schema.Literals(["manual", "auto", "pre-reset", "sleep"])
 export type Trigger = typeof Trigger.Type
 
 /** How a snapshot differs from the one before it: files and symlinks added, changed and gone; new content's bytes. */

@@ -164,10 +164,18 @@ const LimitsWire = Schema.Struct({
   diskBytes: Schema.NullOr(Schema.Number)
 })
 
+/** While the agent sleeps: since when, and when Cairn wakes it for its next scheduled task (null: only on demand). */
+const AsleepWire = Schema.Struct({ since: Schema.String, wakeAt: Schema.NullOr(Schema.String) })
+
+/** While the agent is not running because its last start (or wake) failed: why (the gateway's last words), and when. */
+const StartFailureWire = Schema.Struct({ reason: Schema.String, at: Schema.String })
+
 export const AgentDetailWire = Schema.Struct({
   agent: AgentWire,
   processStatus: Agent.AgentStatus,
   lastStop: Schema.optionalKey(LastStopWire),
+  asleep: Schema.optionalKey(AsleepWire),
+  startFailure: Schema.optionalKey(StartFailureWire),
   limits: Schema.optionalKey(LimitsWire),
   provisioning: Schema.optionalKey(ProvisioningWire),
   skills: Schema.Array(HeldSkillWire),
@@ -290,6 +298,8 @@ export const layer = HttpRouter.use((router) =>
           agent: wire(agent),
           processStatus: agent.status,
           ...(agent.lastStop === undefined ? {} : { lastStop: agent.lastStop }),
+          ...(agent.asleep === undefined ? {} : { asleep: agent.asleep }),
+          ...(agent.startFailure === undefined ? {} : { startFailure: agent.startFailure }),
           ...(agents.agentLimits === undefined ? {} : { limits: agents.agentLimits }),
           // Only while the agent is on its way up; absent once it runs.
           ...(provisioning === undefined ? {} : { provisioning: provisioningToWire(provisioning) }),

@@ -6,7 +6,7 @@
  */
 import { SimulatedAgentEngine, SimulatedEngineControl } from "@cairn/agent-engine"
 import { SimulatedGateway } from "@cairn/agent-engine/node"
-import { ChatTimeout, ReadyWait, Services } from "@cairn/application"
+import { ChatTimeout, defaultSleepSettings, ReadyWait, Services, type SleepSettings as SleepSettingValues, SleepSettings } from "@cairn/application"
 import { AllowLocalGit } from "@cairn/application"
 import { defaultWorkspaceLimits, type WorkspaceLimitValues, WorkspaceLimits } from "@cairn/application"
 import { defaultSnapshotSettings, type SnapshotSettingValues, SnapshotSettings } from "@cairn/application"
@@ -60,6 +60,8 @@ export interface TestRuntimeOptions {
   readonly domains?: Partial<DomainSettingValues>
   /** How long a request that needs a gateway waits for one that is starting (ReadyWait; 20 seconds). */
   readonly readyWait?: Duration.Input
+  /** Sleep and wake settings replacing the defaults (agents never sleep in tests unless `idleAfterMs` is given; call `AgentSleep.round`). */
+  readonly sleep?: Partial<SleepSettingValues>
   /** How long a chat turn may take before it is answered 504 (ChatTimeout; 120 seconds). */
   readonly chatTimeout?: Duration.Input
   /** The data directory's free space (plenty by default; `FreeSpace.layerTest` makes a disk that runs low). */
@@ -105,6 +107,7 @@ export const layerTest = (options: TestRuntimeOptions = {}) =>
       Layer.succeed(DomainSettings, { ...defaultDomainSettings, checkIntervalMs: 0, ...options.domains }),
       options.readyWait === undefined ? Layer.empty : Layer.succeed(ReadyWait, options.readyWait),
       options.chatTimeout === undefined ? Layer.empty : Layer.succeed(ChatTimeout, options.chatTimeout),
+      Layer.succeed(SleepSettings, { ...defaultSleepSettings, idleAfterMs: 0, ...options.sleep }),
       options.freeSpace ?? FreeSpace.layerTest(() => plentyFree),
       options.diskReserveBytes === undefined ? Layer.empty : Layer.succeed(DiskReserveBytes, options.diskReserveBytes),
       options.trustedSkillSigners === undefined ? Layer.empty : Layer.succeed(TrustedSkillSigners, options.trustedSkillSigners)
