@@ -166,3 +166,33 @@ describe("an agent's name", () => {
     assert.isTrue(Result.isSuccess(Agent.validateName("é".repeat(100))))
   })
 })
+
+describe("sleep and wake", () => {
+  const sleep = new Agent.PutToSleep({ agentId, idleMs: 900_000, snapshotCid: "bafy-sleep", at })
+  const fellAsleep = new Agent.AgentFellAsleep({ agentId, idleMs: 900_000, snapshotCid: "bafy-sleep", at })
+  const wake = (reason: Agent.WakeReason) => new Agent.WakeAgent({ agentId, reason, at })
+
+  it("puts only a running agent to sleep: one starting, crashed, asleep already or deleted stays as it is", () => {
+    given(Agent.decider, [created, started]).when(sleep).then([fellAsleep])
+    given(Agent.decider, [created]).when(sleep).then([])
+    given(Agent.decider, [created, started, crashed]).when(sleep).then([])
+    given(Agent.decider, [created, started, fellAsleep]).when(sleep).then([])
+    given(Agent.decider, [created, started, deleted]).when(sleep).then([])
+    const state = stateAfter([created, started, crashed, new Agent.AgentRecoveryScheduled({ agentId, attempt: 0, delayMs: 1, at }), started, fellAsleep])
+    assert.isTrue(state._tag === "Live" && state.agent.status === "sleeping" && !state.agent.recovering)
+  })
+
+  it("wakes only a sleeping agent, once: a second wake, or one after a restart, records nothing", () => {
+    given(Agent.decider, [created, started, fellAsleep]).when(wake("request")).then([new Agent.AgentWoken({ agentId, reason: "request", at })])
+    given(Agent.decider, [created, started, fellAsleep, new Agent.AgentWoken({ agentId, reason: "task", at })]).when(wake("request")).then([])
+    given(Agent.decider, [created, started, fellAsleep, new Agent.AgentRestartRequested({ agentId, engineVersion: "2026.3.8", at })]).when(wake("task")).then([])
+    given(Agent.decider, [created, started, fellAsleep, deleted]).when(wake("request")).thenFails(new Agent.AgentNotFound({ agentId }))
+    const state = stateAfter([created, started, fellAsleep, new Agent.AgentWoken({ agentId, reason: "task", at })])
+    assert.isTrue(state._tag === "Live" && state.agent.status === "starting")
+  })
+
+  it("lets a sleeping agent be restarted, and a crash report on one is not recorded", () => {
+    given(Agent.decider, [created, started, fellAsleep]).when(restart()).then([new Agent.AgentRestartRequested({ agentId, engineVersion: "2026.3.8", at })])
+    given(Agent.decider, [created, started, fellAsleep]).when(new Agent.RecordCrash({ agentId, at })).then([])
+  })
+})
