@@ -9,15 +9,14 @@
  * Engines are installed into OPENCLAW_ENGINES_DIR (the CI cache by default), once; the install is timed apart.
  * Linux only (memory is read from /proc).
  */
-import { spawn } from "node:child_process"
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { mkdtempSync, rmSync } from "node:fs"
 import { homedir, tmpdir } from "node:os"
 import { join } from "node:path"
-import { OpenClawAgentHome } from "@cairn/agent-engine-openclaw"
 import { processesUnder } from "@cairn/agent-engine-openclaw/testing"
-import { Effect, Redacted } from "effect"
+import { Effect } from "effect"
 import { newApiUser, startServer, waitUntilServing } from "@cairn/server-node/testing"
 import * as Paired from "./Paired.ts"
+import { rawGatewayStart } from "./RawGateway.ts"
 
 const runs = Number(process.env["BENCH_RUNS"] ?? 3)
 const idleSeconds = Number(process.env["BENCH_IDLE_SECONDS"] ?? 10)
@@ -68,30 +67,7 @@ try {
   }
 
   /** The same version started by hand with the same offline config, timed from the spawn to /readyz; then stopped. */
-  const rawStart = async (label: string, port: number) => {
-    const home = join(dataDir, "raw", label)
-    const entry = join(enginesDir, version, "node_modules", "openclaw", "openclaw.mjs")
-    mkdirSync(join(home, ".openclaw", "logs"), { recursive: true })
-    writeFileSync(OpenClawAgentHome.configPath(home), JSON.stringify(OpenClawAgentHome.offlineConfig(home, port)))
-    const startedAt = performance.now()
-    const child = spawn(process.execPath, [entry, "gateway", "run", "--port", String(port), "--bind", "loopback"], {
-      cwd: home,
-      stdio: "ignore",
-      detached: true,
-      env: OpenClawAgentHome.processEnv({ PATH: process.env["PATH"] }, home, Redacted.make("raw-baseline-token"))
-    })
-    await waitUntil(async () => {
-      try {
-        return (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200
-      } catch {
-        return false
-      }
-    }, "raw gateway ready")
-    const elapsed = performance.now() - startedAt
-    process.kill(-child.pid!, "SIGTERM")
-    await new Promise((resolve) => child.once("exit", resolve))
-    return elapsed
-  }
+  const rawStart = (label: string, port: number) => rawGatewayStart(enginesDir, version, join(dataDir, "raw", label), port)
 
   // Warm-up, one of each: installs the engine version if the cache does not have it yet, and fills the page cache.
   console.log(`warm-up (installs the engine version if not cached): ${seconds(await cairnStart("warm-up", false))} to running (${version})`)

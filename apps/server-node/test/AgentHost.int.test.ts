@@ -63,7 +63,8 @@ const waitForRunning = (server: ServerProcess, call: ApiUser["call"], agentId: s
 
 describe("each agent's own host, on the simulated engine", () => {
   it("reaches the agent's gateway with its gateway token or an API key of its workspace: the page with the token cookie, chat completions through the openai client, a WebSocket, Cairn's /v0 routes; refusals say why", async () => {
-    const { server, ops } = await started({ ENGINE: "simulated", SIMULATED_START_DELAY: "5 seconds" }, "cairn-agent-host-")
+    // A request waits a second for a gateway on its way up (GATEWAY_READY_WAIT), and this one takes 5 s.
+    const { server, ops } = await started({ ENGINE: "simulated", SIMULATED_START_DELAY: "5 seconds", GATEWAY_READY_WAIT: "1 second" }, "cairn-agent-host-")
     const port = new URL(server.url).port
     const owner = newApiUser(ops, { workspace: "Agent hosts", agentLimit: 2, scopes: "org:agents" })
     const stranger = newApiUser(ops, { workspace: "Someone else", agentLimit: 1, scopes: "org:agents" })

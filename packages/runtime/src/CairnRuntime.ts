@@ -13,7 +13,7 @@ import { defaultWorkspaceLimits, WorkspaceLimits } from "@cairn/application"
 import { defaultSnapshotSettings, Snapshots, SnapshotSettings } from "@cairn/application"
 import { defaultDomainSettings, Domains, DomainSettings } from "@cairn/application"
 import { ChatTimeout, DiskReserveBytes } from "@cairn/application"
-import { AgentSleep, defaultSleepSettings, SleepSettings } from "@cairn/application"
+import { AgentSleep, defaultSleepSettings, ReadyWait, SleepSettings } from "@cairn/application"
 import { AgentsAt, AuditFeed, defaultPinSettings, LogSeals, PinJobs, PinSettings, SnapshotEvery, TemplateTasks } from "@cairn/application"
 import { PinSources, trustlessGateways } from "@cairn/content-store"
 import { NodeDns } from "@cairn/dns/node"
@@ -427,7 +427,8 @@ const layerTimeTravel = Layer.unwrap(Effect.gen(function*() {
 /**
  * Sleep and wake (decision 0055, docs/operations.md "Agents that sleep"): `AGENT_IDLE_AFTER` (15 minutes; 0 or off:
  * agents never sleep), `AGENT_SLEEP_WITH_CHANNELS` (`off`: an agent with a messaging channel stays awake, as a
- * polling channel cannot wake it), `AGENT_WAKE_LEAD` (60 seconds before a scheduled task falls due).
+ * polling channel cannot wake it), `AGENT_WAKE_LEAD` (60 seconds before a scheduled task falls due);
+ * `GATEWAY_READY_WAIT` (20 seconds), how long a request that needs a gateway waits for its start or wake.
  */
 const layerSleep = Layer.unwrap(Effect.gen(function*() {
   const idleAfterMs = yield* durationMs("AGENT_IDLE_AFTER", defaultSleepSettings.idleAfterMs, { allowZero: true })
@@ -438,7 +439,12 @@ const layerSleep = Layer.unwrap(Effect.gen(function*() {
   yield* Effect.logInfo(idleAfterMs > 0
     ? `Agents sleep after ${Duration.format(Duration.millis(idleAfterMs))} idle${channels === "on" ? ", those with channels too" : " (not those with channels)"}`
     : "Agents never sleep (AGENT_IDLE_AFTER=0)")
-  return Layer.succeed(SleepSettings, { idleAfterMs, channelsSleep: channels === "on", checkEveryMs, wakeLeadMs })
+  // How long a request that needs a gateway waits for it to start or wake, before 503 with Retry-After.
+  const readyWaitMs = yield* durationMs("GATEWAY_READY_WAIT", 20_000, { allowZero: false })
+  return Layer.merge(
+    Layer.succeed(SleepSettings, { idleAfterMs, channelsSleep: channels === "on", checkEveryMs, wakeLeadMs }),
+    Layer.succeed(ReadyWait, Duration.millis(readyWaitMs))
+  )
 }))
 
 /** The skill hub: a ClawHub-compatible registry at `CLAWHUB_URL`, else the offline catalog in `<DATA_DIR>/hub`. */
