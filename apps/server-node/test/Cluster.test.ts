@@ -186,6 +186,55 @@ describe.runIf(databaseUrl !== undefined)("two nodes on one Postgres act as one"
   })
 })
 
+describe.runIf(databaseUrl !== undefined)("a sleeping agent across nodes", () => {
+  it("is adopted asleep by the other node after kill -9, its workspace restored from the snapshot it fell asleep with, and wakes there", { timeout: 300_000 }, async () => {
+    const { a, b } = await startTwoNodes({ AGENT_IDLE_AFTER: "2 seconds" })
+    const servers = [a.server, b.server]
+    const user = newApiUser({ url: a.server.url, dataDir: a.dataDir }, { workspace: "Sleepy cluster", scopes: "org:agents", agentLimit: 1 })
+    const json = async (server: ServerProcess, method: string, path: string, body?: unknown) => {
+      const response = await fetch(`${server.url}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${user.token}` },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) })
+      })
+      const text = await response.text()
+      return { status: response.status, body: text === "" ? undefined : JSON.parse(text) }
+    }
+    const agentOn = async (server: ServerProcess, agentId: string) => (await json(server, "GET", `/v0/agents/${agentId}`)).body
+    const created = await json(a.server, "POST", "/v0/agents", { name: "dozing" })
+    assert.strictEqual(created.status, 201, JSON.stringify(created.body))
+    const agentId = created.body.agent.agentId as string
+    await waitFor("the agent runs", servers, async () => (await agentOn(a.server, agentId))?.agent?.status === "running" || undefined)
+    const note = Buffer.from("written on node A before it slept\n")
+    const uploaded = await json(a.server, "POST", `/v0/agents/${agentId}/files/upload`, { filename: "note.txt", contentBase64: note.toString("base64") })
+    assert.strictEqual(uploaded.status, 200, JSON.stringify(uploaded.body))
+
+    const asleep = await waitFor("the agent sleeps on A", servers, async () => {
+      const body = await agentOn(a.server, agentId)
+      return body?.agent?.status === "sleeping" ? body : undefined
+    })
+    assert.isString(asleep.agent.snapshotCid, "snapshotted as it fell asleep")
+
+    // kill -9 node A: B adopts the agent, asleep, with its workspace restored from that snapshot.
+    a.server.child.kill("SIGKILL")
+    await a.server.exited
+    await waitFor("B adopted it asleep", [b.server], async () =>
+      b.server.output().includes(`Agent ${agentId} adopted asleep from node ${a.node}`) || undefined)
+    assert.strictEqual((await agentOn(b.server, agentId)).agent.status, "sleeping")
+
+    // A request through B wakes it on B, and its file is there.
+    const tasks = await json(b.server, "GET", `/v0/agents/${agentId}/tasks`)
+    assert.strictEqual(tasks.status, 200, JSON.stringify(tasks.body))
+    assert.strictEqual((await agentOn(b.server, agentId)).agent.status, "running")
+    const events = (await json(b.server, "GET", `/v0/agents/${agentId}/events`)).body.events as Array<{ type: string; data: { node?: string; reason?: string } }>
+    assert.strictEqual(events.filter((e) => e.type === "AgentStarted").at(-1)?.data.node, b.node)
+    assert.deepStrictEqual(events.filter((e) => e.type === "AgentWoken").map((e) => e.data.reason), ["request"])
+    const read = await fetch(`${b.server.url}/v0/agents/${agentId}/files?path=uploads/note.txt`, { headers: { authorization: `Bearer ${user.token}` } })
+    assert.strictEqual(read.status, 200)
+    assert.isTrue(Buffer.from(await read.arrayBuffer()).equals(note), "the workspace came back from the sleep snapshot")
+  })
+})
+
 const nginx = "/usr/sbin/nginx"
 
 /** nginx round-robin over `upstreams`, as a foreground process of this test on a free port; killed by its PID. */
