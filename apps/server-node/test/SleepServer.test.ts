@@ -1,9 +1,9 @@
 /**
  * Sleep and wake on a real server process (decision 0055), on the simulated engine with `AGENT_IDLE_AFTER=2 seconds`:
  * an agent left alone falls asleep while one with a WebSocket open through its own host stays awake; a request to
- * the sleeping agent's host wakes it and is answered; and a kill -9 of Cairn with one agent asleep and one awake
- * loses neither: after the restart the sleeper still sleeps (nothing started it), the other runs, and a request wakes
- * the sleeper.
+ * the sleeping agent's host wakes it and is answered; and a kill -9 of Cairn with one agent asleep, one awake and one
+ * waking loses none: after the restart the sleeper still sleeps (nothing started it), the awake one runs, the one
+ * that was waking is started, and a request wakes the sleeper. Gateways take 1 s to start here, so a wake is seen.
  */
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -14,7 +14,7 @@ import { newApiUser, requestWithHost, type ServerProcess, startServer, waitUntil
 
 const dataDir = mkdtempSync(join(tmpdir(), "cairn-sleep-"))
 // Embedded defaults: the agents' node and database are this test's alone, also under CI's Postgres pass.
-const env = { DATA_DIR: dataDir, ENGINE: "simulated", DATABASE_URL: undefined, AGENT_IDLE_AFTER: "2 seconds" }
+const env = { DATA_DIR: dataDir, ENGINE: "simulated", DATABASE_URL: undefined, AGENT_IDLE_AFTER: "2 seconds", SIMULATED_START_DELAY: "1 second" }
 let server: ServerProcess
 
 afterAll(async () => {
@@ -38,7 +38,7 @@ describe("sleep and wake on the Node server", () => {
     await waitUntilServing(server)
     // The server's address as it is now: a restarted server listens elsewhere.
     const ops = { get url() { return server.url }, dataDir }
-    const owner = newApiUser(ops, { workspace: "Sleepers", agentLimit: 2, scopes: "org:agents" })
+    const owner = newApiUser(ops, { workspace: "Sleepers", agentLimit: 3, scopes: "org:agents" })
     const port = new URL(server.url).port
     const statusOf = async (agentId: string) => (await owner.call("GET", `/v0/agents/${agentId}`)).body?.agent?.status as string | undefined
     const until = (agentId: string, status: string, timeoutMs = 30_000) =>
@@ -52,6 +52,7 @@ describe("sleep and wake on the Node server", () => {
     }
     const sleeper = await create("sleeper")
     const watched = await create("watched")
+    const waker = await create("waker")
     const host = (agentId: string) => `${agentId}.agents.localhost:${port}`
 
     // A Control UI open on the watched agent: a WebSocket through its own host, held open.
@@ -70,9 +71,12 @@ describe("sleep and wake on the Node server", () => {
     const history = (await owner.call("GET", `/v0/agents/${sleeper}/events`)).body.events as Array<{ type: string; data: any }>
     assert.deepStrictEqual(history.filter((e) => e.type === "AgentWoken").map((e) => e.data.reason), ["request"])
 
-    // Asleep again; then Cairn is killed with the sleeper asleep and the watched agent awake.
+    // Asleep again; then Cairn is killed with the sleeper asleep, the watched agent awake and the waker waking.
     await until(sleeper, "sleeping")
+    await until(waker, "sleeping")
     assert.strictEqual(await statusOf(watched), "running")
+    void owner.call("GET", `/v0/agents/${waker}/tasks`).catch(() => undefined)
+    await until(waker, "starting")
     const starts = async () =>
       ((await owner.call("GET", `/v0/agents/${sleeper}/events`)).body.events as Array<{ type: string }>).filter((e) => e.type === "AgentStarted").length
     const startsBefore = await starts()
@@ -83,6 +87,7 @@ describe("sleep and wake on the Node server", () => {
     await waitUntilServing(server)
     await until(watched, "running")
     assert.strictEqual(await statusOf(sleeper), "sleeping", "a restart of Cairn does not start a sleeping agent")
+    await until(waker, "running")
     assert.strictEqual(await starts(), startsBefore)
     // A request through the API wakes it on the restarted server.
     const tasks = await owner.call("GET", `/v0/agents/${sleeper}/tasks`)

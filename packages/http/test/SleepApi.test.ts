@@ -120,6 +120,15 @@ describe("a sleeping agent", () => {
     assert.notProperty(await detail(token, agentId), "asleep")
   })
 
+  it("wakes for a chat, which is answered", async () => {
+    const token = await owner()
+    const agentId = await asleep(token)
+    const chat = await request("POST", `/v0/agents/${agentId}/chat`, token, { message: "are you there?" })
+    assert.strictEqual(chat.status, 200, JSON.stringify(chat.body))
+    assert.isString(chat.body!["reply"])
+    assert.deepStrictEqual((await events(token, agentId)).filter((e) => e["type"] === "AgentWoken").map((e) => e["data"].reason), ["request"])
+  })
+
   it("wakes for a restart, which runs as any restart", async () => {
     const token = await owner()
     const agentId = await asleep(token)
