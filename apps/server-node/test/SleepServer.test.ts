@@ -6,24 +6,18 @@
  * that was waking is started, and a request wakes the sleeper. Gateways take 1 s to start here, so a wake is seen.
  */
 import { afterAll, assert, describe, it } from "@effect/vitest"
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { WebSocket } from "ws"
-import { newApiUser, requestWithHost, type ServerProcess, startServer, waitUntil, waitUntilServing } from "../src/testing/index.ts"
+import { newApiUser, requestWithHost, type ServerProcess, startServer, stopServer, waitUntil, waitUntilServing } from "../src/testing/index.ts"
 
 const dataDir = mkdtempSync(join(tmpdir(), "cairn-sleep-"))
 // Embedded defaults: the agents' node and database are this test's alone, also under CI's Postgres pass.
 const env = { DATA_DIR: dataDir, ENGINE: "simulated", DATABASE_URL: undefined, AGENT_IDLE_AFTER: "2 seconds", SIMULATED_START_DELAY: "1 second" }
 let server: ServerProcess
 
-afterAll(async () => {
-  if (server.child.exitCode === null) {
-    server.child.kill("SIGTERM")
-    await server.exited
-  }
-  rmSync(dataDir, { recursive: true, force: true })
-})
+afterAll(() => stopServer(server, dataDir))
 
 const openSocket = (host: string, token: string) =>
   new Promise<WebSocket>((resolve, reject) => {

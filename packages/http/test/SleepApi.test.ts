@@ -9,6 +9,7 @@ import { fakeChannelTokens } from "@cairn/agent-engine/testing"
 import { AgentSleep } from "@cairn/application"
 import { ApiKit, TestRuntime } from "@cairn/runtime/testing"
 import { afterAll, assert, describe, it } from "@effect/vitest"
+import { PrometheusMetrics } from "effect/observability"
 
 const idleAfterMs = 300
 const wakeLeadMs = 500
@@ -118,6 +119,10 @@ describe("a sleeping agent", () => {
     assert.deepStrictEqual(types.slice(types.lastIndexOf("AgentFellAsleep")), ["AgentFellAsleep", "AgentWoken", "AgentStarted"])
     assert.strictEqual((await detail(token, agentId))["agent"].status, "running")
     assert.notProperty(await detail(token, agentId), "asleep")
+    // Counted on /metrics: the sleeps, and the wake's latency by what woke it and how it ended.
+    const metrics = await runtime.runPromise(PrometheusMetrics.format())
+    assert.match(metrics, /^cairn_agent_sleeps_total [1-9]\d*$/m, metrics)
+    assert.match(metrics, /^cairn_agent_wake_duration_seconds_count\{[^}]*reason="request"[^}]*\} [1-9]\d*$/m)
   })
 
   it("wakes for a chat, which is answered", async () => {

@@ -639,7 +639,8 @@ export class Gateway extends Context.Service<Gateway>()("cairn/Gateway", {
       Effect.gen(function*() {
         yield* touch(agentId)
         const beingPut = fallingAsleep.get(agentId)
-        if (beingPut !== undefined) yield* within(beingPut, readyWaitMs)
+        // Still being put to sleep (a long snapshot) after the whole wait: its gateway is stopped, so try again later.
+        if (beingPut !== undefined && Option.isNone(yield* within(beingPut, readyWaitMs))) return yield* new Agent.GatewayStarting({ agentId })
         const row = yield* agents.byId(agentId)
         if (Option.isSome(row) && row.value.status === "sleeping") {
           const woke = yield* within(yield* wake(agentId, "request"), readyWaitMs)
