@@ -134,6 +134,18 @@ describe("a sleeping agent", () => {
     assert.deepStrictEqual((await events(token, agentId)).filter((e) => e["type"] === "AgentWoken").map((e) => e["data"].reason), ["request"])
   })
 
+  it("wakes when a messaging channel is configured, and stays awake with it", async () => {
+    const token = await owner()
+    const agentId = await asleep(token)
+    const configured = await request("POST", `/v0/agents/${agentId}/channels/telegram`, token, { botToken: fakeChannelTokens.telegram })
+    assert.strictEqual(configured.status, 200, JSON.stringify(configured.body))
+    await waitForStatus(token, agentId, "running")
+    const env = await control((c) => c.environmentOf(agentId))
+    assert.strictEqual(env?.["CHANNEL_TELEGRAM_BOT_TOKEN"], fakeChannelTokens.telegram, "its gateway started with the channel's token")
+    await idleRounds()
+    assert.strictEqual((await detail(token, agentId))["agent"].status, "running")
+  })
+
   it("wakes for a restart, which runs as any restart", async () => {
     const token = await owner()
     const agentId = await asleep(token)

@@ -366,10 +366,15 @@ export class Gateway extends Context.Service<Gateway>()("cairn/Gateway", {
 
     /**
      * Hands the agent's channels to the engine: the config for the next start always, and a running (or starting)
-     * gateway restarted with them. An agent the engine does not hold here gets them at its next start.
+     * gateway restarted with them. An agent the engine does not hold here gets them at its next start; a sleeping
+     * one is woken with them.
      */
     const applyChannels = (principal: Principal, agentId: string) =>
       Effect.gen(function*() {
+        // A sleeping agent is woken, and its gateway starts with its channels: a polling channel only hears its
+        // messages while the gateway runs (and keeps it awake from then on).
+        const row = yield* agents.byId(agentId)
+        if (Option.isSome(row) && row.value.status === "sleeping") return yield* Effect.asVoid(within(yield* wake(agentId, "request"), readyWaitMs))
         const { specs } = yield* ChannelDelivery.deliveryFor(commands, vault, agentId, principal.workspaceId)
         const written = yield* engine.setChannels(agentId, specs).pipe(
           Effect.as(true),
