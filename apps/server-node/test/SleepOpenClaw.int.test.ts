@@ -2,15 +2,15 @@
  * Sleep and wake on real OpenClaw gateways (decision 0055), through a real server process with
  * `AGENT_IDLE_AFTER=5 seconds`: an idle agent falls asleep and its gateway's processes are gone (nothing of it runs
  * on the node); a file its shell wrote before is there after the wake; a request that needs the gateway (its runtime
- * config, read through the gateway's RPC) wakes it and is answered. Runs only with ENGINE_IT=openclaw, on the
- * embedded store (the sleep is the engine's part; the store's is tested in SleepApi.test.ts on both stores).
+ * config, read through the gateway's RPC) wakes it and is answered. Runs only with ENGINE_IT=openclaw, in the
+ * embedded store's pass (the sleep is the engine's part; the store's is tested in SleepApi.test.ts on both stores).
  */
 import { processesUnder, removeDataDir, reserveGatewayPorts } from "@cairn/agent-engine-openclaw/testing"
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { newApiUser, type ServerProcess, startServer, waitUntil, waitUntilServing } from "../src/testing/index.ts"
+import { embeddedStorePass, newApiUser, type ServerProcess, startServer, waitUntil, waitUntilServing } from "../src/testing/index.ts"
 
 const enabled = process.env["ENGINE_IT"] === "openclaw"
 const dataDir = enabled ? mkdtempSync(join(tmpdir(), "cairn-openclaw-sleep-")) : ""
@@ -33,7 +33,7 @@ afterAll(async () => {
   if (enabled) removeDataDir(dataDir)
 })
 
-describe.runIf(enabled)("sleep and wake on real OpenClaw gateways", () => {
+describe.runIf(enabled && embeddedStorePass)("sleep and wake on real OpenClaw gateways", () => {
   it("stops an idle agent's gateway, keeps its home, and wakes it for a request that needs the gateway", async () => {
     server = await startServer(env)
     await waitUntilServing(server)
