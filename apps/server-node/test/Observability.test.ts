@@ -144,7 +144,7 @@ describe("a running server", () => {
     assert.deepStrictEqual(lag.metrics.map((m) => m.labels!["projection"]), ["category-stats"])
     assert.isAtLeast(Number(lag.metrics[0]!.value), 0)
     const agents = family("cairn_agents", "gauge")
-    assert.sameMembers(agents.metrics.map((m) => m.labels!["state"]), ["starting", "running", "not_running"])
+    assert.sameMembers(agents.metrics.map((m) => m.labels!["state"]), ["starting", "running", "not_running", "sleeping"])
     family("cairn_gateway_restarts_total", "counter")
     family("cairn_engine_install_duration_seconds", "histogram")
   })
