@@ -373,8 +373,7 @@ export class Gateway extends Context.Service<Gateway>()("cairn/Gateway", {
       Effect.gen(function*() {
         // A sleeping agent is woken, and its gateway starts with its channels: a polling channel only hears its
         // messages while the gateway runs (and keeps it awake from then on).
-        const row = yield* agents.byId(agentId)
-        if (Option.isSome(row) && row.value.status === "sleeping") return yield* Effect.asVoid(within(yield* wake(agentId, "request"), readyWaitMs))
+        if (yield* sleeping(agentId)) return yield* Effect.asVoid(within(yield* wake(agentId, "request"), readyWaitMs))
         const { specs } = yield* ChannelDelivery.deliveryFor(commands, vault, agentId, principal.workspaceId)
         const written = yield* engine.setChannels(agentId, specs).pipe(
           Effect.as(true),
@@ -631,6 +630,18 @@ export class Gateway extends Context.Service<Gateway>()("cairn/Gateway", {
       for (const agent of due) yield* wake(agent.agentId, "task")
     })
 
+    /**
+     * Whether the agent sleeps. Its record is read only when its gateway is not up here, so a request for a running
+     * agent (every proxied request and `/v0` call through `ready`) costs no query.
+     */
+    const sleeping = (agentId: string) =>
+      Effect.gen(function*() {
+        const state = yield* engine.status(agentId).pipe(Effect.map((status) => status.state), Effect.orElseSucceed(() => undefined))
+        if (state === "running" || state === "starting") return false
+        const row = yield* agents.byId(agentId)
+        return Option.isSome(row) && row.value.status === "sleeping"
+      })
+
     /** Waits up to `ms` for `deferred`; none when the time ran out. */
     const within = <A>(deferred: Deferred.Deferred<A>, ms: number) => Deferred.await(deferred).pipe(Effect.timeoutOption(Duration.millis(ms)))
 
@@ -646,8 +657,7 @@ export class Gateway extends Context.Service<Gateway>()("cairn/Gateway", {
         const beingPut = fallingAsleep.get(agentId)
         // Still being put to sleep (a long snapshot) after the whole wait: its gateway is stopped, so try again later.
         if (beingPut !== undefined && Option.isNone(yield* within(beingPut, readyWaitMs))) return yield* new Agent.GatewayStarting({ agentId })
-        const row = yield* agents.byId(agentId)
-        if (Option.isSome(row) && row.value.status === "sleeping") {
+        if (yield* sleeping(agentId)) {
           const woke = yield* within(yield* wake(agentId, "request"), readyWaitMs)
           if (Option.isNone(woke)) return yield* new Agent.GatewayStarting({ agentId })
           return

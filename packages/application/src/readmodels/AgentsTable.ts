@@ -107,6 +107,7 @@ export type AgentView = Omit<Agent.Agent, "secrets" | "skills"> & {
   readonly snapshots?: { readonly lastSync: string | null; readonly snapshotCid: string | null }
 }
 
+/** A timestamp column as the API shows it (a driver may give a Date or its text). */
 const iso = (date: Date) => new Date(date).toISOString()
 
 const toAgent = (row: Row): AgentView => ({
@@ -127,7 +128,7 @@ const toAgent = (row: Row): AgentView => ({
   ...(row.last_stop_reason === undefined || row.last_stop_reason === null || row.last_stop_at === undefined ||
       row.last_stop_at === null
     ? {}
-    : { lastStop: { reason: row.last_stop_reason as Agent.AgentStopped["reason"], at: new Date(row.last_stop_at).toISOString() } }),
+    : { lastStop: { reason: row.last_stop_reason as Agent.AgentStopped["reason"], at: iso(row.last_stop_at) } }),
   ...(row.status !== "sleeping" || row.asleep_since == null
     ? {}
     : { asleep: { since: iso(row.asleep_since), wakeAt: row.wake_at == null ? null : iso(row.wake_at) } }),
@@ -136,7 +137,7 @@ const toAgent = (row: Row): AgentView => ({
     : { startFailure: { reason: row.start_failure, at: iso(row.start_failure_at) } }),
   ...(row.last_sync === undefined
     ? {}
-    : { snapshots: { lastSync: row.last_sync === null ? null : new Date(row.last_sync).toISOString(), snapshotCid: row.snapshot_cid ?? null } })
+    : { snapshots: { lastSync: row.last_sync === null ? null : iso(row.last_sync), snapshotCid: row.snapshot_cid ?? null } })
 })
 
 /** The queries the services make of it. */
