@@ -7,6 +7,7 @@
  */
 import { AuditLog, LogSeals, SealInterval, type VerifyReport } from "@cairn/application"
 import { ApiKit, TestRuntime } from "@cairn/runtime/testing"
+import { EventStore, ExpectedVersion } from "@cairn/event-store"
 import { CarReader } from "@ipld/car"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Duration, Effect, Fiber } from "effect"
@@ -318,6 +319,41 @@ describe("export", () => {
     const refused = await runVerifier(edited, jwks)
     assert.strictEqual(refused.code, 1, refused.stdout + refused.stderr)
     assert.match(refused.stdout + refused.stderr, /FAILED/)
+  })
+
+  it("copies each event's JSON as the database keeps it, which the checker reads as the values the sealer hashed", async () => {
+    // The export writes the database's own JSON text of each event (not the values parsed and written again): text
+    // with escapes, characters beyond ASCII, numbers jsonb writes in its own notation, a stream and type that need
+    // escaping, a "sealed" that is a value rather than a key, and metadata.
+    const data = {
+      workspaceId,
+      text: "quote \" backslash \\ newline \n tab \t é 😀 \u2028 </script>",
+      small: 1.5e-7,
+      big: 1e300,
+      negative: -0.5,
+      integer: 9007199254740991,
+      nested: { list: [1, "two", null, true, { deep: [] }], empty: {} },
+      kind: "sealed"
+    }
+    const metadata = { correlationId: "c-é\"1", causationId: "cause-😀" }
+    const stream = `audit-odd-"stream"-é-${Date.now()}`
+    await runtime.runPromise(EventStore.use((store) =>
+      store.append([{ stream, expected: ExpectedVersion.NoStream, events: [{ type: "Odd\"Type", data, metadata }] }])))
+    await seal()
+    const car = await exportOf(owner)
+    const events = (await blocksOf(car)).blocks.filter((b) => b.kind === "seal").flatMap((s) => s.events)
+    const odd = events.find((e: any) => e.stream === stream)
+    assert.isDefined(odd, "the appended event is in the export")
+    assert.deepStrictEqual(odd.data, data)
+    assert.deepInclude(odd.metadata, metadata)
+    assert.strictEqual(odd.type, "Odd\"Type")
+    assert.notProperty(odd, "redacted")
+    assert.match(odd.recordedAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
+    const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cairn-audit-"))
+    Fs.writeFileSync(Path.join(dir, "jwks.json"), await (await web.handler(new Request("http://cairn/.well-known/jwks.json"))).text())
+    Fs.writeFileSync(Path.join(dir, "audit.car"), car)
+    const checked = await runVerifier(Path.join(dir, "audit.car"), Path.join(dir, "jwks.json"))
+    assert.strictEqual(checked.code, 0, checked.stdout + checked.stderr)
   })
 
   it("starts after `since` (a position or a time), and refuses one that is neither", async () => {

@@ -6,7 +6,7 @@
  */
 import { TokenSigner } from "@cairn/auth"
 import { Audit } from "@cairn/domain"
-import { compare, EventStore, formatPosition, type RecordedEvent } from "@cairn/event-store"
+import { compare, EventStore } from "@cairn/event-store"
 import { CarWriter } from "@ipld/car"
 import { Context, Effect, Layer, Stream } from "effect"
 import { CID } from "multiformats/cid"
@@ -14,42 +14,79 @@ import * as Digest from "multiformats/hashes/digest"
 import type { Point } from "../agents/AgentsAt.ts"
 import * as EventOwners from "./EventOwners.ts"
 import * as LogProof from "./LogProof.ts"
-import { LogSeals, positionFrom, type Seal } from "./LogSeals.ts"
+import { type ExportRow, LogSeals, positionFrom, type Seal } from "./LogSeals.ts"
 import * as LogVerify from "./LogVerify.ts"
 
 /** Where an export starts: after a log position, or after a time (events recorded later): `?at=`'s points. */
 export type Since = Point
 
+/** The streams of rows whose data names no workspace: their workspace is their stream's. */
+const unnamed = (rows: ReadonlyArray<ExportRow>) => {
+  const streams = new Set<string>()
+  for (const row of rows) if (row.workspace_id === null) streams.add(row.stream_id)
+  return streams
+}
+
+const isAfter = (row: ExportRow, since: Since) =>
+  since._tag === "Time"
+    ? row.recorded_at > since.time
+    : compare({ transactionId: BigInt(row.transaction_id), globalPosition: BigInt(row.global_position) }, since.position) > 0
+
 /** The multicodec of plain JSON blocks. */
 const jsonCodec = 0x0200
 const encoder = new TextEncoder()
 
-const block = (value: unknown) => {
-  const bytes = encoder.encode(JSON.stringify(value))
-  return { cid: CID.createV1(jsonCodec, Digest.create(0x12, LogProof.sha256(bytes))), bytes }
+/** A block of the CAR holding the JSON `bytes`. */
+const blockOf = (bytes: Uint8Array) => ({ cid: CID.createV1(jsonCodec, Digest.create(0x12, LogProof.sha256(bytes))), bytes })
+
+const block = (value: unknown) => blockOf(encoder.encode(JSON.stringify(value)))
+
+const decoder = new TextDecoder()
+
+/**
+ * An event as an export carries it: its JSON as the database wrote it, after its leaf index and the hash it chains
+ * from (the checker parses it to the values the sealer hashed: the store's reader parses the same JSON). Data holding
+ * a sealed value is shown without its ciphertext, and then by its hash: that event's whole JSON, written again.
+ */
+const redacted = (row: ExportRow, index: number, prev: string): Uint8Array | undefined => {
+  if (!row.sealed) return undefined
+  const event = JSON.parse(decoder.decode(row.json)) as { readonly data: unknown }
+  const shown = Audit.shownData(event.data)
+  if (JSON.stringify(shown) === JSON.stringify(event.data)) return undefined
+  return encoder.encode(JSON.stringify({ index, prev, ...event, data: shown, redacted: true, dataHash: LogProof.dataHash(event.data) }))
 }
 
-/** An event as an export carries it: a sealed value's ciphertext left out, the data then by its hash. */
-const exported = (event: RecordedEvent, index: number, prev: string) => {
-  const text = JSON.stringify(event.data)
-  const shown = text.includes("\"sealed\"") ? Audit.shownData(event.data) : event.data
-  const redacted = shown !== event.data && JSON.stringify(shown) !== text
-  return {
-    index,
-    prev,
-    position: formatPosition(event.position),
-    stream: event.stream,
-    version: event.version,
-    eventId: event.eventId,
-    type: event.type,
-    data: shown,
-    ...(redacted ? { redacted: true, dataHash: LogProof.dataHash(event.data) } : {}),
-    metadata: event.metadata,
-    recordedAt: event.recordedAt.toISOString()
+/**
+ * A seal entry's JSON, written once into one buffer: `head`, then each event's `{"index":…,"prev":"…",` and its
+ * JSON without its opening brace (or the whole redacted event), separated by commas, then `]}`.
+ */
+const entryBytes = (head: string, events: ReadonlyArray<{ readonly prefix: string; readonly json: Uint8Array; readonly whole: Uint8Array | undefined }>) => {
+  const headBytes = encoder.encode(head)
+  let size = headBytes.length + 2 + Math.max(0, events.length - 1)
+  for (const event of events) size += event.whole !== undefined ? event.whole.length : event.prefix.length + event.json.length - 1
+  const bytes = new Uint8Array(size)
+  bytes.set(headBytes, 0)
+  let offset = headBytes.length
+  for (let i = 0; i < events.length; i++) {
+    const event = events[i]!
+    if (i > 0) bytes[offset++] = 0x2c // ,
+    if (event.whole !== undefined) {
+      bytes.set(event.whole, offset)
+      offset += event.whole.length
+      continue
+    }
+    // The prefix is ASCII (digits and hex): a byte per character.
+    for (let k = 0; k < event.prefix.length; k++) bytes[offset++] = event.prefix.charCodeAt(k)
+    bytes.set(event.json.subarray(1), offset)
+    offset += event.json.length - 1
   }
+  bytes[offset++] = 0x5d // ]
+  bytes[offset++] = 0x7d // }
+  return bytes
 }
 
 const sealsPerPage = 50
+const zeroHex = LogProof.toHex(LogProof.ZERO)
 
 export class AuditLog extends Context.Service<AuditLog>()("cairn/AuditLog", {
   make: Effect.gen(function*() {
@@ -64,25 +101,26 @@ export class AuditLog extends Context.Service<AuditLog>()("cairn/AuditLog", {
       Effect.provideService(TokenSigner, signer)
     )
 
-    /** The workspace's events in one block (as read) after `since`, with their leaf indexes, as the export's seal entry. */
-    const sealEntry = (seal: Seal, events: ReadonlyArray<RecordedEvent>, workspaceId: string, since: Since) =>
-      Effect.gen(function*() {
-        const isOf = owners.isOf(workspaceId)
-        const mine: Array<{ readonly event: RecordedEvent; readonly index: number }> = []
-        for (let index = 0; index < events.length; index++) {
-          const event = events[index]!
-          const later = since._tag === "Position" ? compare(event.position, since.position) > 0 : event.recordedAt > since.time
-          if (later && (yield* isOf(event))) mine.push({ event, index })
+    /**
+     * The workspace's events in one block (as read) after `since`, with their leaf indexes, as the export's seal
+     * entry (its JSON's bytes), and how many and the last position; none when the block holds none of them.
+     */
+    const sealEntry = (seal: Seal, rows: ReadonlyArray<ExportRow>, workspaceId: string, since: Since) =>
+      Effect.map(owners.ownersOf(unnamed(rows)), (ownerOf) => {
+        const events: Array<{ readonly prefix: string; readonly json: Uint8Array; readonly whole: Uint8Array | undefined }> = []
+        let last: ExportRow | undefined
+        for (let index = 0; index < rows.length; index++) {
+          const row = rows[index]!
+          if ((row.workspace_id ?? ownerOf.get(row.stream_id)) !== workspaceId || !isAfter(row, since)) continue
+          const prev = seal.prevsHex.slice(64 * index, 64 * index + 64) || zeroHex
+          events.push({ prefix: `{"index":${index},"prev":"${prev}",`, json: row.json, whole: redacted(row, index, prev) })
+          last = row
         }
-        if (mine.length === 0) return undefined
-        return {
-          kind: "seal",
-          block: seal.header.block,
-          header: seal.header,
-          signature: seal.signature,
-          leaves: seal.leaves.map(LogProof.toHex),
-          events: mine.map(({ event, index }) => exported(event, index, LogProof.toHex(seal.prevs[index] ?? LogProof.ZERO)))
-        }
+        if (last === undefined) return undefined
+        const leaves = Array.from({ length: seal.leavesHex.length / 64 }, (_, i) => `"${seal.leavesHex.slice(64 * i, 64 * i + 64)}"`)
+        const head = `{"kind":"seal","block":${seal.header.block},"header":${JSON.stringify(seal.header)},` +
+          `"signature":${JSON.stringify(seal.signature)},"leaves":[${leaves.join(",")}],"events":[`
+        return { bytes: entryBytes(head, events), events: events.length, last: `${last.transaction_id}:${last.global_position}` }
       })
 
     /** The CAR, streamed as it is read: a manifest, a seal entry per block holding the workspace's events, an end. */
@@ -108,14 +146,14 @@ export class AuditLog extends Context.Service<AuditLog>()("cairn/AuditLog", {
             const fetched = yield* seals.sealsAfter(after, from, sealsPerPage)
             // A block sealed before the time holds only events recorded before it.
             const page = fetched.filter((seal) => since._tag !== "Time" || new Date(seal.header.sealedAt) >= since.time)
-            yield* seals.withEvents(page, (seal, read) =>
+            yield* seals.withExportRows(page, (seal, rows) =>
               Effect.gen(function*() {
-                const entry = yield* sealEntry(seal, read, workspaceId, since)
+                const entry = yield* sealEntry(seal, rows, workspaceId, since)
                 if (entry === undefined) return false
-                yield* put(block(entry))
-                events += entry.events.length
+                yield* put(blockOf(entry.bytes))
+                events += entry.events
                 entries++
-                last = entry.events[entry.events.length - 1]!.position
+                last = entry.last
                 return false
               }))
             if (fetched.length < sealsPerPage) break

@@ -43,5 +43,13 @@ export const make = (store: EventStore["Service"]) => {
     return own !== undefined ? Effect.succeed(own === workspaceId) : Effect.map(ownerOf(event.stream), (owner) => owner === workspaceId)
   }
 
-  return { isOf }
+  /** The workspaces of `streams` (each read once, as `isOf` does), for a caller that looks many events up at once. */
+  const ownersOf = (streams: Iterable<string>) =>
+    Effect.gen(function*() {
+      const found = new Map<string, string | null>()
+      for (const stream of streams) if (!found.has(stream)) found.set(stream, yield* ownerOf(stream))
+      return found
+    })
+
+  return { isOf, ownersOf }
 }

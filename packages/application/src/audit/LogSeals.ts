@@ -34,6 +34,23 @@ export interface Seal {
   readonly positions: ReadonlyArray<bigint>
   /** What the header's hash was stored as (the next block's `prev` names it too). */
   readonly hash: string
+  /** `leaves` and `prevs` as stored, in hex (64 digits each): what an export writes. */
+  readonly leavesHex: string
+  readonly prevsHex: string
+}
+
+/** An event as an export reads it: its position as text, its JSON as the export writes it (UTF-8 bytes). */
+export interface ExportRow {
+  readonly global_position: string
+  readonly transaction_id: string
+  readonly stream_id: string
+  readonly recorded_at: Date
+  /** The `workspaceId` its data names, when it names one as a string. */
+  readonly workspace_id: string | null
+  /** Whether its data may hold a sealed value (its JSON has a key or string `"sealed"`). */
+  readonly sealed: boolean
+  /** `{"position":…,"stream":…,"version":…,"eventId":…,"type":…,"data":…,"metadata":…,"recordedAt":…}` */
+  readonly json: Uint8Array
 }
 
 interface SealRow {
@@ -83,7 +100,9 @@ const sealOf = (row: SealRow): Seal => ({
     leaves: hashesIn(row.leaves),
     prevs: hashesIn(row.prevs),
     positions: row.positions.map(BigInt),
-    hash: row.hash
+    hash: row.hash,
+    leavesHex: row.leaves,
+    prevsHex: row.prevs
 })
 
 const sealColumns = (sql: SqlClient.SqlClient) =>
@@ -141,21 +160,72 @@ export class LogSeals extends Context.Service<LogSeals>()("cairn/LogSeals", {
     const eventsOf = (seal: Seal) => store.readAll({ after: positionFrom(seal.header.after), limit: seal.header.count })
 
     /**
-     * Runs `step` on each block of `page` in order with the block's events as read now, the next block's read
-     * while `step` works on this one (the database and this process at once); stops early when `step` says `true`.
+     * The same events as an export writes them: each one's JSON (position, stream, version, eventId, type, data,
+     * metadata, recordedAt) written by the database as UTF-8 bytes, which the export copies as they are (parsing
+     * the events and writing them again was most of an export's time), and the workspace its data names.
      */
-    const withEvents = <E, R>(
+    const exportRowsOf = (seal: Seal) => {
+      const after = positionFrom(seal.header.after)
+      // Written with `||` rather than json_build_object (a third less of the database's time), the data as text once.
+      return sql<ExportRow>`SELECT global_position::text AS global_position, transaction_id::text AS transaction_id, stream_id,
+          recorded_at, CASE WHEN jsonb_typeof(e.data -> 'workspaceId') = 'string' THEN e.data ->> 'workspaceId' END AS workspace_id,
+          strpos(text.data, '"sealed"') > 0 AS sealed,
+          convert_to('{"position":"' || transaction_id::text || ':' || global_position || '","stream":' || to_json(stream_id) ||
+            ',"version":' || version || ',"eventId":"' || event_id || '","type":' || to_json(type) || ',"data":' || text.data ||
+            ',"metadata":' || e.metadata::text || ',"recordedAt":"' ||
+            to_char(recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '"}', 'UTF8') AS json
+        FROM cairn_events AS e CROSS JOIN LATERAL (SELECT e.data::text AS data) AS text
+        WHERE (transaction_id, global_position) > (${after.transactionId.toString()}::xid8, ${after.globalPosition})
+          AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+        ORDER BY e.transaction_id, e.global_position
+        LIMIT ${seal.header.count}`.pipe(
+        Effect.orDie,
+        // The driver hands `bytea` back as a view into a buffer it reuses: copied (into one buffer for the block)
+        // before the next block is read.
+        Effect.map((rows) => {
+          let size = 0
+          for (const row of rows) size += row.json.length
+          const copy = new Uint8Array(size)
+          let offset = 0
+          return rows.map((row): ExportRow => {
+            copy.set(row.json, offset)
+            const json = copy.subarray(offset, offset += row.json.length)
+            return { global_position: row.global_position, transaction_id: row.transaction_id, stream_id: row.stream_id,
+              recorded_at: row.recorded_at, workspace_id: row.workspace_id, sealed: row.sealed, json }
+          })
+        })
+      )
+    }
+
+    /**
+     * Runs `step` on each block of `page` in order with what `read` reads of it, the next block's read while `step`
+     * works on this one (the database and this process at once); stops early when `step` says `true`.
+     */
+    const withBlocks = <A, E, R, E2, R2>(
       page: ReadonlyArray<Seal>,
-      step: (seal: Seal, events: ReadonlyArray<RecordedEvent>) => Effect.Effect<boolean, E, R>
-    ): Effect.Effect<void, E | EventStoreUnavailable, R> =>
+      read: (seal: Seal) => Effect.Effect<A, E2, R2>,
+      step: (seal: Seal, read: A) => Effect.Effect<boolean, E, R>
+    ): Effect.Effect<void, E | E2, R | R2> =>
       Effect.gen(function*() {
-        let ahead = page.length === 0 ? undefined : yield* Effect.forkChild(eventsOf(page[0]!))
+        let ahead = page.length === 0 ? undefined : yield* Effect.forkChild(read(page[0]!))
         for (let k = 0; k < page.length; k++) {
           const events = yield* Fiber.join(ahead!)
-          if (k + 1 < page.length) ahead = yield* Effect.forkChild(eventsOf(page[k + 1]!))
+          if (k + 1 < page.length) ahead = yield* Effect.forkChild(read(page[k + 1]!))
           if (yield* step(page[k]!, events)) return
         }
       })
+
+    /** `withBlocks` over the blocks' events as the store reads them. */
+    const withEvents = <E, R>(
+      page: ReadonlyArray<Seal>,
+      step: (seal: Seal, events: ReadonlyArray<RecordedEvent>) => Effect.Effect<boolean, E, R>
+    ): Effect.Effect<void, E | EventStoreUnavailable, R> => withBlocks(page, eventsOf, step)
+
+    /** `withBlocks` over the blocks' events as an export writes them. */
+    const withExportRows = <E, R>(
+      page: ReadonlyArray<Seal>,
+      step: (seal: Seal, rows: ReadonlyArray<ExportRow>) => Effect.Effect<boolean, E, R>
+    ): Effect.Effect<void, E, R> => withBlocks(page, exportRowsOf, step)
 
     const chainStart = sql<{ readonly introduced_at: string; readonly backfilled_through: string | null }>`
       SELECT introduced_at, backfilled_through FROM cairn_log_chain`.pipe(
@@ -305,7 +375,7 @@ export class LogSeals extends Context.Service<LogSeals>()("cairn/LogSeals", {
       }
     })
 
-    return { seals, sealsAfter, withEvents, chainStart, sealPending, run }
+    return { seals, sealsAfter, withEvents, withExportRows, chainStart, sealPending, run }
   })
 }) {
   static readonly layer = Layer.effect(this, this.make)
