@@ -132,12 +132,17 @@ export const make = (entries: ReadonlyArray<Entry>, info: { readonly title: stri
     for (const [status, errors] of [...byStatus].sort(([a], [b]) => a - b)) {
       // A status the route answers with a body of its own (`/readyz`'s 503) keeps that description.
       if (responses[String(status)] !== undefined) continue
+      const failure = entry.failure
+      if (failure !== undefined) schemas[failure.name] = failure.jsonSchema
       responses[String(status)] = {
         description: errors.map((e) => e.message).join("; "),
         content: {
           "application/json": {
-            schema: errorBody,
-            examples: Object.fromEntries(errors.map((e, i) => [`${e._tag}${errors.slice(0, i).some((o) => o._tag === e._tag) ? i : ""}`, { summary: e.message, value: { error: e.message, ...(e as { details?: object }).details } }]))
+            schema: failure === undefined ? errorBody : { $ref: `#/components/schemas/${failure.name}` },
+            examples: Object.fromEntries(errors.map((e, i) => [`${e._tag}${errors.slice(0, i).some((o) => o._tag === e._tag) ? i : ""}`, {
+              summary: e.message,
+              value: failure === undefined ? { error: e.message, ...(e as { details?: object }).details } : failure.example(e)
+            }]))
           }
         }
       }

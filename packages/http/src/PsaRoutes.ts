@@ -73,6 +73,7 @@ const toWire = (job: PinJobView, delegates: ReadonlyArray<string>): typeof PinSt
 })
 
 const reasons: Record<number, string> = { 400: "BAD_REQUEST", 401: "UNAUTHORIZED", 403: "FORBIDDEN", 404: "NOT_FOUND", 409: "CONFLICT", 413: "PAYLOAD_TOO_LARGE", 503: "SERVICE_UNAVAILABLE", 507: "INSUFFICIENT_STORAGE" }
+const reasonOf = (status: number) => reasons[status] ?? (status >= 500 ? "INTERNAL_SERVER_ERROR" : "BAD_REQUEST")
 
 /** Cairn's `{error}` answers in the spec's Failure shape: `{error: {reason, details}}`, same status. */
 const psaHandled = <E, R>(handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
@@ -88,7 +89,7 @@ const psaHandled = <E, R>(handler: Effect.Effect<HttpServerResponse.HttpServerRe
     const headers: Record<string, string> = {}
     const challenge = response.headers["www-authenticate"]
     if (challenge !== undefined) headers["www-authenticate"] = challenge
-    return json({ error: { reason: reasons[response.status] ?? (response.status >= 500 ? "INTERNAL_SERVER_ERROR" : "BAD_REQUEST"), details } }, response.status, headers)
+    return json({ error: { reason: reasonOf(response.status), details } }, response.status, headers)
   })
 
 const accepted = (body: unknown) => json(body, 202)
@@ -170,6 +171,24 @@ const ListQuery = Schema.Struct({
 
 const notFound = new PinJob.PinJobNotFound({ jobId: "" })
 
+/** The spec's Failure, as the OpenAPI document describes these routes' failures. */
+const failure: RouteCatalog.FailureBody = {
+  name: "PinningServiceFailure",
+  jsonSchema: {
+    type: "object",
+    description: "The Pinning Service API's Failure: `reason` from the status, `details` Cairn's documented string.",
+    properties: {
+      error: {
+        type: "object",
+        properties: { reason: { type: "string" }, details: { type: "string" } },
+        required: ["reason"]
+      }
+    },
+    required: ["error"]
+  },
+  example: (error) => ({ error: { reason: reasonOf(error.status), details: error.message } })
+}
+
 export const layer = HttpRouter.use((router) =>
   Effect.gen(function*() {
     const keys = yield* ApiKeys
@@ -193,7 +212,7 @@ export const layer = HttpRouter.use((router) =>
 
     // At `/pins`, and at `/psa/pins` as Pinata serves it (a Kubo configured with Pinata's `/psa` endpoint works as is).
     for (const prefix of ["", "/psa"] as const) {
-      yield* RouteCatalog.add(router, { method: "GET", path: `${prefix}/pins`, summary: "Pinning Service API: list pin objects", auth: "apiKey", scope: "org:files:read", query: ListQuery, response: { schema: PinResults } }, (request) =>
+      yield* RouteCatalog.add(router, { method: "GET", path: `${prefix}/pins`, summary: "Pinning Service API: list pin objects", auth: "apiKey", scope: "org:files:read", query: ListQuery, response: { schema: PinResults }, failure }, (request) =>
         psaHandled(Effect.gen(function*() {
           const principal = yield* requireScope(keys, request, "org:files:read")
           const filter = yield* listFilter(request)
@@ -202,21 +221,21 @@ export const layer = HttpRouter.use((router) =>
           return json({ count, results: results.map((job) => toWire(job, delegates)) })
         })))
 
-      yield* RouteCatalog.add(router, { method: "POST", path: `${prefix}/pins`, summary: "Pinning Service API: add a pin object", auth: "apiKey", scope: "org:files:write", body: { schema: PinBody }, response: { schema: PinStatus, status: 202 } }, (request) =>
+      yield* RouteCatalog.add(router, { method: "POST", path: `${prefix}/pins`, summary: "Pinning Service API: add a pin object", auth: "apiKey", scope: "org:files:write", body: { schema: PinBody }, response: { schema: PinStatus, status: 202 }, failure }, (request) =>
         psaHandled(Effect.gen(function*() {
           const principal = yield* requireScope(keys, request, "org:files:write")
           const body = yield* Body.json(request, PinBody)
           return accepted(yield* add(request, principal, body))
         })))
 
-      yield* RouteCatalog.add(router, { method: "GET", path: `${prefix}/pins/:requestid`, summary: "Pinning Service API: get a pin object", auth: "apiKey", scope: "org:files:read", response: { schema: PinStatus }, errors: [notFound] }, (request) =>
+      yield* RouteCatalog.add(router, { method: "GET", path: `${prefix}/pins/:requestid`, summary: "Pinning Service API: get a pin object", auth: "apiKey", scope: "org:files:read", response: { schema: PinStatus }, errors: [notFound], failure }, (request) =>
         psaHandled(Effect.gen(function*() {
           const principal = yield* requireScope(keys, request, "org:files:read")
           const { requestid } = yield* HttpRouter.params
           return json(toWire(yield* pinOf(principal, requestid ?? ""), delegatesOf(request)))
         })))
 
-      yield* RouteCatalog.add(router, { method: "POST", path: `${prefix}/pins/:requestid`, summary: "Pinning Service API: replace a pin object (a new one; the old one removed)", auth: "apiKey", scope: "org:files:write", body: { schema: PinBody }, response: { schema: PinStatus, status: 202 }, errors: [notFound] }, (request) =>
+      yield* RouteCatalog.add(router, { method: "POST", path: `${prefix}/pins/:requestid`, summary: "Pinning Service API: replace a pin object (a new one; the old one removed)", auth: "apiKey", scope: "org:files:write", body: { schema: PinBody }, response: { schema: PinStatus, status: 202 }, errors: [notFound], failure }, (request) =>
         psaHandled(Effect.gen(function*() {
           const principal = yield* requireScope(keys, request, "org:files:write")
           const { requestid } = yield* HttpRouter.params
@@ -228,7 +247,7 @@ export const layer = HttpRouter.use((router) =>
           return accepted(made)
         })))
 
-      yield* RouteCatalog.add(router, { method: "DELETE", path: `${prefix}/pins/:requestid`, summary: "Pinning Service API: remove a pin object", auth: "apiKey", scope: "org:files:write", response: { status: 202, empty: true, description: "Removed" }, errors: [notFound] }, (request) =>
+      yield* RouteCatalog.add(router, { method: "DELETE", path: `${prefix}/pins/:requestid`, summary: "Pinning Service API: remove a pin object", auth: "apiKey", scope: "org:files:write", response: { status: 202, empty: true, description: "Removed" }, errors: [notFound], failure }, (request) =>
         psaHandled(Effect.gen(function*() {
           const principal = yield* requireScope(keys, request, "org:files:write")
           const { requestid } = yield* HttpRouter.params

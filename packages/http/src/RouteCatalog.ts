@@ -14,6 +14,13 @@ import { type FindMyWay, HttpRouter, type HttpServerRequest, type HttpServerResp
 /** A documented failure, as the domain's typed errors carry it: its status and its exact string. */
 export type ErrorDoc = Pick<DocumentedError, "_tag" | "status" | "message">
 
+/** A failure body of another API's shape: its JSON Schema (named in the document) and a failure as it is written. */
+export interface FailureBody {
+  readonly name: string
+  readonly jsonSchema: object
+  readonly example: (error: ErrorDoc) => unknown
+}
+
 export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE"
 
 /**
@@ -61,6 +68,8 @@ export interface Entry {
   readonly otherResponses?: ReadonlyArray<ResponseBody>
   /** Every failure the route documents beyond the ones its auth and input imply (OpenApi.ts adds those). */
   readonly errors?: ReadonlyArray<ErrorDoc>
+  /** The shape its failures take when it is not Cairn's `{error}` (the Pinning Service API's Failure). */
+  readonly failure?: FailureBody
   /** Extra headers the route reads (the resumable upload protocol's). */
   readonly headers?: ReadonlyArray<{ readonly name: string; readonly required?: boolean; readonly description?: string }>
 }

@@ -101,19 +101,24 @@ export class PinJobs extends Context.Service<PinJobs>()("cairn/PinJobs", {
 
     /**
      * Cancels an open job (v3's DELETE); with `evenIfFinished` (the Pinning Service API's remove) a pinned or failed
-     * one too, and a pinned one's file is deleted with it.
+     * one too, and a pinned one's file is deleted with it. Decided on the job's own stream, not on the read model,
+     * which can lag behind a pin just recorded: the job pinned meanwhile is removed with its file, not refused.
      */
     const cancel = Effect.fn("PinJobs.cancel")(function*(principal: Principal, jobId: string, options: { readonly evenIfFinished?: boolean } = {}) {
       const job = yield* get(principal, jobId)
-      if (options.evenIfFinished === true && (job.status === "pinned" || job.status === "failed")) {
-        if (job.fileId !== null) {
-          yield* files.remove(principal, job.network, job.fileId).pipe(Effect.catchTag("FileNotFound", () => Effect.void))
-        }
-        yield* commands.execute(PinJob.decider, PinJob.stream(jobId), new PinJob.CancelPin({ jobId, workspaceId: principal.workspaceId, at: yield* now, evenIfFinished: true }), { actor: principal.userId })
-        return
-      }
-      yield* commands.execute(PinJob.decider, PinJob.stream(jobId), new PinJob.CancelPin({ jobId, workspaceId: principal.workspaceId, at: yield* now }), { actor: principal.userId })
+      const command = new PinJob.CancelPin({
+        jobId,
+        workspaceId: principal.workspaceId,
+        at: yield* now,
+        ...(options.evenIfFinished === true ? { evenIfFinished: true } : {})
+      })
+      const { state } = yield* commands.execute(PinJob.decider, PinJob.stream(jobId), command, { actor: principal.userId })
       yield* FiberMap.remove(running, jobId)
+      // A file is recorded with the job's pin, in the same append: a job that has one was pinned.
+      const fileId = state._tag === "Job" ? state.fileId : undefined
+      if (fileId !== undefined) {
+        yield* files.remove(principal, job.network, fileId).pipe(Effect.catchTag("FileNotFound", () => Effect.void))
+      }
     })
 
     const fail = (job: PinJobsTable.PinJobView, reason: string) =>
