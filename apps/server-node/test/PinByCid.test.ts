@@ -4,9 +4,11 @@
  * `deletePinRequest`). The stand-in passes A's answers through, or for chosen CIDs sends bytes that lie, or holds
  * the request until told to go on (to cancel a job, or stop B while it retrieves). The Pinning Service API on B is
  * called with the requests Kubo's `ipfs pin remote` sends, and every answer is checked against the spec's OpenAPI
- * schemas (docs/reference/ipfs-pinning-service.yaml) with ajv.
+ * schemas (docs/reference/ipfs-pinning-service.yaml) with ajv; and through the client generated from the spec
+ * (`@ipfs-shipyard/pinning-service-client`, the spec's published JavaScript client).
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { Configuration, RemotePinningServiceClient, Status, TextMatchingStrategy } from "@ipfs-shipyard/pinning-service-client"
 import { CarWriter } from "@ipld/car"
 import { Ajv } from "ajv"
 import { CID } from "multiformats/cid"
@@ -372,6 +374,36 @@ describe.each(stores)("pin by CID from another Cairn, onto $name", ({ env: store
         before = page.body.results.at(-1).created
       }
       assert.deepStrictEqual(seen, [...made].reverse())
+    }, 60_000)
+
+    it("works with the client generated from the spec (@ipfs-shipyard/pinning-service-client): add, get, list with every filter, replace, remove", async () => {
+      const client = new RemotePinningServiceClient(new Configuration({ endpointUrl: b.url, accessToken: bJwt }))
+      const added = await client.pinsPost({ pin: { cid: fileCid, name: "generated-client", origins: [], meta: { via: "generated" } } })
+      assert.oneOf(added.status, [Status.Queued, Status.Pinning, Status.Pinned])
+      assert.instanceOf(added.created, Date)
+      assert.isAbove(added.delegates.length, 0)
+      const pinned = await until("the pin pinned", async () => {
+        const got = await client.pinsRequestidGet({ requestid: added.requestid })
+        return got.status === Status.Pinned ? got : undefined
+      })
+      assert.deepStrictEqual({ cid: pinned.pin.cid, name: pinned.pin.name, meta: pinned.pin.meta }, { cid: fileCid, name: "generated-client", meta: { via: "generated" } })
+      const every = [Status.Queued, Status.Pinning, Status.Pinned, Status.Failed]
+      const ids = async (request: Parameters<typeof client.pinsGet>[0]) => (await client.pinsGet(request)).results.map((pin) => pin.requestid)
+      // Each filter as the client writes it: cid and status as comma lists, before/after as ISO times, meta as meta[key]=value.
+      assert.deepStrictEqual(await ids({ cid: [fileCid], name: "generated-client", status: every }), [added.requestid])
+      assert.deepStrictEqual(await ids({ name: "GENERATED", match: TextMatchingStrategy.Ipartial, status: every }), [added.requestid])
+      assert.deepStrictEqual(await ids({ meta: { via: "generated" }, status: every }), [added.requestid])
+      assert.deepStrictEqual(await ids({ meta: { via: "elsewhere" }, status: every }), [])
+      assert.include(await ids({ after: new Date(Date.now() - 3_600_000), status: [Status.Pinned], limit: 1000 }), added.requestid)
+      assert.deepStrictEqual(await ids({ name: "generated-client", before: new Date(Date.now() - 3_600_000) }), [])
+      const replaced = await client.pinsRequestidPost({ requestid: added.requestid, pin: { cid: folderCid, name: "generated-replacement" } })
+      assert.notStrictEqual(replaced.requestid, added.requestid)
+      // The generated client throws the Response of a failure.
+      const gone = await client.pinsRequestidGet({ requestid: added.requestid }).then(() => undefined, (response: Response) => response)
+      assert.strictEqual(gone?.status, 404)
+      assert.deepStrictEqual(await gone!.json(), { error: { reason: "NOT_FOUND", details: "Pin job not found" } })
+      await client.pinsRequestidDelete({ requestid: replaced.requestid })
+      assert.deepStrictEqual(await ids({ name: "generated-", match: TextMatchingStrategy.Partial, status: every }), [])
     }, 60_000)
 
     it("is at /psa/pins too, where Pinata serves it", async () => {

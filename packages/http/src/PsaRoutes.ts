@@ -97,7 +97,10 @@ const accepted = (body: unknown) => json(body, 202)
 const isoDate = (name: string, value: string) =>
   Number.isNaN(Date.parse(value)) ? Effect.fail(new ValidationFailed({ detail: `${name} must be an RFC 3339 date-time` })) : Effect.succeed(Date.parse(value))
 
-/** The list's filters, as the spec defines them (`cid` and `status` comma-separated, `meta` a JSON object). */
+/**
+ * The list's filters, as the spec defines them (`cid` and `status` comma-separated, `meta` a JSON object, or
+ * `meta[key]=value` as the spec's generated client writes it).
+ */
 const listFilter = (request: HttpServerRequest.HttpServerRequest) =>
   Effect.gen(function*() {
     const params = new URL(request.url, "http://cairn").searchParams
@@ -128,6 +131,11 @@ const listFilter = (request: HttpServerRequest.HttpServerRequest) =>
       meta = yield* Schema.decodeUnknownEffect(Schema.fromJsonString(Meta))(metaText).pipe(
         Effect.mapError(() => new ValidationFailed({ detail: "meta must be a JSON object of strings" }))
       )
+    }
+    // The client generated from the spec (`@ipfs-shipyard/pinning-service-client`) writes meta as `meta[key]=value`.
+    for (const [param, value] of params) {
+      const key = /^meta\[(.+)\]$/.exec(param)?.[1]
+      if (key !== undefined) meta = { ...meta, [key]: value }
     }
     const nameMatches = (candidate: string) => {
       if (name === undefined) return true
