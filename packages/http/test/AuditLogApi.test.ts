@@ -226,6 +226,30 @@ describe("verify", () => {
     assert.strictEqual((await verify()).ok, true)
   })
 
+  it("reads many blocks ten to a statement, and names the block an event was deleted from, also in the middle of a read", async () => {
+    // 12 blocks of 1,000 events (two reads of ten blocks), the workspace's, in appends across blocks' edges.
+    for (let batch = 0; batch < 12; batch++) {
+      await runtime.runPromise(EventStore.use((store) =>
+        store.append([{ stream: `audit-many-${batch}`, expected: ExpectedVersion.NoStream, events: Array.from({ length: 1000 }, (_, n) => ({ type: "Counted", data: { workspaceId, batch, n } })) }])))
+    }
+    await seal()
+    const whole = await verify()
+    assert.strictEqual(whole.ok, true, JSON.stringify(whole.broken))
+    assert.isAtLeast(whole.blocks, 12)
+    // A block fifth in its read: the blocks before it in the same statement are intact, the event is gone from it.
+    const [{ block, position }] = await sql((s) => s<{ block: string; position: string }>`
+      SELECT block::text, positions[500]::text AS position FROM cairn_log_seals WHERE count = 1000 ORDER BY block DESC OFFSET 6 LIMIT 1`) as Array<{ block: string; position: string }>
+    const [{ row }] = await sql((s) => s<{ row: string }>`SELECT row_to_json(e)::text AS row FROM cairn_events e WHERE global_position = ${position}::int8`) as Array<{ row: string }>
+    await sql((s) => s`DELETE FROM cairn_events WHERE global_position = ${position}::int8`)
+    const deleted = await verify()
+    assert.strictEqual(deleted.ok, false)
+    assert.strictEqual(deleted.broken!.block, Number(block), JSON.stringify(deleted.broken))
+    assert.match(deleted.broken!.problem, /deleted|moved/)
+    await sql((s) => s`INSERT INTO cairn_events (global_position, transaction_id, stream_id, version, event_id, type, data, metadata, recorded_at)
+      OVERRIDING SYSTEM VALUE SELECT * FROM json_populate_record(NULL::cairn_events, ${row}::json)`)
+    assert.strictEqual((await verify()).ok, true)
+  })
+
   it("finds the seals themselves edited: a chained-from hash, a position, a leaf, a root, a signature, a block removed", async () => {
     const edits: ReadonlyArray<readonly [string, RegExp]> = [
       [`UPDATE cairn_log_seals SET prevs = overlay(prevs placing '\\xab'::bytea from 1 for 1) WHERE block = 1`, /chain from/],

@@ -112,6 +112,30 @@ const sealColumns = (sql: SqlClient.SqlClient) =>
 /** Where a position in a header points: `"0"` is the log's start. */
 export const positionFrom = (text: string): LogPosition => parsePosition(text) ?? start
 
+/** How many blocks `verify` and an export read with one statement. */
+const blocksPerRead = 10
+
+/** An export row's log position. */
+const exportRowPosition = (row: ExportRow): LogPosition => ({ transactionId: BigInt(row.transaction_id), globalPosition: BigInt(row.global_position) })
+
+/**
+ * Runs `step` on each of `units` in order with what `read` reads of it, the next one's read while `step` works on
+ * this one (the database and this process at once); stops early when `step` says `true`.
+ */
+const readingAhead = <U, A, E, R, E2, R2>(
+  units: ReadonlyArray<U>,
+  read: (unit: U) => Effect.Effect<A, E2, R2>,
+  step: (unit: U, read: A) => Effect.Effect<boolean, E, R>
+): Effect.Effect<void, E | E2, R | R2> =>
+  Effect.gen(function*() {
+    let ahead = units.length === 0 ? undefined : yield* Effect.forkChild(read(units[0]!))
+    for (let k = 0; k < units.length; k++) {
+      const value = yield* Fiber.join(ahead!)
+      if (k + 1 < units.length) ahead = yield* Effect.forkChild(read(units[k + 1]!))
+      if (yield* step(units[k]!, value)) return
+    }
+  })
+
 /** Streams whose last hash is held in memory, at most this many (then forgotten all at once, and read again). */
 const maxCachedHeads = 100_000
 
@@ -156,16 +180,12 @@ export class LogSeals extends Context.Service<LogSeals>()("cairn/LogSeals", {
         WHERE block >= ${from} AND (last_tx, last_gp) > (${position.transactionId.toString()}::int8, ${position.globalPosition.toString()}::int8)
         ORDER BY block LIMIT ${limit}`.pipe(Effect.orDie, Effect.map((rows) => rows.map(sealOf)))
 
-    /** The events a block says it sealed: those after its `after`, as many as it counts. */
-    const eventsOf = (seal: Seal) => store.readAll({ after: positionFrom(seal.header.after), limit: seal.header.count })
-
     /**
      * The same events as an export writes them: each one's JSON (position, stream, version, eventId, type, data,
      * metadata, recordedAt) written by the database as UTF-8 bytes, which the export copies as they are (parsing
      * the events and writing them again was most of an export's time), and the workspace its data names.
      */
-    const exportRowsOf = (seal: Seal) => {
-      const after = positionFrom(seal.header.after)
+    const exportRowsOf = (after: LogPosition, limit: number) => {
       // Written with `||` rather than json_build_object (a third less of the database's time), the data as text once.
       return sql<ExportRow>`SELECT global_position::text AS global_position, transaction_id::text AS transaction_id, stream_id,
           recorded_at, CASE WHEN jsonb_typeof(e.data -> 'workspaceId') = 'string' THEN e.data ->> 'workspaceId' END AS workspace_id,
@@ -178,7 +198,7 @@ export class LogSeals extends Context.Service<LogSeals>()("cairn/LogSeals", {
         WHERE (transaction_id, global_position) > (${after.transactionId.toString()}::xid8, ${after.globalPosition})
           AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
         ORDER BY e.transaction_id, e.global_position
-        LIMIT ${seal.header.count}`.pipe(
+        LIMIT ${limit}`.pipe(
         Effect.orDie,
         // The driver hands `bytea` back as a view into a buffer it reuses: copied (into one buffer for the block)
         // before the next block is read.
@@ -198,34 +218,48 @@ export class LogSeals extends Context.Service<LogSeals>()("cairn/LogSeals", {
     }
 
     /**
-     * Runs `step` on each block of `page` in order with what `read` reads of it, the next block's read while `step`
-     * works on this one (the database and this process at once); stops early when `step` says `true`.
+     * Each block of `page` with what `readAlone` reads of it (the `count` events after its `after`), read
+     * `blocksPerRead` blocks at a time with `readAfter` (one statement per block left the database and this process
+     * waiting on each other), the next group's read while `step` works on this one. A block whose events run past
+     * what its group read (a log edited since it was sealed) is read alone, so that each block sees exactly what a
+     * read of its own would.
      */
-    const withBlocks = <A, E, R, E2, R2>(
+    const inGroups = <T, E, R>(
       page: ReadonlyArray<Seal>,
-      read: (seal: Seal) => Effect.Effect<A, E2, R2>,
-      step: (seal: Seal, read: A) => Effect.Effect<boolean, E, R>
-    ): Effect.Effect<void, E | E2, R | R2> =>
-      Effect.gen(function*() {
-        let ahead = page.length === 0 ? undefined : yield* Effect.forkChild(read(page[0]!))
-        for (let k = 0; k < page.length; k++) {
-          const events = yield* Fiber.join(ahead!)
-          if (k + 1 < page.length) ahead = yield* Effect.forkChild(read(page[k + 1]!))
-          if (yield* step(page[k]!, events)) return
-        }
-      })
+      readAfter: (after: LogPosition, limit: number) => Effect.Effect<ReadonlyArray<T>, EventStoreUnavailable>,
+      positionOf: (row: T) => LogPosition,
+      step: (seal: Seal, rows: ReadonlyArray<T>) => Effect.Effect<boolean, E, R>
+    ): Effect.Effect<void, E | EventStoreUnavailable, R> => {
+      const groups: Array<ReadonlyArray<Seal>> = []
+      for (let i = 0; i < page.length; i += blocksPerRead) groups.push(page.slice(i, i + blocksPerRead))
+      const read = (group: ReadonlyArray<Seal>) =>
+        readAfter(positionFrom(group[0]!.header.after), group.reduce((n, seal) => n + seal.header.count, 0))
+      return readingAhead(groups, read, (group, rows) =>
+        Effect.gen(function*() {
+          let start = 0
+          for (const seal of group) {
+            const after = positionFrom(seal.header.after)
+            while (start < rows.length && compare(positionOf(rows[start]!), after) <= 0) start++
+            const end = start + seal.header.count
+            const mine = end <= rows.length ? rows.slice(start, end) : yield* readAfter(after, seal.header.count)
+            if (yield* step(seal, mine)) return true
+          }
+          return false
+        }))
+    }
 
-    /** `withBlocks` over the blocks' events as the store reads them. */
+    /** Each block of `page` with its events as the store reads them. */
     const withEvents = <E, R>(
       page: ReadonlyArray<Seal>,
       step: (seal: Seal, events: ReadonlyArray<RecordedEvent>) => Effect.Effect<boolean, E, R>
-    ): Effect.Effect<void, E | EventStoreUnavailable, R> => withBlocks(page, eventsOf, step)
+    ): Effect.Effect<void, E | EventStoreUnavailable, R> =>
+      inGroups(page, (after, limit) => store.readAll({ after, limit }), (event) => event.position, step)
 
-    /** `withBlocks` over the blocks' events as an export writes them. */
+    /** Each block of `page` with its events as an export writes them. */
     const withExportRows = <E, R>(
       page: ReadonlyArray<Seal>,
       step: (seal: Seal, rows: ReadonlyArray<ExportRow>) => Effect.Effect<boolean, E, R>
-    ): Effect.Effect<void, E, R> => withBlocks(page, exportRowsOf, step)
+    ): Effect.Effect<void, E | EventStoreUnavailable, R> => inGroups(page, exportRowsOf, exportRowPosition, step)
 
     const chainStart = sql<{ readonly introduced_at: string; readonly backfilled_through: string | null }>`
       SELECT introduced_at, backfilled_through FROM cairn_log_chain`.pipe(
