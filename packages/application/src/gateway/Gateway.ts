@@ -529,18 +529,21 @@ export class Gateway extends Context.Service<Gateway>()("cairn/Gateway", {
      * while one is open. The function given closes it, and counts as activity.
      */
     const opened = (agentId: string) =>
-      Effect.map(touch(agentId), () => {
-        open.set(agentId, (open.get(agentId) ?? 0) + 1)
-        let closed = false
-        return () => {
-          if (closed) return
-          closed = true
-          const left = (open.get(agentId) ?? 1) - 1
-          if (left > 0) open.set(agentId, left)
-          else open.delete(agentId)
-          lastActive.set(agentId, Date.now())
-        }
-      })
+      Clock.clockWith((clock) =>
+        Effect.sync(() => {
+          lastActive.set(agentId, clock.currentTimeMillisUnsafe())
+          open.set(agentId, (open.get(agentId) ?? 0) + 1)
+          let closed = false
+          // Called by the proxy outside Effect: the time from the same Clock as every other activity.
+          return () => {
+            if (closed) return
+            closed = true
+            const left = (open.get(agentId) ?? 1) - 1
+            if (left > 0) open.set(agentId, left)
+            else open.delete(agentId)
+            lastActive.set(agentId, clock.currentTimeMillisUnsafe())
+          }
+        }))
 
     /**
      * Since when nothing was addressed to the agent here (in Clock milliseconds); undefined while a connection to

@@ -20,10 +20,18 @@ export const sleeps = Metric.counter("cairn_agent_sleeps_total", {
 
 const wakeBoundaries = Metric.boundariesFromIterable([0.25, 0.5, 1, 2, 3, 5, 8, 13, 20, 30, 60, 120])
 
-/** The wake latency histogram for one cause and outcome. */
-export const wakeDuration = (reason: string, outcome: "running" | "failed") =>
+const wakeDurations = new Map<string, ReturnType<typeof wakeHistogram>>()
+const wakeHistogram = (reason: string, outcome: "running" | "failed") =>
   Metric.histogram("cairn_agent_wake_duration_seconds", {
     description: "Time from a sleeping agent's wake to its running gateway",
     boundaries: wakeBoundaries,
     attributes: { reason, outcome }
   })
+
+/** The wake latency histogram for one cause and outcome (built once for each). */
+export const wakeDuration = (reason: string, outcome: "running" | "failed") => {
+  const key = `${reason}:${outcome}`
+  let histogram = wakeDurations.get(key)
+  if (histogram === undefined) wakeDurations.set(key, histogram = wakeHistogram(reason, outcome))
+  return histogram
+}
