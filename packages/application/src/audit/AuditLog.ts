@@ -14,7 +14,7 @@ import * as Digest from "multiformats/hashes/digest"
 import type { Point } from "../agents/AgentsAt.ts"
 import * as EventOwners from "./EventOwners.ts"
 import * as LogProof from "./LogProof.ts"
-import { type ExportRow, LogSeals, positionFrom, type Seal } from "./LogSeals.ts"
+import { type ExportRow, exportRowPosition, LogSeals, positionFrom, type Seal } from "./LogSeals.ts"
 import * as LogVerify from "./LogVerify.ts"
 
 /** Where an export starts: after a log position, or after a time (events recorded later): `?at=`'s points. */
@@ -30,7 +30,7 @@ const unnamed = (rows: ReadonlyArray<ExportRow>) => {
 const isAfter = (row: ExportRow, since: Since) =>
   since._tag === "Time"
     ? row.recorded_at > since.time
-    : compare({ transactionId: BigInt(row.transaction_id), globalPosition: BigInt(row.global_position) }, since.position) > 0
+    : compare(exportRowPosition(row), since.position) > 0
 
 /** The multicodec of plain JSON blocks. */
 const jsonCodec = 0x0200

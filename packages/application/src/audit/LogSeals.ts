@@ -116,7 +116,7 @@ export const positionFrom = (text: string): LogPosition => parsePosition(text) ?
 const blocksPerRead = 10
 
 /** An export row's log position. */
-const exportRowPosition = (row: ExportRow): LogPosition => ({ transactionId: BigInt(row.transaction_id), globalPosition: BigInt(row.global_position) })
+export const exportRowPosition = (row: ExportRow): LogPosition => ({ transactionId: BigInt(row.transaction_id), globalPosition: BigInt(row.global_position) })
 
 /**
  * Runs `step` on each of `units` in order with what `read` reads of it, the next one's read while `step` works on
@@ -200,8 +200,8 @@ export class LogSeals extends Context.Service<LogSeals>()("cairn/LogSeals", {
         ORDER BY e.transaction_id, e.global_position
         LIMIT ${limit}`.pipe(
         Effect.orDie,
-        // The driver hands `bytea` back as a view into a buffer it reuses: copied (into one buffer for the block)
-        // before the next block is read.
+        // The driver hands `bytea` back as a view into a buffer it reuses: copied (into one buffer for the read)
+        // before the next read.
         Effect.map((rows) => {
           let size = 0
           for (const row of rows) size += row.json.length
@@ -218,7 +218,7 @@ export class LogSeals extends Context.Service<LogSeals>()("cairn/LogSeals", {
     }
 
     /**
-     * Each block of `page` with what `readAlone` reads of it (the `count` events after its `after`), read
+     * Each block of `page` with its `count` events after its `after` (what `readAfter` would read of it alone), read
      * `blocksPerRead` blocks at a time with `readAfter` (one statement per block left the database and this process
      * waiting on each other), the next group's read while `step` works on this one. A block whose events run past
      * what its group read (a log edited since it was sealed) is read alone, so that each block sees exactly what a
