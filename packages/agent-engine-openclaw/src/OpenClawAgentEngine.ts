@@ -36,6 +36,7 @@ import {
   GatewayRestartFailed,
   type Provisioning,
   UnknownDevice,
+  type WhatsAppLink as WhatsAppLinkState,
   WorkingDirectoryOutside,
   WorkspacePath
 } from "@cairn/agent-engine"
@@ -63,6 +64,7 @@ import { type Gateway, parentWatchPath, probeReady, type Reach, reapStale, signa
 import { connect as connectGateway, type GatewayClient, GatewayRpcError } from "./GatewayRpc.ts"
 import * as RuntimeConfig from "./RuntimeConfig.ts"
 import * as Sandbox from "./Sandbox.ts"
+import * as WhatsAppLink from "./WhatsAppLink.ts"
 import { parseSkillList } from "./Skills.ts"
 import * as Workspace from "./Workspace.ts"
 import * as WorkspaceTree from "./WorkspaceTree.ts"
@@ -578,9 +580,9 @@ export const make = Effect.fnUntraced(function*(options: Options) {
    * limit on control-plane writes: 30 per method per 60 s per client address, which all of Cairn's loopback
    * connections to one gateway share); transport failures are `CLOSED` or `TIMEOUT`.
    */
-  const rpc = (agentId: string, agent: Agent, method: string, params?: unknown): Effect.Effect<unknown, GatewayRpcError> =>
+  const rpc = (agentId: string, agent: Agent, method: string, params?: unknown, timeoutMs?: number): Effect.Effect<unknown, GatewayRpcError> =>
     Effect.tryPromise({
-      try: async () => (await connectionTo(agentId, agent)).request(method, params),
+      try: async () => (await connectionTo(agentId, agent)).request(method, params, timeoutMs === undefined ? undefined : { timeoutMs }),
       catch: (cause) => cause instanceof GatewayRpcError ? cause : new GatewayRpcError("UNAVAILABLE", String(cause))
     })
 
@@ -702,6 +704,13 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     }
     : undefined
   /** The open RPC connection to the agent's running gateway, for a chat; ChatUnavailable while it is not running. */
+  /** A call of the WhatsApp plugin's login, given `waitMs` to answer beyond the RPC's own allowance. */
+  const whatsAppCall = (agentId: string, agent: Agent, method: string, params: Record<string, unknown>, waitMs: number) =>
+    rpc(agentId, agent, method, params, waitMs + 10_000).pipe(
+      Effect.mapError((error) => new ChannelsUnavailable({ agentId, detail: `${method}: ${error.message}` })),
+      Effect.flatMap((answer) => Effect.mapError(WhatsAppLink.parse(method, answer), (detail) => new ChannelsUnavailable({ agentId, detail })))
+    )
+
   const chatConnection = (agentId: string) =>
     Effect.gen(function*() {
       const agent = yield* find(agentId)
@@ -991,6 +1000,30 @@ export const make = Effect.fnUntraced(function*(options: Options) {
         )
         return { senderId: stored.senderId }
       }),
+
+    // OpenClaw's QR login, its WhatsApp plugin's methods in the running gateway (WhatsAppLink.ts).
+    startWhatsAppLink: (agentId, { force }) =>
+      Effect.flatMap(find(agentId), (agent) =>
+        whatsAppCall(agentId, agent, "web.login.start", { channel: "whatsapp", force, timeoutMs: WhatsAppLink.startTimeoutMs }, WhatsAppLink.startTimeoutMs)),
+    // No login under way: linked or not, as the channel says (a link outlives its login, in the agent's home).
+    whatsAppLink: (agentId) =>
+      Effect.flatMap(find(agentId), (agent) =>
+        whatsAppCall(agentId, agent, "web.login.wait", {
+          channel: "whatsapp",
+          timeoutMs: WhatsAppLink.lookTimeoutMs,
+          currentQrDataUrl: WhatsAppLink.noCode
+        }, WhatsAppLink.lookTimeoutMs).pipe(
+          Effect.flatMap((link) =>
+            link.status !== "not_started" ? Effect.succeed(link) : rpc(agentId, agent, "channels.status", { probe: false }).pipe(
+              Effect.map((answer): WhatsAppLinkState =>
+                Channels.parseStatus(answer).find((status) => status.channel === "whatsapp")?.linked === true
+                  ? { status: "linked", message: "WhatsApp is linked." }
+                  : link
+              ),
+              Effect.mapError((error) => new ChannelsUnavailable({ agentId, detail: `channels.status: ${error.message}` }))
+            )
+          )
+        )),
 
     chat: (agentId, request) =>
       Stream.unwrap(Effect.map(chatConnection(agentId), ({ agent, client }) =>

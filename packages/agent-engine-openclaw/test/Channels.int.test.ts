@@ -107,5 +107,30 @@ describe.skipIf(!enabled)("OpenClaw channels", () => {
         console.log(`OpenClaw ${version} without channels: stop ${idleStop.ms} ms`)
         yield* engine.destroy(agentId)
       }), 600_000)
+
+    it.effect("links WhatsApp through the plugin's QR login, which says why no code came when WhatsApp is out of reach", () =>
+      Effect.gen(function*() {
+        const engine = yield* AgentEngine
+        const agentId = `whatsapp-${Date.now().toString(36)}`
+        yield* engine.provision(agentId, { version, gatewayToken: Redacted.make(`gw_${agentId}-token`) })
+        yield* engine.setChannels(agentId, [{ channel: "whatsapp", enabled: true, dmPolicy: "pairing", allowFrom: [], tokens: [] }])
+        yield* engine.start(agentId)
+        assert.deepInclude((yield* engine.channelStatus(agentId)).find((s) => s.channel === "whatsapp"), { configured: true, linked: false })
+        // Nothing under way, nothing linked: the plugin's wait says so at once.
+        const before = yield* timed(engine.whatsAppLink(agentId))
+        console.log(`web.login.wait before a login (${before.ms} ms): ${JSON.stringify(before.value)}`)
+        assert.strictEqual(before.value.status, "not_started")
+        // This machine reaches no WhatsApp server: the plugin's login opens its socket, gets no code, and says why.
+        const started = yield* timed(engine.startWhatsAppLink(agentId, { force: false }))
+        console.log(`web.login.start offline (${started.ms} ms): ${JSON.stringify(started.value)}`)
+        assert.strictEqual(started.value.status, "failed", JSON.stringify(started.value))
+        assert.match(started.value.message, /QR|WhatsApp/)
+        assert.isUndefined(started.value.qrDataUrl)
+        assert.strictEqual((yield* engine.whatsAppLink(agentId)).status, "not_started", "a failed login leaves nothing under way")
+        yield* engine.stop(agentId)
+        // A stopped gateway has no plugin to ask.
+        assert.deepInclude(yield* Effect.flip(engine.whatsAppLink(agentId)), { _tag: "ChannelsUnavailable" })
+        yield* engine.destroy(agentId)
+      }), 600_000)
   })
 })

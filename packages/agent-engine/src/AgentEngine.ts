@@ -43,7 +43,7 @@ import type {
   WorkspaceRead
 } from "./WorkspaceOperations.ts"
 import type { RestoreEntry, RestoreOptions, ScanOptions, WorkspaceEntry } from "./WorkspaceTree.ts"
-import type { ChannelPairingRequest, ChannelSpec, ChannelStatus, ChannelsUnavailable, UnknownPairingCode } from "./Channels.ts"
+import type { ChannelPairingRequest, ChannelSpec, ChannelStatus, ChannelsUnavailable, UnknownPairingCode, WhatsAppLink } from "./Channels.ts"
 import type { LogChunk, LogRequest } from "./GatewayLogs.ts"
 import type {
   ChatEvent,
@@ -416,6 +416,21 @@ export class AgentEngine extends Context.Service<AgentEngine, {
     channel: Channel.ChannelName,
     code: string
   ) => Effect.Effect<{ readonly senderId: string }, UnknownPairingCode | ChannelsUnavailable | AgentNotProvisioned>
+  /**
+   * Starts linking the agent's WhatsApp channel to a phone: the engine asks WhatsApp for a login and answers with the
+   * QR code to scan (`waiting`), or `linked` when a phone is linked already (with `force`, that link is dropped and a
+   * new code made), or `failed` with the engine's reason (WhatsApp unreachable, say). A login already under way
+   * answers with its current code. Asks the gateway, so it must be running with the channel configured.
+   */
+  readonly startWhatsAppLink: (
+    agentId: string,
+    options: { readonly force: boolean }
+  ) => Effect.Effect<WhatsAppLink, ChannelsUnavailable | AgentNotProvisioned>
+  /**
+   * Where the link stands now, without waiting for it: the login's current code while it waits (a new one as
+   * WhatsApp refreshes it), `linked` once a phone scanned it (and from then on), or what ended it.
+   */
+  readonly whatsAppLink: (agentId: string) => Effect.Effect<WhatsAppLink, ChannelsUnavailable | AgentNotProvisioned>
   /**
    * One chat turn: sends the message to the agent's running gateway and streams the reply (deltas, then `done` with
    * the whole reply once). The stream fails with ChatUnavailable when the gateway is not running, ChatTimedOut after

@@ -71,3 +71,19 @@ export class ChannelsUnavailable extends Schema.TaggedError<ChannelsUnavailable>
     return `Channels of agent ${this.agentId}: ${this.detail}`
   }
 }
+
+/**
+ * Where linking the agent's WhatsApp to a phone stands (OpenClaw's QR login, `web.login.*`): `waiting` for the QR
+ * code to be scanned in WhatsApp → Linked Devices (the code refreshes while it waits), `linked`, `not_started` (no
+ * login in progress and no phone linked), `expired` (the login was not finished in time), `failed` (the engine
+ * could not get a code from WhatsApp, or the phone's login failed).
+ */
+export type WhatsAppLinkStatus = "waiting" | "linked" | "not_started" | "expired" | "failed"
+
+export interface WhatsAppLink {
+  readonly status: WhatsAppLinkStatus
+  /** The engine's words for it. */
+  readonly message: string
+  /** While `waiting`: the code to scan, as a PNG data URL (`data:image/png;base64,…`). */
+  readonly qrDataUrl?: string
+}

@@ -14,6 +14,7 @@
  * layer also provides SimulatedEngineControl, built on the same state, to script failures and to look inside.
  */
 import { Clock, Context, Deferred, Duration, Effect, Fiber, Layer, Redacted, Semaphore, Stream } from "effect"
+import QRCode from "qrcode"
 import { AgentEngine, type AgentLimits, type AgentState, type Device, type EngineSkill, type Provisioning, type ProvisionSpec, type WorkspaceFile } from "./AgentEngine.ts"
 import {
   AgentNotProvisioned,
@@ -787,6 +788,28 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       return { senderId }
     }),
 
+    // OpenClaw's QR login only runs with the channel in the running gateway (its plugin's `web.login.*` methods).
+    startWhatsAppLink: Effect.fnUntraced(function*(agentId, { force }) {
+      const agent = yield* runningForPairing(agentId)
+      if (!ChannelStore.runsWhatsApp(agent.channels)) {
+        return yield* new ChannelsUnavailable({ agentId, detail: "web.login.start: web login provider is not available" })
+      }
+      const nowMs = yield* Clock.currentTimeMillis
+      // Drawn as OpenClaw draws its codes (a 4-module quiet zone, 6 pixels a module), before the login needs it.
+      const qr = ChannelStore.whatsAppQr(agentId, agent.channels.whatsapp.logins)
+      const qrDataUrl = ChannelStore.needsWhatsAppLogin(agent.channels, force, nowMs)
+        ? yield* Effect.promise(() => QRCode.toDataURL(qr, { margin: 4, scale: 6 }))
+        : ""
+      return ChannelStore.startWhatsAppLogin(agent.channels, force, nowMs, () => ({ qr, qrDataUrl, startedAtMs: nowMs }))
+    }),
+    whatsAppLink: Effect.fnUntraced(function*(agentId) {
+      const agent = yield* runningForPairing(agentId)
+      if (!ChannelStore.runsWhatsApp(agent.channels)) {
+        return yield* new ChannelsUnavailable({ agentId, detail: "web.login.wait: web login provider is not available" })
+      }
+      return ChannelStore.whatsAppLink(agent.channels, yield* Clock.currentTimeMillis)
+    }),
+
     // A turn is answered at once (unless the control holds or fails it), under the request's timeout on the Clock.
     chat: (agentId, request) =>
       Stream.unwrap(Effect.gen(function*() {
@@ -910,6 +933,8 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
         Effect.map(Clock.currentTimeMillis, (nowMs) =>
           ChannelStore.requestPairing(agent.channels, channel, senderId, nowMs, () => ChannelStore.pairingCode(pairingCodes++)))),
     approvedChannelSenders: (agentId, channel) => Effect.map(find(agentId), (agent) => ChannelStore.approvedSenders(agent.channels, channel)),
+    scanWhatsAppQr: (agentId) => Effect.map(find(agentId), (agent) => ChannelStore.scanWhatsAppQr(agent.channels)),
+    failWhatsAppLogin: (agentId, reason) => Effect.map(find(agentId), (agent) => ChannelStore.failWhatsAppLogin(agent.channels, reason)),
     startCount: (agentId) => Effect.map(find(agentId), (agent) => agent.starts),
     writeGatewayLog: (agentId, line) => Effect.map(find(agentId), (agent) => void agent.log.push(line)),
     scriptLaunches: (agentId) => Effect.map(find(agentId), (agent) => agent.scriptLaunches),

@@ -100,6 +100,16 @@ export class SimulatedEngineControl extends Context.Service<SimulatedEngineContr
     agentId: string,
     channel: Channel.ChannelName
   ) => Effect.Effect<ReadonlyArray<string>, AgentNotProvisioned>
+  /**
+   * A phone scans the QR code of the agent's WhatsApp login under way: the channel is linked (as OpenClaw keeps the
+   * link in the agent's home, until a forced login drops it). False when no login waits.
+   */
+  readonly scanWhatsAppQr: (agentId: string) => Effect.Effect<boolean, AgentNotProvisioned>
+  /**
+   * Fails the agent's WhatsApp login under way with `reason` (what the next look at the link tells), or, with none
+   * under way, the next one (WhatsApp could not be reached).
+   */
+  readonly failWhatsAppLogin: (agentId: string, reason: string) => Effect.Effect<void, AgentNotProvisioned>
   /** How many times the agent's gateway was launched, failed launches included. */
   readonly startCount: (agentId: string) => Effect.Effect<number, AgentNotProvisioned>
   /** Appends a line to the gateway's log, as the gateway (or the agent, whose home holds it) would write it. */

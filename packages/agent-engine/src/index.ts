@@ -5,7 +5,7 @@
 export * from "./AgentEngine.ts"
 export * from "./AgentEngineError.ts"
 export * as EngineChannels from "./Channels.ts"
-export { type ChannelPairingRequest, type ChannelSpec, type ChannelStatus, ChannelsUnavailable, UnknownPairingCode } from "./Channels.ts"
+export { type ChannelPairingRequest, type ChannelSpec, type ChannelStatus, ChannelsUnavailable, UnknownPairingCode, type WhatsAppLink, type WhatsAppLinkStatus } from "./Channels.ts"
 export * as EngineChat from "./Chat.ts"
 export {
   ChatFailed,

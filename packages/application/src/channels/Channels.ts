@@ -6,9 +6,10 @@
  * restarts a running gateway, so the restart is one of the agent's own, recorded as any other. An engine that refuses the
  * configuration leaves the channel as it was (the change is reverted in the log) and answers `Configuration failed`.
  * Channels are a paid feature: the free plan gets 403. A channel in pairing mode answers unknown senders with a
- * code, which the owner approves here (the gateway is asked; each approval goes on the agent's trail).
+ * code, which the owner approves here (the gateway is asked; each approval goes on the agent's trail). WhatsApp
+ * takes no token: it is linked to a phone by a QR code the gateway gets from WhatsApp, handed out here.
  */
-import { AgentEngine, type AgentNotProvisioned, type ChannelsUnavailable } from "@cairn/agent-engine"
+import { AgentEngine, type AgentNotProvisioned, type ChannelsUnavailable, type WhatsAppLink, type WhatsAppLinkStatus } from "@cairn/agent-engine"
 import { Agent, AgentChats, Channel, ChannelPairing } from "@cairn/domain"
 import { Context, Effect, Layer, Option, type Redacted } from "effect"
 import { SqlClient } from "effect/sql"
@@ -20,6 +21,7 @@ import { CommandHandler } from "../CommandHandler.ts"
 import { now } from "../Now.ts"
 import { ChannelsTable, WorkspacesTable } from "../readmodels/index.ts"
 import { SecretVault } from "../secrets/SecretVault.ts"
+import * as QrText from "./QrText.ts"
 
 interface TokenView {
   readonly set: boolean
@@ -37,6 +39,16 @@ export interface ChannelsView {
   }
   readonly discord: ChannelCommon & { readonly botTokenSet: boolean; readonly botTokenHint: string | null }
   readonly whatsapp: ChannelCommon & { readonly linked: boolean }
+}
+
+/** `…/channels/whatsapp/link`: where linking the agent's WhatsApp stands, with the code to scan while it waits. */
+export interface WhatsAppLinkView {
+  readonly status: Exclude<WhatsAppLinkStatus, "failed">
+  readonly message: string
+  /** The QR code as text (QrText.ts), while `waiting` with a code. */
+  readonly qr: string | null
+  /** The same code as a PNG data URL. */
+  readonly qrDataUrl: string | null
 }
 
 interface ChannelCommon {
@@ -226,7 +238,72 @@ export class Channels extends Context.Service<Channels>()("cairn/Channels", {
       return `${label[channel]} sender ${senderId} approved`
     })
 
-    return { list, configure, remove, pairingRequests, approvePairing }
+    /**
+     * The agent's WhatsApp channel, checked as far as Cairn can before its gateway is asked to link it: the agent
+     * (404), the channel configured (409) and enabled (409), then its gateway up (waited for while it starts or
+     * wakes: 503 after that; 409 when stopped).
+     */
+    const whatsAppChannel = (principal: Principal, agentId: string) =>
+      Effect.gen(function*() {
+        yield* agents.visibleIn(principal.workspaceId, agentId)
+        const row = (yield* table.ofAgent(agentId)).find((configured) => configured.channel === "whatsapp")
+        if (row === undefined) return yield* new ChannelPairing.ChannelNotConfigured({ channel: "whatsapp" })
+        if (!row.enabled) return yield* new ChannelPairing.ChannelDisabled({ channel: "whatsapp" })
+        yield* whenRunning(agentId)
+      })
+
+    /** What the engine says of a link, for the caller: the QR code also as text; a failure is 502 with its reason. */
+    const linkView = (link: WhatsAppLink): Effect.Effect<WhatsAppLinkView, ChannelPairing.WhatsAppLinkFailed> =>
+      link.status === "failed"
+        ? Effect.fail(new ChannelPairing.WhatsAppLinkFailed({ reason: link.message }))
+        : Effect.succeed({
+          status: link.status,
+          message: link.message,
+          qr: link.qrDataUrl === undefined ? null : QrText.qrText(link.qrDataUrl) ?? null,
+          qrDataUrl: link.qrDataUrl ?? null
+        })
+
+    const linkUnavailable = (error: ChannelsUnavailable | AgentNotProvisioned) =>
+      Effect.andThen(
+        Effect.logWarning("The engine could not answer about a WhatsApp link", error),
+        Effect.fail(new ChannelPairing.WhatsAppLinkFailed({ reason: error._tag === "ChannelsUnavailable" ? error.detail : "the agent's gateway is gone" }))
+      )
+
+    /** A link made: on the agent's trail once for each link begun through Cairn (the pairings log decides). */
+    const recordLinked = (principal: Principal, agentId: string) =>
+      Effect.gen(function*() {
+        const command = new ChannelPairing.RecordWhatsAppLinked({ agentId, workspaceId: principal.workspaceId, at: yield* now })
+        yield* commands.execute(ChannelPairing.decider, ChannelPairing.stream(agentId), command, { actor: principal.userId })
+      })
+
+    /**
+     * Begins linking the agent's WhatsApp to a phone: the QR code to scan (`waiting`; the begun link goes on the
+     * agent's trail), or `linked` when a phone is linked already (`force` drops that link for a new code).
+     */
+    const startWhatsAppLink = Effect.fn("Channels.startWhatsAppLink")(function*(principal: Principal, agentId: string, force: boolean) {
+      yield* whatsAppChannel(principal, agentId)
+      const view = yield* engine.startWhatsAppLink(agentId, { force }).pipe(Effect.catch(linkUnavailable), Effect.flatMap(linkView))
+      if (view.status === "waiting") {
+        yield* commands.record(
+          ChannelPairing.decider,
+          ChannelPairing.stream(agentId),
+          new ChannelPairing.RecordWhatsAppLinkStarted({ agentId, workspaceId: principal.workspaceId, force, at: yield* now }),
+          { actor: principal.userId }
+        )
+      }
+      if (view.status === "linked") yield* recordLinked(principal, agentId)
+      return view
+    })
+
+    /** Where the link stands, without waiting: the current code while it waits, `linked` once scanned, or its end. */
+    const whatsAppLink = Effect.fn("Channels.whatsAppLink")(function*(principal: Principal, agentId: string) {
+      yield* whatsAppChannel(principal, agentId)
+      const view = yield* engine.whatsAppLink(agentId).pipe(Effect.catch(linkUnavailable), Effect.flatMap(linkView))
+      if (view.status === "linked") yield* recordLinked(principal, agentId)
+      return view
+    })
+
+    return { list, configure, remove, pairingRequests, approvePairing, startWhatsAppLink, whatsAppLink }
   })
 }) {
   static readonly layer = Layer.effect(this, this.make)

@@ -1,7 +1,7 @@
 /**
  * How the channel pairing endpoints refuse. A channel that could hold no pairing request is 409 with what is wrong
  * with it; a code the channel does not hold (never sent, approved already, or expired: OpenClaw keeps a request an
- * hour) is 404.
+ * hour) is 404. A WhatsApp link the engine could not begin is 502.
  */
 import { Schema } from "effect"
 
@@ -35,4 +35,18 @@ export class ChannelNotPairing extends Schema.TaggedError<ChannelNotPairing>()("
 }) {
   readonly status = 409
   override readonly message = "Channel does not use pairing (its dmPolicy is open)"
+}
+
+/**
+ * The engine could not link the agent's WhatsApp: no code came from WhatsApp (unreachable from the agent, say), or
+ * the engine's QR login refused. The engine's reason is in `details`.
+ */
+export class WhatsAppLinkFailed extends Schema.TaggedError<WhatsAppLinkFailed>()("WhatsAppLinkFailed", {
+  reason: Schema.String
+}) {
+  readonly status = 502
+  override readonly message = "WhatsApp link failed"
+  get details() {
+    return { reason: this.reason }
+  }
 }

@@ -3,6 +3,8 @@
  * with a code, and the owner approves that code through Cairn. Each approval is recorded for audit (stream
  * `pairings-<agentId>`, part of the agent's trail: agents/AuditStreams.ts). The requests themselves are the
  * gateway's: Cairn asks it. The code's rule (Code.ts) is checked before a code goes anywhere near the engine.
+ * WhatsApp pairs differently, a phone scanning a QR code: each link begun through Cairn, and each link made, goes on
+ * the same trail.
  */
 import type { Decider } from "../Decider.ts"
 import type { PairingCommand } from "./Commands.ts"

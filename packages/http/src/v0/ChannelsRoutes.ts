@@ -3,7 +3,8 @@
  * `{botToken?, appToken?, dmPolicy?, allowFrom?, enabled?}`, an empty body allowed) and remove one (`DELETE`). The
  * channel name is checked before the body, so an unknown channel is `Unsupported channel` whatever was sent. DM
  * pairing: the senders waiting for approval on a channel in pairing mode (`GET …/channels/{channel}/pairing`), and
- * approve one by the code the channel sent them (`POST …/pairing/{code}/approve`).
+ * approve one by the code the channel sent them (`POST …/pairing/{code}/approve`). WhatsApp is linked to a phone by
+ * a QR code (`POST …/channels/whatsapp/link`, then `GET` it until `linked`).
  */
 import { AgentsAt, Channels } from "@cairn/application"
 import { Agent, AgentChats, Channel, ChannelPairing, Secret, ValidationFailed } from "@cairn/domain"
@@ -36,6 +37,15 @@ const PairingRequestWire = Schema.Struct({
   expiresAt: Schema.NullOr(Schema.String)
 })
 const PairingListWire = Schema.Struct({ channel: Channel.ChannelName, requests: Schema.Array(PairingRequestWire) })
+
+const LinkBody = Schema.Struct({ force: Schema.optional(Schema.Boolean) })
+/** Where a WhatsApp link stands, with its QR code while it waits for a phone. */
+const WhatsAppLinkWire = Schema.Struct({
+  status: Schema.Literals(["waiting", "linked", "not_started", "expired"]),
+  message: Schema.String,
+  qr: Schema.NullOr(Schema.String),
+  qrDataUrl: Schema.NullOr(Schema.String)
+})
 
 export const layer = HttpRouter.use((router) =>
   Effect.gen(function*() {
@@ -93,6 +103,38 @@ export const layer = HttpRouter.use((router) =>
       errors: [...pairingErrors, new ChannelPairing.PairingRequestNotFound({ channel: "" }), new ValidationFailed({ detail: "code must be the pairing code the channel sent (4 to 16 letters or digits)" })]
     }, ({ principal, agentId, params }) =>
       Effect.map(channels.approvePairing(principal, agentId, params["channel"] ?? "", params["code"] ?? ""), (message) => ({ success: true, message })))
+
+    const linkErrors = [
+      new Agent.AgentNotFound({ agentId: "" }),
+      new ChannelPairing.ChannelNotConfigured({ channel: "" }),
+      new ChannelPairing.ChannelDisabled({ channel: "" }),
+      new AgentChats.AgentNotRunning({ agentId: "" }),
+      new Agent.GatewayStarting({ agentId: "" }),
+      new ChannelPairing.WhatsAppLinkFailed({ reason: "" })
+    ]
+    const linkDescription = "WhatsApp takes no token: the agent's gateway opens a WhatsApp Web session, and a phone " +
+      "links to it by scanning a QR code in WhatsApp → Settings → Linked Devices. `qr` is the code as text (half " +
+      "blocks, dark modules drawn), `qrDataUrl` as a PNG; WhatsApp refreshes the code about every 20 s, so show the " +
+      "latest from `GET …/whatsapp/link`, which also says `linked` once the phone scanned it. A login lasts 3 minutes."
+
+    yield* agentRoute("POST", "/v0/agents/:agentId/channels/whatsapp/link", {
+      summary: "Link the agent's WhatsApp to a phone: the QR code to scan (or `linked` when a phone is linked already)",
+      description: linkDescription + " `force: true` drops the phone linked now and hands out a new code.",
+      body: { schema: LinkBody, optional: true, description: "{force?: boolean}" },
+      response: { schema: WhatsAppLinkWire },
+      errors: linkErrors
+    }, ({ principal, agentId, request, body }) =>
+      Effect.gen(function*() {
+        const { force } = (yield* request.text).trim() === "" ? {} : yield* body(LinkBody)
+        return yield* channels.startWhatsAppLink(principal, agentId, force ?? false)
+      }))
+
+    yield* agentRoute("GET", "/v0/agents/:agentId/channels/whatsapp/link", {
+      summary: "Where linking the agent's WhatsApp stands: the current QR code while it waits, `linked` once scanned",
+      description: linkDescription + " `status`: `waiting`, `linked`, `not_started`, or `expired` (begin again).",
+      response: { schema: WhatsAppLinkWire },
+      errors: linkErrors
+    }, ({ principal, agentId }) => channels.whatsAppLink(principal, agentId))
 
     yield* agentRoute("DELETE", "/v0/agents/:agentId/channels/:channel", { summary: "Remove a messaging channel", response: { schema: Kit.Done }, errors: [new Agent.AgentNotFound({ agentId: "" }), new Channel.UnsupportedChannel({ channel: "" }), new Channel.RemovalFailed({ channel: "" })] }, ({ principal, agentId, params }) =>
       Effect.map(channels.remove(principal, agentId, params["channel"] ?? ""), (message) => ({ success: true, message })))
