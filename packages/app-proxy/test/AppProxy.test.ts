@@ -233,6 +233,49 @@ describe("AppProxy", () => {
     assert.strictEqual(await reply, "got part one, part two")
   })
 
+  it("answers `Expect: 100-continue` itself, then sends the body on; streams a body of unknown length; keeps a HEAD bodiless", async () => {
+    const continued = await new Promise<{ status: number; body: string; continued: boolean }>((resolve, reject) => {
+      let sawContinue = false
+      const req = Http.request({
+        host: "127.0.0.1",
+        port: cairnPort,
+        path: "/continue",
+        method: "POST",
+        headers: { host: "open.apps.test", expect: "100-continue", "content-length": "4" },
+        agent: false
+      }, (response) => {
+        const chunks: Array<Buffer> = []
+        response.on("data", (chunk: Buffer) => chunks.push(chunk))
+        response.on("end", () => resolve({ status: response.statusCode!, body: Buffer.concat(chunks).toString(), continued: sawContinue }))
+      })
+      req.on("continue", () => {
+        sawContinue = true
+        req.end("data")
+      })
+      req.on("error", reject)
+    })
+    assert.isTrue(continued.continued, "the client was told to go on")
+    assert.strictEqual(continued.status, 201)
+    assert.deepStrictEqual(JSON.parse(continued.body), { method: "POST", url: "/continue", body: "data" })
+    assert.isUndefined(lastSeen().headers.expect, "the app is not asked again")
+
+    const chunked = await new Promise<string>((resolve, reject) => {
+      const req = Http.request({ host: "127.0.0.1", port: cairnPort, path: "/chunked", method: "POST", headers: { host: "open.apps.test" }, agent: false }, (response) => {
+        const chunks: Array<Buffer> = []
+        response.on("data", (chunk: Buffer) => chunks.push(chunk))
+        response.on("end", () => resolve(Buffer.concat(chunks).toString()))
+      })
+      req.on("error", reject)
+      req.write("one,")
+      req.end("two")
+    })
+    assert.deepStrictEqual(JSON.parse(chunked), { method: "POST", url: "/chunked", body: "one,two" })
+
+    const head = await request("open.apps.test", "/things", { method: "HEAD" })
+    assert.strictEqual(head.status, 201)
+    assert.strictEqual(head.body, "")
+  })
+
   it("carries WebSocket upgrades to the app: text and binary messages echo both ways", async () => {
     const ws = await openSocket("open.apps.test", "/ws?room=1")
     assert.strictEqual(await exchange(ws, "hi"), "echo: hi")
