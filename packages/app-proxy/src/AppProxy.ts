@@ -359,7 +359,7 @@ export const attach = (server: Http.Server, routing: AppRouting, options: ProxyO
   })
   /**
    * Connections to apps and gateways, kept open between requests (5 s idle), by address, or by endpoint for those in
-   * an agent's network (gone with it). undici's pools: 1.4× the requests per second of `http.request` through an
+   * an agent's network (gone with it). undici's pools: about 1.35× the requests per second of `http.request` through an
    * `http.Agent` (bench:proxy). No time limits: an app may take its time to answer, and a stream may pause.
    */
   const poolOptions = { keepAliveTimeout: 5_000, headersTimeout: 0, bodyTimeout: 0 }
