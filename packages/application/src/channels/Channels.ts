@@ -189,12 +189,19 @@ export class Channels extends Context.Service<Channels>()("cairn/Channels", {
     const pairingChannel = (principal: Principal, agentId: string, channelName: string) =>
       Effect.gen(function*() {
         const channel = yield* channelOf(channelName)
+        const row = yield* enabledChannel(principal, agentId, channel)
+        if (row.dmPolicy !== "pairing") return yield* new ChannelPairing.ChannelNotPairing({ channel })
+        return channel
+      })
+
+    /** The agent's channel as configured: the agent (404), the channel configured (409) and enabled (409). */
+    const enabledChannel = (principal: Principal, agentId: string, channel: Channel.ChannelName) =>
+      Effect.gen(function*() {
         yield* agents.visibleIn(principal.workspaceId, agentId)
         const row = (yield* table.ofAgent(agentId)).find((configured) => configured.channel === channel)
         if (row === undefined) return yield* new ChannelPairing.ChannelNotConfigured({ channel })
         if (!row.enabled) return yield* new ChannelPairing.ChannelDisabled({ channel })
-        if (row.dmPolicy !== "pairing") return yield* new ChannelPairing.ChannelNotPairing({ channel })
-        return channel
+        return row
       })
 
     const whenRunning = (agentId: string) =>
@@ -244,13 +251,7 @@ export class Channels extends Context.Service<Channels>()("cairn/Channels", {
      * wakes: 503 after that; 409 when stopped).
      */
     const whatsAppChannel = (principal: Principal, agentId: string) =>
-      Effect.gen(function*() {
-        yield* agents.visibleIn(principal.workspaceId, agentId)
-        const row = (yield* table.ofAgent(agentId)).find((configured) => configured.channel === "whatsapp")
-        if (row === undefined) return yield* new ChannelPairing.ChannelNotConfigured({ channel: "whatsapp" })
-        if (!row.enabled) return yield* new ChannelPairing.ChannelDisabled({ channel: "whatsapp" })
-        yield* whenRunning(agentId)
-      })
+      Effect.andThen(enabledChannel(principal, agentId, "whatsapp"), whenRunning(agentId))
 
     /** What the engine says of a link, for the caller: the QR code also as text; a failure is 502 with its reason. */
     const linkView = (link: WhatsAppLink): Effect.Effect<WhatsAppLinkView, ChannelPairing.WhatsAppLinkFailed> =>
