@@ -794,13 +794,11 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       if (!ChannelStore.runsWhatsApp(agent.channels)) {
         return yield* new ChannelsUnavailable({ agentId, detail: "web.login.start: web login provider is not available" })
       }
-      const nowMs = yield* Clock.currentTimeMillis
-      // Drawn as OpenClaw draws its codes (a 4-module quiet zone, 6 pixels a module), before the login needs it.
+      // The code a new login would show, drawn as OpenClaw draws its codes (a 4-module quiet zone, 6 pixels a
+      // module): made first, since the login under way, if any, is kept and this one dropped.
       const qr = ChannelStore.whatsAppQr(agentId, agent.channels.whatsapp.logins)
-      const qrDataUrl = ChannelStore.needsWhatsAppLogin(agent.channels, force, nowMs)
-        ? yield* Effect.promise(() => QRCode.toDataURL(qr, { margin: 4, scale: 6 }))
-        : ""
-      return ChannelStore.startWhatsAppLogin(agent.channels, force, nowMs, () => ({ qr, qrDataUrl, startedAtMs: nowMs }))
+      const qrDataUrl = yield* Effect.promise(() => QRCode.toDataURL(qr, { margin: 4, scale: 6 }))
+      return ChannelStore.startWhatsAppLogin(agent.channels, force, { qr, qrDataUrl, startedAtMs: yield* Clock.currentTimeMillis })
     }),
     whatsAppLink: Effect.fnUntraced(function*(agentId) {
       const agent = yield* runningForPairing(agentId)

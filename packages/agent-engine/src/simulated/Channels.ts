@@ -45,12 +45,6 @@ export const empty = (): ChannelStore => ({
 /** What the QR code of the agent's n-th WhatsApp login holds (WhatsApp's own is a `ref,key,key,key` string). */
 export const whatsAppQr = (agentId: string, n: number) => `2@simulated,${agentId},${n}`
 
-/** Whether a login would begin now (none under way, or it expired), so that its code must be made first. */
-export const needsWhatsAppLogin = (store: ChannelStore, force: boolean, nowMs: number) => {
-  const { linked, login, failNext } = store.whatsapp
-  return (!linked || force) && failNext === undefined && (login === undefined || nowMs - login.startedAtMs >= whatsAppLoginTtlMs)
-}
-
 /** OpenClaw drops a QR login three minutes after it began (ACTIVE_LOGIN_TTL_MS). */
 export const whatsAppLoginTtlMs = 180_000
 
@@ -60,14 +54,9 @@ export const runsWhatsApp = (store: ChannelStore) =>
 
 /**
  * A new login or the one under way, as `web.login.start` answers: `linked` when a phone is (unless `force`, which
- * unlinks it first), the current code of a login still fresh, else a new login with the code `makeLogin` renders.
+ * unlinks it first), the current code of a login still fresh, else `next` as a new login.
  */
-export const startWhatsAppLogin = (
-  store: ChannelStore,
-  force: boolean,
-  nowMs: number,
-  makeLogin: () => WhatsAppLogin
-): WhatsAppLink => {
+export const startWhatsAppLogin = (store: ChannelStore, force: boolean, next: WhatsAppLogin): WhatsAppLink => {
   const whatsapp = store.whatsapp
   if (whatsapp.linked && !force) return { status: "linked", message: "WhatsApp is already linked." }
   if (force) whatsapp.linked = false
@@ -78,8 +67,8 @@ export const startWhatsAppLogin = (
     return { status: "failed", message: `Failed to get QR: ${failure}` }
   }
   const current = whatsapp.login
-  if (current === undefined || nowMs - current.startedAtMs >= whatsAppLoginTtlMs) {
-    whatsapp.login = makeLogin()
+  if (current === undefined || next.startedAtMs - current.startedAtMs >= whatsAppLoginTtlMs) {
+    whatsapp.login = next
     whatsapp.logins++
   }
   return { status: "waiting", message: "Scan this QR in WhatsApp → Linked Devices.", qrDataUrl: whatsapp.login!.qrDataUrl }
