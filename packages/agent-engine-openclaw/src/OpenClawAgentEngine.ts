@@ -703,7 +703,6 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       diskBytes: disks?.sizeBytes ?? null
     }
     : undefined
-  /** The open RPC connection to the agent's running gateway, for a chat; ChatUnavailable while it is not running. */
   /** A call of the WhatsApp plugin's login, given `waitMs` to answer beyond the RPC's own allowance. */
   const whatsAppCall = (agentId: string, agent: Agent, method: string, params: Record<string, unknown>, waitMs: number) =>
     rpc(agentId, agent, method, params, waitMs + 10_000).pipe(
@@ -711,6 +710,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       Effect.flatMap((answer) => Effect.mapError(WhatsAppLink.parse(method, answer), (detail) => new ChannelsUnavailable({ agentId, detail })))
     )
 
+  /** The open RPC connection to the agent's running gateway, for a chat; ChatUnavailable while it is not running. */
   const chatConnection = (agentId: string) =>
     Effect.gen(function*() {
       const agent = yield* find(agentId)

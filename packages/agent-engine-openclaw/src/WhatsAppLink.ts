@@ -12,11 +12,13 @@ import { Effect, Schema } from "effect"
 export const startTimeoutMs = 30_000
 /** The shortest wait `web.login.wait` allows: a look at the login, not a wait for it. */
 export const lookTimeoutMs = 1_000
+/** How a code's image begins (the plugin's RPC schema requires it of a code sent back). */
+const pngDataUrl = "data:image/png;base64,"
 /**
  * Passed as the code the caller holds (an image of nothing), so that `web.login.wait` answers at once with the
  * login's current code: it answers early only with a code other than the caller's.
  */
-export const noCode = "data:image/png;base64,"
+export const noCode = pngDataUrl
 
 const Answer = Schema.Struct({
   connected: Schema.optionalKey(Schema.Boolean),
@@ -25,7 +27,7 @@ const Answer = Schema.Struct({
 })
 const decodeAnswer = Schema.decodeUnknownEffect(Answer)
 
-const isDataUrl = (value: string | undefined): value is string => value !== undefined && value.startsWith("data:image/png;base64,")
+const isDataUrl = (value: string | undefined): value is string => value !== undefined && value.startsWith(pngDataUrl)
 
 /** The plugin's messages for what its answers do not otherwise say. */
 const alreadyLinked = /already linked|recovered the existing linked session/i
