@@ -111,7 +111,8 @@ describe.skipIf(!enabled)("agents on real OpenClaw gateways, through the HTTP AP
     const stopped = history.findLastIndex((e) => e.type === "AgentStopped")
     assert.deepInclude(history[stopped]!, { actor: "supervisor" })
     assert.strictEqual(history[stopped]!.data.reason, "crashed")
-    assert.strictEqual(history.at(-1)!.type, "AgentStarted")
+    // Automatic snapshots (every SNAPSHOT_INTERVAL while the workspace changes) may come after it on the same trail.
+    assert.strictEqual(history.filter((e) => !e.type.startsWith("Snapshot")).at(-1)!.type, "AgentStarted")
 
     // A secret: sealed at rest, in the gateway's environment from its next start, in no file of the agent's home.
     const value = `sk-ant-api03-${crypto.randomUUID()}`
