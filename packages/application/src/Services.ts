@@ -29,6 +29,7 @@ import type { FreeSpace } from "./FreeSpace.ts"
 import { Console } from "./workspace/Console.ts"
 import { Domains } from "./domains/Domains.ts"
 import { Failover } from "./agents/Failover.ts"
+import { AgentPool } from "./agents/AgentPool.ts"
 import { AgentSleep } from "./agents/AgentSleep.ts"
 import { Files } from "./files/Files.ts"
 import { Groups } from "./files/Groups.ts"
@@ -55,7 +56,7 @@ export type Provided = AgentChat | AgentsAt | EngineUpdates | TemplateTasks | Wo
   | Snapshots
   | Channels
   | Domains
-  | NodeLeases | Failover | AgentSleep
+  | NodeLeases | Failover | AgentSleep | AgentPool
   | PinJobs
   | AuditFeed | AuditLog | LogSeals
 
@@ -70,7 +71,7 @@ export type Requirements =
 export const layer: Layer.Layer<Provided, never, Requirements> = Layer.merge(AuditFeed.layer, AuditLog.layer).pipe(
   Layer.provideMerge(Layer.mergeAll(Console.layer, WorkspaceFiles.layer, RuntimeConfig.layer, Tasks.layer, TemplateTasks.layer, AgentChat.layer, EngineUpdates.layer)),
   Layer.provideMerge(Layer.mergeAll(Agents.layer, AgentsAt.layer, Failover.layer, AgentSleep.layer)),
-  Layer.provideMerge(Layer.mergeAll(Snapshots.layer, Channels.layer, Domains.layer)),
+  Layer.provideMerge(Layer.mergeAll(Snapshots.layer, Channels.layer, Domains.layer, AgentPool.layer)),
   Layer.provideMerge(Gateway.layer),
   Layer.provideMerge(Layer.mergeAll(Templates.layer, Skills.layer, SignedUrls.layer, PinJobs.layer)),
   Layer.provideMerge(Layer.mergeAll(Workspaces.layer, ApiKeys.layer, Issues.layer, Files.layer, Groups.layer, Signatures.layer, Secrets.layer, NodeLeases.layer)),

@@ -17,6 +17,7 @@ export {
 } from "./agents/AgentChat.ts"
 export * from "./agents/EngineUpdates.ts"
 export * from "./agents/AgentSleep.ts"
+export * from "./agents/AgentPool.ts"
 export * from "./workspace/TemplateTasks.ts"
 export * from "./gateway/Gateway.ts"
 export * from "./workspaces/ApiKeys.ts"

@@ -4,6 +4,7 @@ export * as AgentConsole from "./console/index.ts"
 export * as AgentDevices from "./devices/index.ts"
 export * as ChannelPairing from "./pairings/index.ts"
 export * as AgentChats from "./chats/index.ts"
+export * as AgentPool from "./pool/index.ts"
 // Named at the top level too, so that services whose inferred types carry these refusals can be declared.
 export type { AgentNotFound } from "./agents/Errors.ts"
 export type { ExecutionFailed, InvalidCommand } from "./console/Errors.ts"

@@ -13,7 +13,7 @@ import { defaultWorkspaceLimits, WorkspaceLimits } from "@cairn/application"
 import { defaultSnapshotSettings, Snapshots, SnapshotSettings } from "@cairn/application"
 import { defaultDomainSettings, Domains, DomainSettings } from "@cairn/application"
 import { ChatTimeout, DiskReserveBytes } from "@cairn/application"
-import { AgentSleep, defaultSleepSettings, ReadyWait, SleepSettings } from "@cairn/application"
+import { AgentPool, AgentSleep, defaultPoolSettings, defaultSleepSettings, PoolSettings, ReadyWait, SleepSettings } from "@cairn/application"
 import { AgentsAt, AuditFeed, defaultPinSettings, LogSeals, PinJobs, PinSettings, SnapshotEvery, TemplateTasks } from "@cairn/application"
 import { PinSources, trustlessGateways } from "@cairn/content-store"
 import { NodeDns } from "@cairn/dns/node"
@@ -447,6 +447,18 @@ const layerSleep = Layer.unwrap(Effect.gen(function*() {
   )
 }))
 
+/**
+ * The warm pool (decision 0058, docs/operations.md "The warm pool"): `AGENT_POOL_SIZE` gateways (1; 0 turns it off)
+ * started ahead on this node, each taken by a create that gives no secrets, template or fork.
+ */
+const layerPool = Layer.unwrap(Effect.gen(function*() {
+  const size = yield* Config.schema(Schema.NumberFromString.pipe(Schema.check(Schema.isInt(), Schema.isGreaterThanOrEqualTo(0))), "AGENT_POOL_SIZE").pipe(
+    Config.withDefault(1)
+  )
+  yield* Effect.logInfo(size > 0 ? `Warm pool: ${size} gateway${size === 1 ? "" : "s"} started ahead` : "Warm pool: off (AGENT_POOL_SIZE=0)")
+  return Layer.succeed(PoolSettings, { ...defaultPoolSettings, size })
+}))
+
 /** The skill hub: a ClawHub-compatible registry at `CLAWHUB_URL`, else the offline catalog in `<DATA_DIR>/hub`. */
 const layerSkillHub = Layer.unwrap(Effect.map(dataDir, (dir) => SkillHubConfig.layer({ dataDir: dir })))
 
@@ -455,7 +467,7 @@ export const layerApplication = (database: DatabaseLayer) =>
   Services.layer.pipe(
     Layer.provideMerge(layerTemplates),
     Layer.provideMerge(Layer.mergeAll(layerContentStore, layerSignatureVerifier, layerCredentials, layerAgentEngine, layerNode, layerSkillHub,
-      layerWorkspaceLimits, layerSnapshotStore, layerSnapshotSettings, layerDomains, layerCluster, layerDiskReserve, layerPins, layerChat, layerSkillSigners, layerTimeTravel, layerSleep)),
+      layerWorkspaceLimits, layerSnapshotStore, layerSnapshotSettings, layerDomains, layerCluster, layerDiskReserve, layerPins, layerChat, layerSkillSigners, layerTimeTravel, layerSleep, layerPool)),
     Layer.provideMerge(layerStore(database))
   )
 
@@ -497,6 +509,7 @@ const timeTravelSnapshots = Layer.effectDiscard(AgentsAt.use((at) => Effect.fork
 
 /** Idle agents put to sleep, and sleeping ones woken for their scheduled tasks, for as long as the server runs. */
 const agentSleep = Layer.effectDiscard(AgentSleep.use((sleep) => Effect.forkScoped(sleep.run)))
+const agentPool = Layer.effectDiscard(AgentPool.use((pool) => Effect.forkScoped(pool.run)))
 
 /** The log sealed as it grows: every event hashed, every block signed (decision 0053). */
 const logSealer = Layer.effectDiscard(LogSeals.use((seals) => Effect.forkScoped(seals.run)))
@@ -520,7 +533,7 @@ const layerDataDirLock = Layer.effectDiscard(Effect.flatMap(dataDir, (dir) => Da
 
 /** What a server runs: the application, plus the runners that keep asynchronous read models current. */
 export const layerServer = (database: DatabaseLayer) =>
-  Layer.mergeAll(ReadModels.layerRunners, logAdminToken, resumeAgents, autoSnapshots, domainChecks, failover, pinWorker, templateTasks, auditWebhooks, logSealer, timeTravelSnapshots, agentSleep).pipe(Layer.merge(seedTemplates), Layer.provideMerge(layerApplication(database)), Layer.provide(layerDataDirLock))
+  Layer.mergeAll(ReadModels.layerRunners, logAdminToken, resumeAgents, autoSnapshots, domainChecks, failover, pinWorker, templateTasks, auditWebhooks, logSealer, timeTravelSnapshots, agentSleep, agentPool).pipe(Layer.merge(seedTemplates), Layer.provideMerge(layerApplication(database)), Layer.provide(layerDataDirLock))
 
 /** The database chosen by the environment, logged (never a password). */
 export const databaseFromConfig = Effect.gen(function*() {

@@ -25,12 +25,13 @@ export interface ServerProcess {
 /**
  * Starts the server entry point; `runtime` is the executable that runs it (Node by default, or Bun). It listens on
  * `env.PORT` when given (a test that must know the address first, for `CAIRN_INTERNAL_URL`), else on a free port.
+ * Without a warm pool unless `env` asks for one (`AGENT_POOL_SIZE`): a pooled gateway would compete with the test's own.
  */
 export const startServer = async (env: Record<string, string | undefined>, runtime = process.execPath): Promise<ServerProcess> => {
   const port = env["PORT"] === undefined ? await freePort() : Number(env["PORT"])
   let output = ""
   const child = spawn(runtime, [main], {
-    env: { ...process.env, HOST: "127.0.0.1", ...env, PORT: String(port) },
+    env: { ...process.env, HOST: "127.0.0.1", AGENT_POOL_SIZE: "0", ...env, PORT: String(port) },
     stdio: ["ignore", "pipe", "pipe"]
   })
   child.stdout!.on("data", (chunk) => (output += chunk))

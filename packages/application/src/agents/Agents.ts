@@ -19,6 +19,8 @@ import { Domains } from "../domains/Domains.ts"
 import { Gateway } from "../gateway/Gateway.ts"
 import { CommandHandler, decision, type TooMuchContention } from "../CommandHandler.ts"
 import { now } from "../Now.ts"
+import { newAgentId } from "./AgentIds.ts"
+import { AgentPool } from "./AgentPool.ts"
 import * as AgentModel from "../gateway/AgentModel.ts"
 import * as AgentsTable from "../readmodels/AgentsTable.ts"
 import { Secrets } from "../secrets/Secrets.ts"
@@ -32,13 +34,6 @@ export type AgentProvisioning = Provisioning
 
 /** How long a create waits for the gateway before answering `starting`. */
 export const CreateWait = Context.Reference<Duration.Input>("cairn/Agents/CreateWait", { defaultValue: () => "1 second" })
-
-// Agent ids are short lowercase slugs, as Pinata's are (x0i33jye).
-const newAgentId = () => {
-  const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
-  const bytes = crypto.getRandomValues(new Uint8Array(8))
-  return Array.from(bytes, (b) => alphabet[b % alphabet.length]).join("")
-}
 
 /** The agent a decision left alive (user commands only succeed on live agents). */
 const liveAgent = (state: Agent.AgentState) => (state as Extract<Agent.AgentState, { _tag: "Live" }>).agent
@@ -57,6 +52,7 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
     const secrets = yield* Secrets
     const skills = yield* Skills
     const templates = yield* Templates
+    const pool = yield* AgentPool
 
     /** The agent, if the caller's workspace has it. */
     const get = agents.visibleIn
@@ -119,9 +115,14 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
         : yield* Effect.fromResult(AgentModel.validateModel(input.model))
       const versions = yield* engine.listVersions
       const engineVersion = versions[versions.length - 1]!
-      const agentId = newAgentId()
       const at = yield* now
       const { workspaceId, userId } = principal
+      // A gateway started ahead serves only a create that gives it nothing it must have had from its start: no
+      // secrets (its environment), no template or fork (its workspace, its skills).
+      const pooled = template === undefined && fork === undefined && (input.secretIds ?? []).length === 0
+        ? yield* pool.take(workspaceId, engineVersion)
+        : Option.none()
+      const agentId = Option.isSome(pooled) ? pooled.value.agentId : newAgentId()
       // Secrets named at creation are attached in the same append, with the same checks as an attach.
       const attaching = yield* secrets.attachments(workspaceId, agentId, name, input.secretIds ?? [], at)
       const missing = template?.required.find((required) => !attaching.secrets.some((s) => s.name === required))
@@ -146,8 +147,9 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
         ...attaching.decisions,
         ...withSkills.decisions,
         // The source's history shows the fork too, in the same append.
-        ...(forked === undefined ? [] : [forked])
-      ], { actor: userId })
+        ...(forked === undefined ? [] : [forked]),
+        ...(Option.isSome(pooled) ? [pooled.value.decision] : [])
+      ], { actor: userId }).pipe(Effect.onError(() => Option.isSome(pooled) ? pooled.value.giveBack : Effect.void))
       // A template's files, or the forked snapshot, are in the workspace before the gateway first starts (its skills
       // are installed then).
       const outcome = yield* gateway.launch(

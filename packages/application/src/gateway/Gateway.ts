@@ -207,6 +207,26 @@ export class Gateway extends Context.Service<Gateway>()("cairn/Gateway", {
       })
 
     /**
+     * A gateway for the warm pool (AgentPool.ts), under the id of an agent not created yet: provisioned with that
+     * agent's first token and as its first start would have it (no secrets, no channels: deliverEnvironment for an
+     * agent with nothing), and started. It is no one's, not hosted nor leased, until its create launches it: that
+     * start then finds it running.
+     */
+    const startAhead = (agentId: string, version: string) =>
+      engine.provision(agentId, { version, gatewayToken: gatewayTokens.tokenFor(agentId, 0) }).pipe(
+        Effect.andThen(engine.setEnvironment(agentId, {})),
+        Effect.andThen(engine.setChannels(agentId, [])),
+        Effect.andThen(engine.start(agentId))
+      )
+
+    /** Whether a gateway started ahead still runs. */
+    const runningAhead = (agentId: string) =>
+      engine.status(agentId).pipe(Effect.map((status) => status.state === "running"), Effect.orElseSucceed(() => false))
+
+    /** Stops a gateway started ahead, or one an earlier run left, and removes everything of it. */
+    const discardAhead = (agentId: string) => engine.destroy(agentId)
+
+    /**
      * Brings a crashed agent back: waits (longer after each failed attempt and each recent crash), starts it, and
      * keeps trying until it runs. Runs in the background; an agent deleted meanwhile ends it.
      */
@@ -683,7 +703,8 @@ export class Gateway extends Context.Service<Gateway>()("cairn/Gateway", {
       node,
       launch, restart, whileStopped, applyChannels, rotateToken, adopt, remove, ready, isRunning,
       recover, resume, checkRunning, releaseForeign, watch,
-      touch, opened, quietSince, sleep, wake, wakeForTasks
+      touch, opened, quietSince, sleep, wake, wakeForTasks,
+      startAhead, runningAhead, discardAhead
     }
   })
 }) {

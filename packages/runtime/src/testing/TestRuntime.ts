@@ -7,6 +7,7 @@
 import { SimulatedAgentEngine, SimulatedEngineControl } from "@cairn/agent-engine"
 import { SimulatedGateway } from "@cairn/agent-engine/node"
 import { ChatTimeout, defaultSleepSettings, ReadyWait, Services, type SleepSettings as SleepSettingValues, SleepSettings } from "@cairn/application"
+import { defaultPoolSettings, type PoolSettings as PoolSettingValues, PoolSettings } from "@cairn/application"
 import { AllowLocalGit } from "@cairn/application"
 import { defaultWorkspaceLimits, type WorkspaceLimitValues, WorkspaceLimits } from "@cairn/application"
 import { defaultSnapshotSettings, type SnapshotSettingValues, SnapshotSettings } from "@cairn/application"
@@ -62,6 +63,8 @@ export interface TestRuntimeOptions {
   readonly readyWait?: Duration.Input
   /** Sleep and wake settings replacing the defaults (agents never sleep in tests unless `idleAfterMs` is given; call `AgentSleep.round`). */
   readonly sleep?: Partial<SleepSettingValues>
+  /** Warm pool settings (no pool in tests unless `size` is given; call `AgentPool.round` to fill it). */
+  readonly pool?: Partial<PoolSettingValues>
   /** How long a chat turn may take before it is answered 504 (ChatTimeout; 120 seconds). */
   readonly chatTimeout?: Duration.Input
   /** The data directory's free space (plenty by default; `FreeSpace.layerTest` makes a disk that runs low). */
@@ -108,6 +111,7 @@ export const layerTest = (options: TestRuntimeOptions = {}) =>
       options.readyWait === undefined ? Layer.empty : Layer.succeed(ReadyWait, options.readyWait),
       options.chatTimeout === undefined ? Layer.empty : Layer.succeed(ChatTimeout, options.chatTimeout),
       Layer.succeed(SleepSettings, { ...defaultSleepSettings, idleAfterMs: 0, ...options.sleep }),
+      Layer.succeed(PoolSettings, { ...defaultPoolSettings, ...options.pool }),
       options.freeSpace ?? FreeSpace.layerTest(() => plentyFree),
       options.diskReserveBytes === undefined ? Layer.empty : Layer.succeed(DiskReserveBytes, options.diskReserveBytes),
       options.trustedSkillSigners === undefined ? Layer.empty : Layer.succeed(TrustedSkillSigners, options.trustedSkillSigners)
