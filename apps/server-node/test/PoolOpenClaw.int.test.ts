@@ -7,36 +7,15 @@
  * the next start: its processes and home are gone, and the pool starts a new one. Runs only with
  * ENGINE_IT=openclaw, in the embedded store's pass (the store's side is AgentPoolApi.test.ts, on both stores).
  */
-import { gatewayAnswersReady, gatewayEnvironment, processesUnder, removeDataDir, reserveGatewayPorts } from "@cairn/agent-engine-openclaw/testing"
+import { gatewayAnswersReady, gatewayEnvironment, processesUnder } from "@cairn/agent-engine-openclaw/testing"
 import { afterAll, assert, describe, it } from "@effect/vitest"
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { join, relative } from "node:path"
-import { embeddedStorePass, filesUnder, newApiUser, type ServerProcess, startServer, textOf, waitUntil, waitUntilServing } from "../src/testing/index.ts"
+import { embeddedStorePass, filesUnder, newApiUser, realEngineServer, type ServerProcess, startServer, textOf, waitUntil, waitUntilServing } from "../src/testing/index.ts"
 
-const enabled = process.env["ENGINE_IT"] === "openclaw"
-const dataDir = enabled ? mkdtempSync(join(tmpdir(), "cairn-openclaw-pool-")) : ""
-const env = {
-  DATA_DIR: dataDir,
-  ENGINE: undefined, // the default engine is OpenClaw
-  DATABASE_URL: undefined,
-  OPENCLAW_VERSIONS: "2026.9.6",
-  OPENCLAW_BASE_PORT: enabled ? String(reserveGatewayPorts()) : "0",
-  AGENT_POOL_SIZE: "1",
-  ...(process.env["OPENCLAW_ENGINES_DIR"] === undefined ? {} : { OPENCLAW_ENGINES_DIR: process.env["OPENCLAW_ENGINES_DIR"] })
-}
+const { enabled, dataDir, env, stop } = realEngineServer("pool", { AGENT_POOL_SIZE: "1" })
 let server: ServerProcess | undefined
-
-afterAll(async () => {
-  if (server !== undefined && server.child.exitCode === null) {
-    server.child.kill("SIGTERM")
-    await server.exited
-  }
-  if (enabled) {
-    for (const { pid } of processesUnder(join(dataDir, "agents"))) process.kill(pid, "SIGKILL")
-    removeDataDir(dataDir)
-  }
-})
+afterAll(() => stop(server))
 
 const homeOf = (agentId: string) => join(dataDir, "agents", agentId)
 /** Gateways waiting in the pool, from /metrics. */

@@ -5,33 +5,14 @@
  * config, read through the gateway's RPC) wakes it and is answered. Runs only with ENGINE_IT=openclaw, in the
  * embedded store's pass (the sleep is the engine's part; the store's is tested in SleepApi.test.ts on both stores).
  */
-import { processesUnder, removeDataDir, reserveGatewayPorts } from "@cairn/agent-engine-openclaw/testing"
+import { processesUnder } from "@cairn/agent-engine-openclaw/testing"
 import { afterAll, assert, describe, it } from "@effect/vitest"
-import { mkdtempSync } from "node:fs"
-import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { embeddedStorePass, newApiUser, type ServerProcess, startServer, waitUntil, waitUntilServing } from "../src/testing/index.ts"
+import { embeddedStorePass, newApiUser, realEngineServer, type ServerProcess, startServer, waitUntil, waitUntilServing } from "../src/testing/index.ts"
 
-const enabled = process.env["ENGINE_IT"] === "openclaw"
-const dataDir = enabled ? mkdtempSync(join(tmpdir(), "cairn-openclaw-sleep-")) : ""
-const env = {
-  DATA_DIR: dataDir,
-  ENGINE: undefined, // the default engine is OpenClaw
-  DATABASE_URL: undefined,
-  OPENCLAW_VERSIONS: "2026.9.6",
-  OPENCLAW_BASE_PORT: enabled ? String(reserveGatewayPorts()) : "0",
-  AGENT_IDLE_AFTER: "5 seconds",
-  ...(process.env["OPENCLAW_ENGINES_DIR"] === undefined ? {} : { OPENCLAW_ENGINES_DIR: process.env["OPENCLAW_ENGINES_DIR"] })
-}
+const { enabled, dataDir, env, stop } = realEngineServer("sleep", { AGENT_IDLE_AFTER: "5 seconds" })
 let server: ServerProcess | undefined
-
-afterAll(async () => {
-  if (server !== undefined && server.child.exitCode === null) {
-    server.child.kill("SIGTERM")
-    await server.exited
-  }
-  if (enabled) removeDataDir(dataDir)
-})
+afterAll(() => stop(server))
 
 describe.runIf(enabled && embeddedStorePass)("sleep and wake on real OpenClaw gateways", () => {
   it("stops an idle agent's gateway, keeps its home, and wakes it for a request that needs the gateway", async () => {

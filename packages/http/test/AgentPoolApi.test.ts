@@ -54,12 +54,15 @@ describe("the warm pool", () => {
     assert.strictEqual(await control((c) => c.startCount(ahead)), 1)
     const history = (await request("GET", `/v0/agents/${ahead}/events`, token)).body!["events"] as Array<Json>
     assert.deepStrictEqual(history.filter((e) => e["stream"] === `agent-${ahead}`).map((e) => e["type"]), ["AgentCreated", "AgentStarted"])
+    // Its history says where its gateway came from, and since when it was waiting.
+    const reservedAt = history.find((e) => e["type"] === "AgentCreated")!["data"].fromPool.reservedAt as string
     assert.deepStrictEqual(await waiting(), [])
 
     // Recorded: reserved before it started, taken by that workspace's create; the next round starts another.
     const log = await poolLog()
     const mine = log.filter((e) => e.data["agentId"] === ahead)
     assert.deepStrictEqual(mine.map((e) => e.type), ["PoolGatewayReserved", "PoolGatewayTaken"])
+    assert.strictEqual(mine[0]!.data["at"], reservedAt)
     assert.strictEqual(mine[1]!.data["workspaceId"], workspaceId)
     const next = await pooled()
     assert.notStrictEqual(next, ahead)
@@ -75,6 +78,8 @@ describe("the warm pool", () => {
     assert.strictEqual(first.body!["agent"].agentId, ahead)
     const cold = second.body!["agent"].agentId as string
     assert.notStrictEqual(cold, ahead)
+    const created = ((await request("GET", `/v0/agents/${cold}/events`, b)).body!["events"] as Array<Json>).find((e) => e["type"] === "AgentCreated")!
+    assert.notProperty(created["data"], "fromPool")
     await waitForStatus(b, cold, "running")
     assert.strictEqual((await request("GET", `/v0/agents/${ahead}`, b)).status, 404)
     assert.strictEqual((await request("GET", `/v0/agents/${cold}`, a)).status, 404)

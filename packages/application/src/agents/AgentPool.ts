@@ -48,6 +48,7 @@ const maxBackoffMs = 10 * 60_000
 interface Pooled {
   readonly agentId: string
   readonly version: string
+  readonly reservedAt: string
 }
 
 export class AgentPool extends Context.Service<AgentPool>()("cairn/AgentPool", {
@@ -77,7 +78,8 @@ export class AgentPool extends Context.Service<AgentPool>()("cairn/AgentPool", {
     const prepare = (version: string) =>
       Effect.gen(function*() {
         const agentId = newAgentId()
-        yield* record(new Pool.ReservePoolGateway({ agentId, version, at: yield* now }))
+        const reservedAt = yield* now
+        yield* record(new Pool.ReservePoolGateway({ agentId, version, at: reservedAt }))
         const started = yield* Effect.result(gateway.startAhead(agentId, version))
         if (started._tag === "Failure") {
           const failure = started.failure
@@ -85,7 +87,7 @@ export class AgentPool extends Context.Service<AgentPool>()("cairn/AgentPool", {
           yield* discard(agentId, "failed", detail.slice(-2000))
           return false
         }
-        waiting.push({ agentId, version })
+        waiting.push({ agentId, version, reservedAt })
         yield* showCount
         return true
       })
@@ -128,6 +130,7 @@ export class AgentPool extends Context.Service<AgentPool>()("cairn/AgentPool", {
         yield* Queue.offer(taken, undefined)
         return Option.some({
           agentId: pooled!.agentId,
+          reservedAt: pooled!.reservedAt,
           decision: unreadDecision(Pool.decider, stream, new Pool.TakePoolGateway({ agentId: pooled!.agentId, workspaceId, at: yield* now })),
           giveBack: Effect.sync(() => void waiting.unshift(pooled!)).pipe(Effect.andThen(showCount))
         })

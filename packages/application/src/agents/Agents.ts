@@ -142,6 +142,7 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
             template: { templateId: template.template.templateId, slug: template.template.slug, snapshotCid: template.template.snapshotCid }
           }),
           ...(fork === undefined ? {} : { fromSnapshot: { agentId: fork.sourceId, snapshotCid: fork.snapshotCid } }),
+          ...(Option.isSome(pooled) ? { fromPool: { reservedAt: pooled.value.reservedAt } } : {}),
           at
         })),
         ...attaching.decisions,

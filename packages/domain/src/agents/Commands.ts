@@ -20,6 +20,7 @@ export class CreateAgent extends Schema.TaggedClass<CreateAgent>()("CreateAgent"
   skills: Schema.optionalKey(Schema.Array(AttachedSkill)),
   template: AgentCreated.fields.template,
   fromSnapshot: AgentCreated.fields.fromSnapshot,
+  fromPool: AgentCreated.fields.fromPool,
   /** Already checked by `validateProfile`. */
   description: AgentCreated.fields.description,
   vibe: AgentCreated.fields.vibe,

@@ -23,6 +23,11 @@ export class AgentCreated extends Schema.TaggedClass<AgentCreated>()("AgentCreat
   template: Schema.optionalKey(Schema.Struct({ templateId: Schema.String, slug: Schema.String, snapshotCid: Schema.String })),
   /** The snapshot of another agent (of the same workspace) the agent was forked from: its workspace is that snapshot. */
   fromSnapshot: Schema.optionalKey(Schema.Struct({ agentId: Schema.String, snapshotCid: Schema.String })),
+  /**
+   * Its gateway came from the node's warm pool (decision 0058): started ahead under this id, reserved for it at
+   * `reservedAt`; absent for a gateway started for the agent.
+   */
+  fromPool: Schema.optionalKey(Schema.Struct({ reservedAt: Schema.String })),
   /** What it shows of itself (Profile.ts); absent: none given. */
   description: Schema.optionalKey(Schema.String),
   vibe: Schema.optionalKey(Schema.String),
