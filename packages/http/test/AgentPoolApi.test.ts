@@ -119,6 +119,20 @@ describe("the warm pool", () => {
     assert.deepInclude(discarded!.data, { reason: "crashed" })
   })
 
+  it("waits while an agent of the node is on its way up: agents' own starts come first", async () => {
+    const token = await owner()
+    // Whatever waits in the pool taken first, so that the next create starts cold.
+    for (const _ of await waiting()) assert.strictEqual((await createAgent(token, { name: "taker" })).body!["agent"].status, "running")
+    await control((c) => c.holdStarts)
+    const held = (await createAgent(token, { name: "held" })).body!["agent"]
+    assert.strictEqual(held.status, "starting")
+    assert.isTrue(await fill())
+    assert.deepStrictEqual(await waiting(), [], "no pooled gateway started beside it")
+    await control((c) => c.releaseStarts)
+    await waitForStatus(token, held.agentId, "running")
+    await pooled()
+  })
+
   it("clears what an earlier run reserved and no create took: its gateway and home go, recorded as left", async () => {
     // As an earlier run would have left it: reserved on the pool's stream, provisioned in the engine.
     const left = "leftover0"

@@ -136,11 +136,15 @@ export class AgentPool extends Context.Service<AgentPool>()("cairn/AgentPool", {
         })
       })
 
-    /** One look: what can no longer be taken dropped, then the pool filled up; false when a start failed. */
+    /**
+     * One look: what can no longer be taken dropped, then the pool filled up, one gateway at a time while no agent's
+     * own start (a create, a wake, a recovery, the resumption after a restart) waits for the engine; false when a
+     * start failed.
+     */
     const round = Effect.gen(function*() {
       const version = yield* latestVersion
       yield* prune(version)
-      while (waiting.length < settings.size) if (!(yield* prepare(version))) return false
+      while (waiting.length < settings.size && !(yield* gateway.agentsStarting)) if (!(yield* prepare(version))) return false
       return true
     })
 

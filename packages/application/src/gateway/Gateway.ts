@@ -223,6 +223,12 @@ export class Gateway extends Context.Service<Gateway>()("cairn/Gateway", {
     const runningAhead = (agentId: string) =>
       engine.status(agentId).pipe(Effect.map((status) => status.state === "running"), Effect.orElseSucceed(() => false))
 
+    /** Whether one of this node's agents is on its way up: the pool then waits, so that agents' starts come first. */
+    const agentsStarting = Effect.gen(function*() {
+      for (const agentId of hosted) if ((yield* engine.provisioning(agentId)) !== undefined) return true
+      return false
+    })
+
     /** Stops a gateway started ahead, or one an earlier run left, and removes everything of it. */
     const discardAhead = (agentId: string) => engine.destroy(agentId)
 
@@ -704,7 +710,7 @@ export class Gateway extends Context.Service<Gateway>()("cairn/Gateway", {
       launch, restart, whileStopped, applyChannels, rotateToken, adopt, remove, ready, isRunning,
       recover, resume, checkRunning, releaseForeign, watch,
       touch, opened, quietSince, sleep, wake, wakeForTasks,
-      startAhead, runningAhead, discardAhead
+      startAhead, runningAhead, discardAhead, agentsStarting
     }
   })
 }) {
