@@ -123,34 +123,38 @@ export class Agents extends Context.Service<Agents>()("cairn/Agents", {
         ? yield* pool.take(workspaceId, engineVersion)
         : Option.none()
       const agentId = Option.isSome(pooled) ? pooled.value.agentId : newAgentId()
-      // Secrets named at creation are attached in the same append, with the same checks as an attach.
-      const attaching = yield* secrets.attachments(workspaceId, agentId, name, input.secretIds ?? [], at)
-      const missing = template?.required.find((required) => !attaching.secrets.some((s) => s.name === required))
-      if (missing !== undefined) return yield* new ValidationFailed({ detail: `missing required secret ${missing}` })
-      const skillCids = template?.skillCids ?? [...fork?.source.skills.values() ?? []].map((skill) => skill.cid)
-      const withSkills = skillCids.length === 0 ? { skills: [], decisions: [] } : yield* skills.attachments(workspaceId, agentId, name, skillCids, at)
-      const forked = fork === undefined ? undefined : yield* snapshots.forkDecision(fork.sourceId, fork.snapshotCid, agentId, at)
-      // The quota is decided on the workspace's stream in the same append as the agent's first event: concurrent
-      // creates conflict and decide again, so a workspace never gets more agents than its limit.
-      yield* commands.executeAll([
-        decision(Workspace.decider, Workspace.stream(workspaceId), new Workspace.TakeAgentSlot({ workspaceId, agentId, at })),
-        decision(Agent.decider, Agent.stream(agentId), new Agent.CreateAgent({
-          agentId, workspaceId, userId, name, engineVersion, node: gateway.node, secrets: attaching.secrets, ...given,
-          ...(model === undefined ? {} : { model }),
-          ...(withSkills.skills.length === 0 ? {} : { skills: withSkills.skills }),
-          ...(template === undefined ? {} : {
-            template: { templateId: template.template.templateId, slug: template.template.slug, snapshotCid: template.template.snapshotCid }
-          }),
-          ...(fork === undefined ? {} : { fromSnapshot: { agentId: fork.sourceId, snapshotCid: fork.snapshotCid } }),
-          ...(Option.isSome(pooled) ? { fromPool: { reservedAt: pooled.value.reservedAt } } : {}),
-          at
-        })),
-        ...attaching.decisions,
-        ...withSkills.decisions,
-        // The source's history shows the fork too, in the same append.
-        ...(forked === undefined ? [] : [forked]),
-        ...(Option.isSome(pooled) ? [pooled.value.decision] : [])
-      ], { actor: userId }).pipe(Effect.onError(() => Option.isSome(pooled) ? pooled.value.giveBack : Effect.void))
+      // Recorded with the agent's first events; a pooled gateway goes back to the pool if anything here refuses the
+      // create. Not cut short by a caller that goes away: once the append is made, the gateway is the agent's.
+      yield* Effect.gen(function*() {
+        // Secrets named at creation are attached in the same append, with the same checks as an attach.
+        const attaching = yield* secrets.attachments(workspaceId, agentId, name, input.secretIds ?? [], at)
+        const missing = template?.required.find((required) => !attaching.secrets.some((s) => s.name === required))
+        if (missing !== undefined) return yield* new ValidationFailed({ detail: `missing required secret ${missing}` })
+        const skillCids = template?.skillCids ?? [...fork?.source.skills.values() ?? []].map((skill) => skill.cid)
+        const withSkills = skillCids.length === 0 ? { skills: [], decisions: [] } : yield* skills.attachments(workspaceId, agentId, name, skillCids, at)
+        const forked = fork === undefined ? undefined : yield* snapshots.forkDecision(fork.sourceId, fork.snapshotCid, agentId, at)
+        // The quota is decided on the workspace's stream in the same append as the agent's first event: concurrent
+        // creates conflict and decide again, so a workspace never gets more agents than its limit.
+        yield* commands.executeAll([
+          decision(Workspace.decider, Workspace.stream(workspaceId), new Workspace.TakeAgentSlot({ workspaceId, agentId, at })),
+          decision(Agent.decider, Agent.stream(agentId), new Agent.CreateAgent({
+            agentId, workspaceId, userId, name, engineVersion, node: gateway.node, secrets: attaching.secrets, ...given,
+            ...(model === undefined ? {} : { model }),
+            ...(withSkills.skills.length === 0 ? {} : { skills: withSkills.skills }),
+            ...(template === undefined ? {} : {
+              template: { templateId: template.template.templateId, slug: template.template.slug, snapshotCid: template.template.snapshotCid }
+            }),
+            ...(fork === undefined ? {} : { fromSnapshot: { agentId: fork.sourceId, snapshotCid: fork.snapshotCid } }),
+            ...(Option.isSome(pooled) ? { fromPool: { reservedAt: pooled.value.reservedAt } } : {}),
+            at
+          })),
+          ...attaching.decisions,
+          ...withSkills.decisions,
+          // The source's history shows the fork too, in the same append.
+          ...(forked === undefined ? [] : [forked]),
+          ...(Option.isSome(pooled) ? [pooled.value.decision] : [])
+        ], { actor: userId })
+      }).pipe(Effect.onError(() => Option.isSome(pooled) ? pooled.value.giveBack : Effect.void), Effect.uninterruptible)
       // A template's files, or the forked snapshot, are in the workspace before the gateway first starts (its skills
       // are installed then).
       const outcome = yield* gateway.launch(
