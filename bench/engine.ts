@@ -4,7 +4,9 @@
  * baseline in the same run: the same OpenClaw version started by hand (`node openclaw.mjs gateway run` with the same
  * offline config) and polled on /readyz. Paired rounds (Paired.ts): each round starts one agent through Cairn and
  * one gateway by hand, the order rotating; it prints the median and min–max of the per-round ratios, raw time over
- * Cairn's time. An agent is timed to `running`; its idle wait, memory reading and deletion are not timed.
+ * Cairn's time. An agent is timed to `running`; its idle wait, memory reading and deletion are not timed. After its
+ * idle wait each measured agent is restarted (`POST …/restart`, timed to its answer, which comes once the gateway runs
+ * again), outside the paired timing.
  *
  * `BENCH_POOL_SIZE` (0) runs the server with a warm pool of that many gateways (AGENT_POOL_SIZE; decision 0058): each
  * create is then timed once the pool is full again, as a create finds it when creates do not come faster than the
@@ -53,6 +55,7 @@ try {
   const call = async (method: string, path: string, body?: unknown) => (await api.call(method, path, body)).body
   const cairnTimes: Array<number> = []
   const rawTimes: Array<number> = []
+  const restartTimes: Array<number> = []
   const memory: Array<{ rss: number; pss: number }> = []
   let version = ""
 
@@ -73,6 +76,13 @@ try {
     if (idle) {
       await sleep(idleSeconds * 1000)
       memory.push(memoryUnder(join(dataDir, "agents", agent.agentId)))
+      // A restart, timed apart: the answer comes once the gateway runs again (a cold start: the pool cannot serve it),
+      // with the pool's refill done first so that the two starts do not share the cores.
+      if (poolSize > 0) await waitUntil(async () => (await poolReady()) >= poolSize, "the pool full")
+      const restartedAt = performance.now()
+      const restarted = await api.call("POST", `/v0/agents/${agent.agentId}/restart`, {})
+      if (restarted.status !== 200) throw new Error(`restart answered ${restarted.status}: ${JSON.stringify(restarted.body)}`)
+      restartTimes.push(performance.now() - restartedAt)
     }
     await call("DELETE", `/v0/agents/${agent.agentId}`)
     // The pool's refill (a gateway start) is not left to run beside the next raw start.
@@ -93,7 +103,7 @@ try {
       Effect.promise(async () => {
         const elapsed = await cairnStart(String(round + 1), true)
         cairnTimes.push(elapsed)
-        console.log(`run ${round + 1}: ${seconds(elapsed)} to running; idle after ${idleSeconds} s: RSS ${memory.at(-1)!.rss.toFixed(0)} MB, PSS ${memory.at(-1)!.pss.toFixed(0)} MB`)
+        console.log(`run ${round + 1}: ${seconds(elapsed)} to running; idle after ${idleSeconds} s: RSS ${memory.at(-1)!.rss.toFixed(0)} MB, PSS ${memory.at(-1)!.pss.toFixed(0)} MB; restart ${seconds(restartTimes.at(-1)!)}`)
         return { operations: 1, milliseconds: elapsed }
       }),
     baselines: {
@@ -108,7 +118,8 @@ try {
   }))
 
   console.log(`\nOpenClaw ${version}, ${runs} paired rounds (medians), warm pool ${poolSize > 0 ? `of ${poolSize}` : "off"}:`)
-  console.log(`  POST /v0/agents -> running: ${seconds(median(cairnTimes))}   (target <= 3 s)`)
+  console.log(`  POST /v0/agents -> running: ${seconds(median(cairnTimes))} (slowest ${seconds(Math.max(...cairnTimes))})   (target <= 3 s)`)
+  console.log(`  POST /v0/agents/{id}/restart: ${seconds(median(restartTimes))} (slowest ${seconds(Math.max(...restartTimes))})`)
   console.log(`  raw gateway spawn -> ready: ${seconds(median(rawTimes))}`)
   console.log(`  ratio raw/Cairn:             ${Paired.show(paired.ratios.raw)}`)
   console.log(`  idle gateway (after ${idleSeconds} s): RSS ${median(memory.map((m) => m.rss)).toFixed(0)} MB, PSS ${median(memory.map((m) => m.pss)).toFixed(0)} MB`)

@@ -117,6 +117,15 @@ describe("the warm pool", () => {
     assert.strictEqual(await engineState(ahead), "gone")
     const discarded = (await poolLog()).find((e) => e.type === "PoolGatewayDiscarded" && e.data["agentId"] === ahead)
     assert.deepInclude(discarded!.data, { reason: "crashed" })
+
+    // One that crashes between two looks is not handed to a create: that create starts cold, and the crashed one goes.
+    await control((c) => c.crash(replacement))
+    const token = await owner()
+    const created = await createAgent(token, { name: "after a crash" })
+    assert.notStrictEqual(created.body!["agent"].agentId, replacement)
+    await waitForStatus(token, created.body!["agent"].agentId, "running")
+    assert.strictEqual(await engineState(replacement), "gone")
+    assert.deepStrictEqual(await waiting(), [])
   })
 
   it("waits while an agent of the node is on its way up: agents' own starts come first", async () => {

@@ -119,20 +119,28 @@ export class AgentPool extends Context.Service<AgentPool>()("cairn/AgentPool", {
     const take = (workspaceId: string, version: string) =>
       Effect.gen(function*() {
         if (settings.size === 0) return Option.none()
-        const index = waiting.findIndex((pooled) => pooled.version === version)
-        if (index === -1) {
-          yield* Metric.update(misses, 1)
-          return Option.none()
+        let pooled: Pooled | undefined
+        while (pooled === undefined) {
+          const index = waiting.findIndex((candidate) => candidate.version === version)
+          if (index === -1) {
+            yield* Metric.update(misses, 1)
+            return Option.none()
+          }
+          // Out of the pool before anything else runs, so that no other create can be handed it too.
+          const [candidate] = waiting.splice(index, 1)
+          yield* Queue.offer(taken, undefined)
+          // One that crashed since the last look would only be started cold: removed, and the next one tried.
+          if (yield* gateway.runningAhead(candidate!.agentId)) pooled = candidate
+          else yield* discard(candidate!.agentId, "crashed")
         }
-        const [pooled] = waiting.splice(index, 1)
         yield* showCount
         yield* Metric.update(hits, 1)
-        yield* Queue.offer(taken, undefined)
+        const takenOne = pooled
         return Option.some({
-          agentId: pooled!.agentId,
-          reservedAt: pooled!.reservedAt,
-          decision: unreadDecision(Pool.decider, stream, new Pool.TakePoolGateway({ agentId: pooled!.agentId, workspaceId, at: yield* now })),
-          giveBack: Effect.sync(() => void waiting.unshift(pooled!)).pipe(Effect.andThen(showCount))
+          agentId: takenOne.agentId,
+          reservedAt: takenOne.reservedAt,
+          decision: unreadDecision(Pool.decider, stream, new Pool.TakePoolGateway({ agentId: takenOne.agentId, workspaceId, at: yield* now })),
+          giveBack: Effect.sync(() => void waiting.unshift(takenOne)).pipe(Effect.andThen(showCount))
         })
       })
 
