@@ -745,6 +745,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       }),
     name: "openclaw",
     listVersions: versions.list,
+    isInstalled: versions.isInstalled,
 
     provision: Effect.fnUntraced(function*(agentId, spec) {
       if (agents.has(agentId)) return

@@ -185,6 +185,8 @@ export class AgentEngine extends Context.Service<AgentEngine, {
   readonly diskUsage?: (agentId: string) => Effect.Effect<number | undefined>
   /** The installable engine versions, oldest first; never empty (no version to offer is EngineUnavailable). */
   readonly listVersions: Effect.Effect<ReadonlyArray<string>, EngineUnavailable>
+  /** Whether `version` is installed on this node already: a start of it then needs no install first. */
+  readonly isInstalled: (version: string) => Effect.Effect<boolean>
   /**
    * Prepares the agent's home and configuration, stopped. Idempotent: an agent that exists is left as it is (its
    * version changes through `restart`, its token through `rotateGatewayToken`).

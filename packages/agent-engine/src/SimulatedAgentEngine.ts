@@ -473,6 +473,8 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
     name: "simulated",
     agentLimits: options.agentLimits ?? defaultAgentLimits,
     listVersions: engineAvailable.pipe(Effect.map(() => [...versions])),
+    // Installs are instant here, but for those the control holds.
+    isInstalled: (version) => Effect.sync(() => versions.includes(version) && !heldInstalls.has(version)),
     provision: Effect.fnUntraced(function*(agentId, spec) {
       yield* engineAvailable
       if (!versions.includes(spec.version)) return yield* new VersionNotOffered({ version: spec.version })

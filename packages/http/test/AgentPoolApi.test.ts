@@ -155,3 +155,21 @@ describe("the warm pool", () => {
     assert.deepInclude((await poolLog()).find((e) => e.type === "PoolGatewayDiscarded" && e.data["agentId"] === left)!.data, { reason: "left" })
   })
 })
+
+describe("the warm pool and engine versions", () => {
+  it("installs no version itself, and replaces its gateways once a newer installed version is offered", async () => {
+    const before = await pooled()
+    // A newer version offered, not on disk yet: the pool's gateway of the older one cannot serve a create of it
+    // (creates take the newest), and the pool does not install the new one.
+    const newer = "2099.1.1"
+    await control((c) => c.holdInstall(newer))
+    await control((c) => c.offerVersion(newer))
+    assert.isTrue(await fill())
+    assert.deepStrictEqual(await waiting(), [])
+    assert.deepInclude((await poolLog()).find((e) => e.type === "PoolGatewayDiscarded" && e.data["agentId"] === before)!.data, { reason: "outdated" })
+    // Once it is installed (by the first create that needs it), the pool starts gateways of it.
+    await control((c) => c.finishInstall(newer))
+    const after = await pooled()
+    assert.strictEqual(await runtime.runPromise(AgentEngine.use((engine) => engine.status(after))).then((s) => s.version), newer)
+  })
+})

@@ -145,13 +145,16 @@ export class AgentPool extends Context.Service<AgentPool>()("cairn/AgentPool", {
       })
 
     /**
-     * One look: what can no longer be taken dropped, then the pool filled up, one gateway at a time while no agent's
-     * own start (a create, a wake, a recovery, the resumption after a restart) waits for the engine; false when a
-     * start failed.
+     * One look: what can no longer be taken dropped, then the pool filled up with the newest version once it is
+     * installed, one gateway at a time while no agent's own start (a create, a wake, a recovery, the resumption after
+     * a restart) waits for the engine; false when a start failed.
      */
     const round = Effect.gen(function*() {
       const version = yield* latestVersion
       yield* prune(version)
+      // A version not installed yet is installed by the first create that needs it, not by the pool: a node that
+      // never runs an agent downloads no engine.
+      if (!(yield* engine.isInstalled(version))) return true
       while (waiting.length < settings.size && !(yield* gateway.agentsStarting)) if (!(yield* prepare(version))) return false
       return true
     })
