@@ -36,10 +36,14 @@ const neutralEnvironment = (agentId: string) => {
   assert.isString(token)
   return JSON.stringify(Object.entries(rest).sort()).replaceAll(agentId, "<agent>")
 }
-/** Its home's files, by path; logs, caches and the gateway's own state (written as it runs) left out. */
+/**
+ * Its home's files, by path; logs, caches and the gateway's own state (written as it runs) left out, and so is
+ * `openclaw.json.last-good`: OpenClaw copies a config it has run with there once its start has settled, at a time of
+ * its own (a gateway that has run longer may have it where a fresher one does not yet).
+ */
 const homeFiles = (agentId: string) =>
   filesUnder(homeOf(agentId)).map((file) => relative(homeOf(agentId), file))
-    .filter((path) => !/(^|\/)(logs?|state|cache|\.cache|sessions|agents|lost\+found|devices|identity|canvas|tmp)(\/|$)|\.log$|\.sqlite/.test(path))
+    .filter((path) => !/(^|\/)(logs?|state|cache|\.cache|sessions|agents|lost\+found|devices|identity|canvas|tmp)(\/|$)|\.log$|\.sqlite|\.last-good$/.test(path))
     .sort()
 
 describe.runIf(enabled && embeddedStorePass)("the warm pool on real OpenClaw gateways", () => {
@@ -71,6 +75,11 @@ describe.runIf(enabled && embeddedStorePass)("the warm pool on real OpenClaw gat
     assert.strictEqual(neutralEnvironment(warmId), neutralEnvironment(coldId))
     assert.strictEqual(neutralConfig(warmId), neutralConfig(coldId))
     assert.deepStrictEqual(homeFiles(warmId), homeFiles(coldId))
+    // Where OpenClaw has kept a last good config, it is the agent's own config.
+    for (const agentId of [warmId, coldId]) {
+      const lastGood = join(homeOf(agentId), ".openclaw", "openclaw.json.last-good")
+      if (existsSync(lastGood)) assert.deepStrictEqual(JSON.parse(readFileSync(lastGood, "utf8")), JSON.parse(readFileSync(join(homeOf(agentId), ".openclaw", "openclaw.json"), "utf8")))
+    }
     for (const file of filesUnder(homeOf(warmId))) assert.notInclude(textOf(file), coldId, file)
     // Its own token opens its gateway, the cold agent's does not.
     const warmToken = gatewayEnvironment(homeOf(warmId))!["OPENCLAW_GATEWAY_TOKEN"]!
